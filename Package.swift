@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+// Coffer: an encrypted, file-based credential vault toolkit for Linux.
+//
+// Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
+// vault and records → format → crypto. Each C library is imported by exactly one folder of
+// the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL by ServiceMatching/,
+// CLinux (prctl wrappers) by Process/.
+import PackageDescription
+
+let package = Package(
+    name: "Coffer",
+    products: [
+        .library(name: "Coffer", targets: ["Coffer"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
+
+        .systemLibrary(name: "CLinux"),
+
+        .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CLinux"]),
+        .target(name: "CofferCLI", dependencies: ["Coffer"]),
+        .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+
+        .executableTarget(name: "embed-vault", dependencies: ["Coffer"], path: "Examples/EmbedVault"),
+
+        .testTarget(name: "CofferTests", dependencies: ["Coffer"], resources: [.copy("Vectors")]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer"]),
+    ]
+)

@@ -1,0 +1,79 @@
+import CSodium
+
+/// XChaCha20-Poly1305-IETF authenticated encryption (`crypto_aead_xchacha20poly1305_ietf_*`).
+///
+/// Chosen over AES-GCM because its 192-bit nonce makes fresh random nonces per write safe
+/// without a counter, and it is constant time without hardware support (SPEC.md §4.2).
+public enum XChaCha20Poly1305 {
+    public static let keyLength = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
+    public static let nonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
+    public static let tagLength = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+
+    /// A fresh random nonce.
+    public static func randomNonce() throws(CryptoError) -> [UInt8] {
+        try SecureRandom.bytes(nonceLength)
+    }
+
+    /// Encrypts and authenticates `plaintext`, authenticating `associatedData` too.
+    /// - Returns: ciphertext followed by the 16-byte tag.
+    public static func seal(
+        _ plaintext: UnsafeRawBufferPointer, key: SecureBytes, nonce: [UInt8], associatedData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        try Sodium.ready()
+        try check(key: key, nonce: nonce)
+        var output = [UInt8](repeating: 0, count: plaintext.count + tagLength)
+        var outputLength: UInt64 = 0
+        let status = key.withUnsafeBytes { keyBytes in
+            crypto_aead_xchacha20poly1305_ietf_encrypt(
+                &output, &outputLength,
+                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                associatedData, UInt64(associatedData.count),
+                nil, nonce, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        guard status == 0 else { throw .authenticationFailed }
+        return output
+    }
+
+    /// Encrypts ordinary bytes; see `seal(_:key:nonce:associatedData:)`.
+    public static func seal(
+        _ plaintext: [UInt8], key: SecureBytes, nonce: [UInt8], associatedData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        let result = plaintext.withUnsafeBytes { buffer in
+            Result { () throws(CryptoError) in try seal(buffer, key: key, nonce: nonce, associatedData: associatedData) }
+        }
+        return try result.get()
+    }
+
+    /// Verifies and decrypts. The plaintext lands in guarded memory.
+    /// - Throws: `CryptoError.authenticationFailed` when key, nonce, ciphertext or associated data
+    ///   differ in any bit from what was sealed.
+    public static func open(
+        _ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>, associatedData: [UInt8]
+    ) throws(CryptoError) -> SecureBytes {
+        try Sodium.ready()
+        try check(key: key, nonce: Array(nonce))
+        guard ciphertext.count >= tagLength else { throw .authenticationFailed }
+        let plaintext = try SecureBytes(count: ciphertext.count - tagLength)
+        var plaintextLength: UInt64 = 0
+        let status = ciphertext.withUnsafeBufferPointer { sealed in
+            nonce.withUnsafeBufferPointer { nonceBytes in
+                key.withUnsafeBytes { keyBytes in
+                    plaintext.withUnsafeMutableBytes { output in
+                        crypto_aead_xchacha20poly1305_ietf_decrypt(
+                            output.baseAddress?.assumingMemoryBound(to: UInt8.self), &plaintextLength, nil,
+                            sealed.baseAddress!, UInt64(sealed.count),
+                            associatedData, UInt64(associatedData.count),
+                            nonceBytes.baseAddress!, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    }
+                }
+            }
+        }
+        guard status == 0 else { throw .authenticationFailed }
+        return plaintext
+    }
+
+    private static func check(key: SecureBytes, nonce: [UInt8]) throws(CryptoError) {
+        guard key.count == keyLength else { throw .invalidLength(expected: keyLength, actual: key.count) }
+        guard nonce.count == nonceLength else { throw .invalidLength(expected: nonceLength, actual: nonce.count) }
+    }
+}

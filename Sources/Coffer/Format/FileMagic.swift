@@ -1,0 +1,43 @@
+/// The 8-byte preamble of every Coffer file: `COFFER`, a type byte, the format version (SPEC.md §2.3).
+public enum FileType: UInt8, Sendable {
+    case vaultHeader = 0x56  // 'V'
+    case record = 0x52       // 'R'
+    case indexKey = 0x4B     // 'K'
+    case indexManifest = 0x4D  // 'M'
+    case indexBucket = 0x42  // 'B'
+}
+
+public enum FileMagic {
+    public static let formatVersion: UInt8 = 1
+    public static let length = 8
+    private static let signature = Array("COFFER".utf8)
+
+    /// The preamble for `type` in this format version.
+    public static func bytes(for type: FileType) -> [UInt8] {
+        signature + [type.rawValue, formatVersion]
+    }
+
+    /// Checks the preamble of `bytes`.
+    /// - Throws: `badMagic` for another file type or no Coffer file, `unsupportedVersion` for
+    ///   another version, `badLength` when shorter than the preamble.
+    public static func check(_ bytes: [UInt8], is type: FileType) throws(FormatError) {
+        guard bytes.count >= length else { throw .badLength }
+        guard Array(bytes[0..<6]) == signature, bytes[6] == type.rawValue else { throw .badMagic }
+        guard bytes[7] == formatVersion else { throw .unsupportedVersion(bytes[7]) }
+    }
+}
+
+/// Little-endian integer encoding for the fixed layouts.
+enum LittleEndian {
+    static func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian) { Array($0) }
+    }
+
+    static func read<T: FixedWidthInteger>(_ type: T.Type, from bytes: [UInt8], at offset: Int) -> T {
+        var value: T = 0
+        for index in (0..<MemoryLayout<T>.size).reversed() {
+            value = value << 8 | T(bytes[offset + index])
+        }
+        return value
+    }
+}

@@ -1,0 +1,91 @@
+/// 16 random bytes written as 32 lowercase hex digits: the only spelling a reader accepts, so an
+/// identifier can never smuggle `/`, `..`, NUL or a long string into a path (SPEC.md §2.2).
+public protocol RandomIdentifier: Hashable, Comparable, Sendable, CustomStringConvertible {
+    var bytes: [UInt8] { get }
+    init(validatedBytes: [UInt8])
+}
+
+public let identifierByteCount = 16
+
+extension RandomIdentifier {
+    /// A fresh random identifier.
+    public static func random() throws(CryptoError) -> Self {
+        Self(validatedBytes: try SecureRandom.bytes(identifierByteCount))
+    }
+
+    /// Parses the canonical spelling.
+    /// - Throws: `FormatError.invalidIdentifier` for anything but exactly 32 lowercase hex digits.
+    public init(hex: String) throws(FormatError) {
+        guard let bytes = Hex.decode(hex), bytes.count == identifierByteCount else { throw .invalidIdentifier }
+        self.init(validatedBytes: bytes)
+    }
+
+    /// From raw bytes read out of a file.
+    public init(bytes: ArraySlice<UInt8>) throws(FormatError) {
+        guard bytes.count == identifierByteCount else { throw .invalidIdentifier }
+        self.init(validatedBytes: Array(bytes))
+    }
+
+    public var hex: String { Hex.encode(bytes) }
+    public var description: String { hex }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+}
+
+/// Identifies one vault; bound into every ciphertext's associated data.
+public struct VaultID: RandomIdentifier {
+    public let bytes: [UInt8]
+    public init(validatedBytes: [UInt8]) { bytes = validatedBytes }
+}
+
+/// Identifies one record and names its file. Apple's `recordIdentifier`, as a string.
+public struct RecordID: RandomIdentifier, Codable {
+    public let bytes: [UInt8]
+    public init(validatedBytes: [UInt8]) { bytes = validatedBytes }
+
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do { try self.init(hex: text) } catch { throw FormatError.invalidDocument("id") }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+}
+
+/// Lowercase hexadecimal, strict on input.
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var characters = [UInt8]()
+        for byte in bytes {
+            characters.append(digits[Int(byte >> 4)])
+            characters.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: characters, as: UTF8.self)
+    }
+
+    /// Lowercase digits only; `nil` for odd lengths, uppercase or any other character.
+    static func decode(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0, utf8.count <= 256 else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}

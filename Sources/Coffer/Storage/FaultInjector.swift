@@ -1,0 +1,30 @@
+import Synchronization
+
+/// Makes the file layer fail at a chosen mutating step, so tests can prove that a write torn at
+/// any point leaves the old state or the new one (KeePassXC's failing-device idea).
+///
+/// Steps are counted across `write temp file`, `rename` and `unlink`; step `failAt` throws
+/// `StorageError.injectedFault` instead of happening.
+public final class FaultInjector: Sendable {
+    private let state: Mutex<(steps: Int, failAt: Int?)>
+
+    public init(failAt step: Int?) {
+        state = Mutex((0, step))
+    }
+
+    /// How many mutating steps have run (or been refused) so far.
+    public var steps: Int { state.withLock { $0.steps } }
+
+    /// Chooses the step to fail at and resets the count.
+    public func arm(failAt step: Int?) {
+        state.withLock { $0 = (0, step) }
+    }
+
+    func step() throws(StorageError) {
+        let failing: Int? = state.withLock { current in
+            current.steps += 1
+            return current.steps == current.failAt ? current.steps : nil
+        }
+        if let failing { throw .injectedFault(step: failing) }
+    }
+}

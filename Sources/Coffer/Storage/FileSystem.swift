@@ -1,0 +1,143 @@
+import Glibc
+
+/// The one place that calls POSIX file APIs. Every `-1` becomes a thrown `StorageError` naming
+/// the operation and path (swift-system's habit).
+///
+/// Writes are atomic: a temp file in the container's `tmp/` is written, fsynced and renamed over
+/// the target, and the target's directory is fsynced (SPEC.md §2.4). Nothing follows symbolic links.
+public struct FileSystem: Sendable {
+    /// Counts mutating steps and fails one on request; `nil` outside tests.
+    public let faults: FaultInjector?
+
+    public init(faults: FaultInjector? = nil) {
+        self.faults = faults
+    }
+
+    public static let standard = FileSystem()
+
+    // MARK: Reading
+
+    /// Reads a whole regular file, refusing symlinks and anything larger than `limit` before reading.
+    public func readFile(_ path: String, limit: Int) throws(StorageError) -> [UInt8] {
+        let fd = try openDescriptor(path, flags: O_RDONLY)
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error("stat", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongFileType(path: path) }
+        guard info.st_size <= limit else { throw .fileTooLarge(path: path, size: Int64(info.st_size), limit: limit) }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw error("read", path) }
+            if count == 0 { break }  // shrank under us: return what is there, decoding will judge it
+            offset += count
+        }
+        return Array(bytes[0..<offset])
+    }
+
+    /// `lstat` of `path`, or `nil` when it does not exist.
+    public func status(_ path: String) throws(StorageError) -> stat? {
+        var info = stat()
+        if lstat(path, &info) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw error("stat", path)
+    }
+
+    /// The names in a directory, without `.` and `..`; empty when it does not exist.
+    public func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
+        guard let directory = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw error("open directory", path)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    // MARK: Writing
+
+    /// Creates a directory with mode 0700 (no error if it exists).
+    public func makeDirectory(_ path: String) throws(StorageError) {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw error("create directory", path) }
+    }
+
+    /// Atomically replaces `path` with `bytes` (mode 0600) via a temp file in `temporaryDirectory`,
+    /// which must be on the same file system.
+    public func writeAtomically(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws(StorageError) {
+        let name = (try? SecureRandom.bytes(8)).map { Hex.encode($0) } ?? String(getpid())
+        let temporary = temporaryDirectory + "/" + name + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw error("create", temporary) }
+        do throws(StorageError) {
+            try faults?.step()
+            try writeAll(bytes, to: fd, path: temporary)
+            guard fsync(fd) == 0 else { throw error("fsync", temporary) }
+            close(fd)
+            try faults?.step()
+            guard rename(temporary, path) == 0 else { throw error("rename", path) }
+        } catch let failure {
+            close(fd)  // harmless EBADF if already closed
+            unlink(temporary)
+            throw failure
+        }
+        try syncDirectory(containing: path)
+    }
+
+    /// Removes a file and makes the removal durable. Missing files are not an error.
+    public func removeFile(_ path: String) throws(StorageError) {
+        try faults?.step()
+        if unlink(path) != 0 {
+            if errno == ENOENT { return }
+            throw error("remove", path)
+        }
+        try syncDirectory(containing: path)
+    }
+
+    /// Removes a file without fsync; for stale temp files.
+    public func removeQuietly(_ path: String) {
+        unlink(path)
+    }
+
+    /// fsyncs the directory that holds `path`, so a rename or unlink survives power loss.
+    public func syncDirectory(containing path: String) throws(StorageError) {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open directory", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw error("fsync", directory) }
+    }
+
+    // MARK: Descriptors
+
+    /// Opens with `O_NOFOLLOW | O_CLOEXEC`; a symlink is reported as such, not as ELOOP.
+    func openDescriptor(_ path: String, flags: Int32, mode: mode_t = 0o600) throws(StorageError) -> Int32 {
+        let fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .symbolicLink(path: path) }
+            throw error(flags & O_CREAT != 0 ? "create" : "open", path)
+        }
+        return fd
+    }
+
+    private func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(StorageError) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw error("write", path) }
+            offset += count
+        }
+    }
+
+    func error(_ operation: String, _ path: String) -> StorageError {
+        .system(operation: operation, path: path, errno: errno)
+    }
+}

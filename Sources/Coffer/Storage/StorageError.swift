@@ -1,0 +1,43 @@
+import Glibc
+
+/// Failures of the file layer. Messages name the file, never its contents.
+public enum StorageError: Error, Equatable, Sendable {
+    /// A system call failed; `errno` is kept for callers that branch on it (ENOENT, ENOSPC …).
+    case system(operation: String, path: String, errno: Int32)
+    /// The path is a symbolic link where Coffer requires a real file or directory.
+    case symbolicLink(path: String)
+    /// Not the kind of file expected (a directory where a file belongs, a FIFO, …).
+    case wrongFileType(path: String)
+    /// The container or a file in it is readable or writable by group or others.
+    case insecurePermissions(path: String, mode: UInt32)
+    /// The container belongs to another user.
+    case wrongOwner(path: String, owner: UInt32)
+    /// Larger than any valid file of its kind; refused without reading it.
+    case fileTooLarge(path: String, size: Int64, limit: Int)
+    /// A group identifier that is not a safe reverse-DNS name.
+    case invalidGroupIdentifier(String)
+    /// A test asked the file layer to fail here (see `FaultInjector`).
+    case injectedFault(step: Int)
+
+    public var isNotFound: Bool {
+        if case .system(_, _, let code) = self { return code == ENOENT }
+        return false
+    }
+}
+
+extension StorageError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .system(let operation, let path, let code):
+            "\(operation) \(path): \(String(cString: strerror(code)))"
+        case .symbolicLink(let path): "\(path) is a symbolic link; Coffer does not follow links in a container"
+        case .wrongFileType(let path): "\(path) is not a regular file or directory as expected"
+        case .insecurePermissions(let path, let mode):
+            "\(path) has mode \(String(mode & 0o7777, radix: 8)); it must not be accessible by group or others (chmod 700)"
+        case .wrongOwner(let path, let owner): "\(path) belongs to uid \(owner), not to you"
+        case .fileTooLarge(let path, let size, let limit): "\(path) is \(size) bytes; no valid file is over \(limit)"
+        case .invalidGroupIdentifier(let reason): "invalid group identifier: \(reason)"
+        case .injectedFault(let step): "injected fault at write step \(step)"
+        }
+    }
+}

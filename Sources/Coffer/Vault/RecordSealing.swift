@@ -1,0 +1,37 @@
+/// Seals and opens record files: padding, AEAD with the record associated data, canonical JSON
+/// (SPEC.md §5). No file I/O here.
+enum RecordSealing {
+    static func seal(_ record: Record, vaultID: VaultID, key: SecureBytes) throws -> [UInt8] {
+        try RecordCoding.validate(record)
+        var json = try RecordCoding.encode(record)
+        defer { json.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        guard json.count < RecordEnvelope.maximumPlaintextLength else {
+            throw VaultError.invalidInput("credential too large: \(json.count) bytes (at most 1 MiB)")
+        }
+        var padded = try Padding.pad(json, blockSize: Padding.recordBlockSize)
+        defer { padded.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        let nonce = try XChaCha20Poly1305.randomNonce()
+        let ciphertext = try XChaCha20Poly1305.seal(
+            padded, key: key, nonce: nonce,
+            associatedData: RecordEnvelope.associatedData(vaultID: vaultID, recordID: record.id))
+        return RecordEnvelope(nonce: nonce, ciphertext: ciphertext).encoded()
+    }
+
+    /// Opens the file bytes of record `id`.
+    /// - Throws: `FormatError` or `CryptoError` for anything but an authentic record of this vault
+    ///   stored under its own id.
+    static func open(_ bytes: [UInt8], id: RecordID, vaultID: VaultID, key: SecureBytes) throws -> Record {
+        let envelope = try RecordEnvelope.decode(bytes)
+        let padded = try XChaCha20Poly1305.open(
+            envelope.ciphertext[...], key: key, nonce: envelope.nonce[...],
+            associatedData: RecordEnvelope.associatedData(vaultID: vaultID, recordID: id))
+        let record = try padded.withUnsafeBytes { (plaintext) throws -> Record in
+            let length = try Padding.unpaddedLength(of: plaintext, blockSize: Padding.recordBlockSize)
+            var json = Array(plaintext[0..<length])
+            defer { json.withUnsafeMutableBytes { Sodium.wipe($0) } }
+            return try RecordCoding.decode(json)
+        }
+        guard record.id == id else { throw FormatError.invalidDocument("id does not match the file name") }
+        return record
+    }
+}

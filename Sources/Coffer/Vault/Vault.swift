@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+
+/// A vault in a group container: opened from its header, locked until a master password (or a
+/// vault key from the keyring) unlocks it, and wiped again by `lock()`.
+///
+/// A `Vault` is safe to share between threads; every write takes the container's exclusive file
+/// lock, so it is also safe to open the same container from several processes at once.
+public final class Vault: Sendable {
+    public let container: GroupContainer
+    public let vaultID: VaultID
+    let fileSystem: FileSystem
+    private let header: Mutex<VaultHeader>
+    private let unlockedKeys: Mutex<VaultKeys?>
+    var fileLock: FileLock { FileLock(path: container.lockPath, fileSystem: fileSystem) }
+
+    private init(container: GroupContainer, header: VaultHeader, keys: VaultKeys?, fileSystem: FileSystem) {
+        self.container = container
+        vaultID = header.vaultID
+        self.header = Mutex(header)
+        unlockedKeys = Mutex(keys)
+        self.fileSystem = fileSystem
+    }
+
+    // MARK: Creating and opening
+
+    /// Creates a vault with a fresh random vault id and vault key, wrapped under Argon2id of
+    /// `masterPassword`. The container is created (0700) if needed and must hold no vault.
+    /// - Returns: the new vault, unlocked.
+    public static func create(
+        in container: GroupContainer, masterPassword: SecureBytes, kdf: KDFParameters = .default,
+        fileSystem: FileSystem = .standard
+    ) throws(VaultError) -> Vault {
+        guard !masterPassword.isEmptyPassword else { throw .invalidInput("the master password must not be empty") }
+        return try mappingErrors(file: container.headerPath) {
+            try container.prepare(create: true, fileSystem: fileSystem)
+            let keys = try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length))
+            let header = try wrap(keys.vaultKey, vaultID: VaultID.random(), password: masterPassword, kdf: kdf)
+            try FileLock(path: container.lockPath, fileSystem: fileSystem).withLock(.exclusive) {
+                let existing = try fileSystem.contentsOfDirectory(container.path).filter { $0 != "lock" }
+                guard existing.isEmpty else { throw VaultError.vaultExists(container: container.path) }
+                for directory in [container.recordsDirectory, container.indexDirectory, container.temporaryDirectory] {
+                    try fileSystem.makeDirectory(directory)
+                }
+                try fileSystem.writeAtomically(
+                    header.encoded(), to: container.headerPath, temporaryDirectory: container.temporaryDirectory)
+            }
+            return Vault(container: container, header: header, keys: keys, fileSystem: fileSystem)
+        }
+    }
+
+    /// Opens the vault in `container`, locked. Checks the container's ownership and mode and the
+    /// header's KDF costs against `policy`, and removes temp files left by a crashed writer.
+    public static func open(
+        _ container: GroupContainer, policy: KDFPolicy = .standard, fileSystem: FileSystem = .standard
+    ) throws(VaultError) -> Vault {
+        try mappingErrors(file: container.headerPath) {
+            try container.prepare(create: false, fileSystem: fileSystem)
+            let bytes: [UInt8]
+            do {
+                bytes = try fileSystem.readFile(container.headerPath, limit: VaultHeader.length)
+            } catch let error as StorageError where error.isNotFound {
+                throw VaultError.noVault(container: container.path)
+            }
+            let vault = Vault(
+                container: container, header: try VaultHeader.decode(bytes, policy: policy), keys: nil,
+                fileSystem: fileSystem)
+            try vault.removeStaleTemporaryFiles()
+            return vault
+        }
+    }
+
+    // MARK: Locking
+
+    public var isUnlocked: Bool { unlockedKeys.withLock { $0 != nil } }
+
+    /// The KDF parameters the header asks for.
+    public var kdfParameters: KDFParameters { header.withLock { $0.kdf } }
+
+    /// Derives the key-encryption key from `masterPassword` and unwraps the vault key.
+    /// - Throws: `VaultError.wrongPassword` when the password does not unwrap it.
+    public func unlock(masterPassword: SecureBytes) throws(VaultError) {
+        let keys = try VaultKeys.mapping { try Self.unwrap(header.withLock { $0 }, password: masterPassword) }
+        unlockedKeys.withLock { $0 = keys }
+    }
+
+    /// Unlocks with a vault key kept elsewhere (the kernel keyring, an embedding app's own store).
+    public func unlock(vaultKey: SecureBytes) throws(VaultError) {
+        let keys = try VaultKeys.mapping { try VaultKeys(vaultKey: vaultKey) }
+        unlockedKeys.withLock { $0 = keys }
+    }
+
+    /// Forgets every key; the guarded memory is wiped when the last reference goes.
+    public func lock() {
+        unlockedKeys.withLock { $0 = nil }
+    }
+
+    /// The unlocked keys, or `VaultError.locked`.
+    public func keys() throws(VaultError) -> VaultKeys {
+        guard let keys = unlockedKeys.withLock({ $0 }) else { throw .locked }
+        return keys
+    }
+
+    /// Rewraps the vault key under a new master password (and optionally new KDF costs).
+    /// No record is rewritten: the vault key does not change.
+    /// - Throws: `VaultError.wrongPassword` when `current` is wrong.
+    public func changeMasterPassword(
+        current: SecureBytes, new: SecureBytes, kdf: KDFParameters? = nil
+    ) throws(VaultError) {
+        guard !new.isEmptyPassword else { throw .invalidInput("the master password must not be empty") }
+        try mappingErrors(file: container.headerPath) {
+            try fileLock.withLock(.exclusive) {
+                let onDisk = try VaultHeader.decode(
+                    fileSystem.readFile(container.headerPath, limit: VaultHeader.length), policy: .relaxedForTesting)
+                let keys = try Self.unwrap(onDisk, password: current)
+                let rewrapped = try Self.wrap(keys.vaultKey, vaultID: vaultID, password: new, kdf: kdf ?? onDisk.kdf)
+                try fileSystem.writeAtomically(
+                    rewrapped.encoded(), to: container.headerPath, temporaryDirectory: container.temporaryDirectory)
+                header.withLock { $0 = rewrapped }
+                unlockedKeys.withLock { $0 = keys }
+            }
+        }
+    }
+
+    // MARK: Key wrapping (SPEC.md §3.3)
+
+    static func wrap(_ vaultKey: SecureBytes, vaultID: VaultID, password: SecureBytes, kdf: KDFParameters) throws -> VaultHeader {
+        var header = VaultHeader(
+            vaultID: vaultID, kdf: kdf, salt: try SecureRandom.bytes(Argon2id.saltLength),
+            nonce: try XChaCha20Poly1305.randomNonce(), wrappedKey: [])
+        let keyEncryptionKey = try Argon2id.deriveKey(length: 32, password: password, salt: header.salt, parameters: kdf)
+        header.wrappedKey = try vaultKey.withUnsafeBytes { (key) throws in
+            try XChaCha20Poly1305.seal(key, key: keyEncryptionKey, nonce: header.nonce, associatedData: header.associatedData)
+        }
+        return header
+    }
+
+    static func unwrap(_ header: VaultHeader, password: SecureBytes) throws -> VaultKeys {
+        let keyEncryptionKey = try Argon2id.deriveKey(
+            length: 32, password: password, salt: header.salt, parameters: header.kdf)
+        do {
+            let vaultKey = try XChaCha20Poly1305.open(
+                header.wrappedKey[...], key: keyEncryptionKey, nonce: header.nonce[...],
+                associatedData: header.associatedData)
+            return try VaultKeys(vaultKey: vaultKey)
+        } catch CryptoError.authenticationFailed {
+            // The header's own bytes are authenticated too, so a flipped header byte also lands
+            // here; SPEC.md §3.3 explains why the two cannot be told apart.
+            throw VaultError.wrongPassword
+        }
+    }
+
+    /// Removes temp files of writers that died mid-write, if no writer is active right now.
+    func removeStaleTemporaryFiles() throws {
+        let directory = container.temporaryDirectory
+        guard try !fileSystem.contentsOfDirectory(directory).isEmpty else { return }
+        _ = try fileLock.withLockIfAvailable {
+            for name in try fileSystem.contentsOfDirectory(directory) { fileSystem.removeQuietly(directory + "/" + name) }
+        }
+    }
+}
+
+extension VaultKeys {
+    static func mapping(_ body: () throws -> VaultKeys) throws(VaultError) -> VaultKeys {
+        try mappingErrors(file: "vault key", body)
+    }
+}
+
+extension SecureBytes {
+    var isEmptyPassword: Bool { count == 0 }
+}

@@ -1,0 +1,63 @@
+/// Failures of vault operations. Wrong password, tampering, absence and lock state are distinct
+/// cases so hosts can map them to distinct exit codes (SPEC.md §8).
+public enum VaultError: Error, Equatable, Sendable {
+    /// The master password did not unwrap the vault key.
+    case wrongPassword
+    /// The operation needs the vault key and the vault is locked.
+    case locked
+    /// No record with this id exists.
+    case recordNotFound(RecordID)
+    /// The container holds no vault header.
+    case noVault(container: String)
+    /// `create` found a vault (or other files) already in the container.
+    case vaultExists(container: String)
+    /// A file is corrupt or was tampered with; `file` names it, `reason` says what failed.
+    case corrupt(file: String, reason: String)
+    /// The header is valid but asks for KDF costs outside the accepted range.
+    case kdfParametersOutOfRange(file: String)
+    /// Invalid input from the caller (an empty service, an oversized note, …).
+    case invalidInput(String)
+    case storage(StorageError)
+    case crypto(CryptoError)
+}
+
+extension VaultError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .wrongPassword: "wrong master password"
+        case .locked: "the vault is locked"
+        case .recordNotFound(let id): "no credential with id \(id)"
+        case .noVault(let container): "no vault in \(container) (run 'coffer init' first)"
+        case .vaultExists(let container): "\(container) already holds a vault or other files"
+        case .corrupt(let file, let reason): "\(file) is corrupt or was tampered with: \(reason)"
+        case .kdfParametersOutOfRange(let file):
+            "\(file) asks for key-derivation costs outside the accepted range; refusing to derive"
+        case .invalidInput(let reason): reason
+        case .storage(let error): error.description
+        case .crypto(let error): "cryptography failed: \(error)"
+        }
+    }
+}
+
+/// Runs `body`, turning lower layers' errors into `VaultError` (format errors name `file`).
+func mappingErrors<Result>(file: String, _ body: () throws -> Result) throws(VaultError) -> Result {
+    do {
+        return try body()
+    } catch let error as VaultError {
+        throw error
+    } catch let error as StorageError {
+        throw .storage(error)
+    } catch FormatError.kdfParametersOutOfRange {
+        throw .kdfParametersOutOfRange(file: file)
+    } catch let error as FormatError {
+        throw .corrupt(file: file, reason: "\(error)")
+    } catch CryptoError.authenticationFailed {
+        throw .corrupt(file: file, reason: "authentication failed (modified, moved or from another vault)")
+    } catch CryptoError.invalidPadding {
+        throw .corrupt(file: file, reason: "invalid padding")
+    } catch let error as CryptoError {
+        throw .crypto(error)
+    } catch {
+        throw .corrupt(file: file, reason: "\(error)")
+    }
+}

@@ -1,0 +1,1 @@
+public let cofferVersion = "0.1.0"

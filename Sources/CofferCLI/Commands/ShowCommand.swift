@@ -1,0 +1,58 @@
+import Coffer
+
+struct ShowCommand: Command {
+    static let name = "show"
+    static let aliases = ["get"]
+    static let summary = "print a credential (password on the first line)"
+    static let usage = "show ID [--json]"
+    static let discussion = """
+        Prints the password on the first line, then the other fields as 'name: value' lines, as
+        pass does, so 'coffer show ID | head -1' is the password. --json prints one object.
+        """
+    static let examples = ["coffer show 3fa1c0…", "coffer show 3fa1c0… --json | jq -r .password"]
+    static let options: [OptionSpec] = [.flag("json", "print one JSON object")]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        let id = try recordID(try context.positionals(1...1, names: "ID")[0])
+        let record = try context.unlockedVault().record(withID: id)
+        if context.wantsJSON {
+            context.print(JSONOutput.render(recordJSON(record)))
+        } else {
+            var lines = [record.password]
+            lines.append("user: \(record.user)")
+            lines += record.serviceIdentifiers.map { "service: \($0.identifier)" }
+            if !record.notes.isEmpty { lines.append("notes: \(record.notes)") }
+            lines += record.fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            lines += ["id: \(record.id)", "revision: \(record.revision)", "modified: \(JSONOutput.date(record.modified))"]
+            context.print(lines.joined(separator: "\n"))
+        }
+        return .success
+    }
+
+    /// Parses an id operand; a usage error names the expected spelling.
+    static func recordID(_ text: String) throws -> RecordID {
+        do { return try RecordID(hex: text) } catch {
+            throw UsageError("'\(text.prefix(40))' is not a credential id (32 lowercase hex digits)")
+        }
+    }
+
+    static func identityJSON(_ record: Record) -> [String: Any] {
+        [
+            "recordIdentifier": record.id.hex, "user": record.user,
+            "serviceIdentifier": serviceJSON(record.serviceIdentifiers[0]),
+        ]
+    }
+
+    static func serviceJSON(_ service: CredentialServiceIdentifier) -> [String: Any] {
+        ["identifier": service.identifier, "type": service.type.rawValue]
+    }
+
+    static func recordJSON(_ record: Record) -> [String: Any] {
+        [
+            "id": record.id.hex, "user": record.user, "password": record.password, "notes": record.notes,
+            "fields": record.fields, "serviceIdentifiers": record.serviceIdentifiers.map(serviceJSON),
+            "created": JSONOutput.date(record.created), "modified": JSONOutput.date(record.modified),
+            "revision": record.revision,
+        ]
+    }
+}

@@ -1,0 +1,117 @@
+/// One option a command accepts.
+struct OptionSpec {
+    enum Kind { case flag, value, optionalValue }
+    let name: String  // without the leading dashes
+    let kind: Kind
+    let help: String
+
+    static func flag(_ name: String, _ help: String) -> OptionSpec { OptionSpec(name: name, kind: .flag, help: help) }
+    static func value(_ name: String, _ help: String) -> OptionSpec { OptionSpec(name: name, kind: .value, help: help) }
+    static func optionalValue(_ name: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, kind: .optionalValue, help: help)
+    }
+
+    var synopsis: String {
+        switch kind {
+        case .flag: "--\(name)"
+        case .value: "--\(name) VALUE"
+        case .optionalValue: "--\(name)[=VALUE]"
+        }
+    }
+}
+
+/// Options every command understands (where they make sense).
+enum GlobalOptions {
+    static let all: [OptionSpec] = [
+        .value("container", "use the vault in this directory"),
+        .value("group", "use the container of this group identifier"),
+        .flag("password-stdin", "read the master password from the first line of stdin"),
+        .value("password-file", "read the master password from the first line of FILE (/dev/fd/3 works)"),
+        .flag("no-interaction", "never prompt; exit 75 when the vault is locked"),
+        .flag("help", "show help for this command"),
+    ]
+}
+
+/// A usage error: wrong options or operands. Exit code 64.
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// The parsed command line of one command.
+struct ParsedArguments {
+    var positionals: [String] = []
+    var values: [String: String] = [:]
+    var flags: Set<String> = []
+
+    func has(_ flag: String) -> Bool { flags.contains(flag) || values[flag] != nil }
+    func value(_ name: String) -> String? { values[name] }
+
+    /// Parses `--name`, `--name=value`, `--name value` and `--` against `specs`.
+    static func parse(_ arguments: [String], specs: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" { onlyPositionals = true; continue }
+            if argument == "-h" { parsed.flags.insert("help"); continue }
+            guard argument.hasPrefix("--") else { throw UsageError("unknown option '\(argument)'") }
+            let body = argument.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+            guard let spec = specs.first(where: { $0.name == name }) else {
+                let hint = Suggestion.closest(to: name, among: specs.map(\.name)).map { " (did you mean '--\($0)'?)" } ?? ""
+                throw UsageError("unknown option '--\(name)'\(hint)")
+            }
+            switch spec.kind {
+            case .flag:
+                guard inlineValue == nil else { throw UsageError("option '--\(name)' takes no value") }
+                parsed.flags.insert(name)
+            case .optionalValue:
+                if let inlineValue { parsed.values[name] = inlineValue } else { parsed.flags.insert(name) }
+            case .value:
+                if let inlineValue {
+                    parsed.values[name] = inlineValue
+                } else {
+                    guard index < arguments.count else { throw UsageError("option '--\(name)' needs a value") }
+                    parsed.values[name] = arguments[index]
+                    index += 1
+                }
+            }
+        }
+        return parsed
+    }
+}
+
+/// "did you mean …?" by edit distance.
+enum Suggestion {
+    static func closest(to word: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word, $0)) }.filter { $0.1 <= max(1, word.count / 3) }
+        return scored.min { $0.1 < $1.1 }?.0
+    }
+
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var previous = Array(0...b.count)
+        var beforePrevious = previous
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)  // a transposition
+                }
+            }
+            beforePrevious = previous
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,140 @@
+import Coffer
+
+/// One CLI command: its name, its help, its options and what it does. One type per command,
+/// one file per command (swift-argument-parser's shape, without the dependency).
+protocol Command {
+    static var name: String { get }
+    static var aliases: [String] { get }
+    /// One line for `coffer help`.
+    static var summary: String { get }
+    /// The usage line(s) after `coffer`.
+    static var usage: String { get }
+    static var discussion: String { get }
+    static var examples: [String] { get }
+    /// Options beyond `GlobalOptions.all`.
+    static var options: [OptionSpec] { get }
+    static func run(_ context: CommandContext) throws -> ExitCode
+}
+
+extension Command {
+    static var aliases: [String] { [] }
+    static var discussion: String { "" }
+    static var examples: [String] { [] }
+    static var options: [OptionSpec] { [] }
+}
+
+/// Library-level settings a host (or a test) chooses; not reachable from argv or the environment.
+public struct CLIConfiguration: Sendable {
+    /// KDF costs a vault header may ask for.
+    public var kdfPolicy: KDFPolicy
+    /// Replaces `init --kdf` costs; for tests only.
+    public var kdfOverride: KDFParameters?
+    public var fileSystem: FileSystem
+
+    public init(kdfPolicy: KDFPolicy = .standard, kdfOverride: KDFParameters? = nil, fileSystem: FileSystem = .standard) {
+        self.kdfPolicy = kdfPolicy
+        self.kdfOverride = kdfOverride
+        self.fileSystem = fileSystem
+    }
+
+    public static let standard = CLIConfiguration()
+}
+
+/// What a running command can use: its arguments, the IO, and the vault behind the options.
+final class CommandContext {
+    let arguments: ParsedArguments
+    let io: IO
+    let configuration: CLIConfiguration
+
+    init(arguments: ParsedArguments, io: IO, configuration: CLIConfiguration) {
+        self.arguments = arguments
+        self.io = io
+        self.configuration = configuration
+    }
+
+    /// A terminal to ask on, unless `--no-interaction` forbids asking.
+    var terminal: Terminal? { arguments.has("no-interaction") ? nil : io.terminal }
+    var wantsJSON: Bool { arguments.has("json") }
+
+    func print(_ line: String) { io.standardOutput(line + "\n") }
+    func note(_ line: String) { io.standardError("coffer: " + line + "\n") }
+
+    /// `--container`, else `--group`, else `$COFFER_CONTAINER`, else the default group.
+    func container() throws -> GroupContainer {
+        if let path = arguments.value("container") { return GroupContainer(path: path) }
+        if let group = arguments.value("group") {
+            return try GroupContainer(groupIdentifier: group, environment: io.environment)
+        }
+        if let path = io.environment["COFFER_CONTAINER"], !path.isEmpty { return GroupContainer(path: path) }
+        return try GroupContainer(groupIdentifier: GroupContainer.defaultGroupIdentifier, environment: io.environment)
+    }
+
+    func openVault() throws -> Vault {
+        try Vault.open(container(), policy: configuration.kdfPolicy, fileSystem: configuration.fileSystem)
+    }
+
+    /// Opens the vault and unlocks it with the master password from the chosen source.
+    func unlockedVault() throws -> Vault {
+        let vault = try openVault()
+        guard let password = try masterPassword(prompt: "Master password for \(vault.container.path): ") else {
+            throw VaultError.locked
+        }
+        try vault.unlock(masterPassword: password)
+        return vault
+    }
+
+    /// The master password from `--password-file`, `--password-stdin` or the terminal, in that
+    /// order; `nil` when none of them is available.
+    func masterPassword(prompt: String) throws -> SecureBytes? {
+        if let file = arguments.value("password-file") {
+            var bytes = try FileSystem.standard.readFile(file, limit: 64 << 10)
+            defer { for index in bytes.indices { bytes[index] = 0 } }
+            guard let line = try BufferLineReader(bytes: bytes).readSecretLine() else {
+                throw CLIError("\(file) is empty; expected the master password on its first line", code: .usage)
+            }
+            return line
+        }
+        if arguments.has("password-stdin") {
+            guard let line = try io.standardInput.readSecretLine() else {
+                throw CLIError("--password-stdin: standard input is empty", code: .usage)
+            }
+            return line
+        }
+        guard let terminal else { return nil }
+        guard let password = try terminal.readSecret(prompt: prompt) else { throw CLIError("cancelled", code: .failure) }
+        return password
+    }
+
+    /// A new secret typed twice on the terminal, or the next line of stdin.
+    func newSecret(prompt: String, confirm: String) throws -> SecureBytes {
+        if let terminal {
+            guard let first = try terminal.readSecret(prompt: prompt),
+                  let second = try terminal.readSecret(prompt: confirm)
+            else { throw CLIError("cancelled") }
+            guard first == second else { throw CLIError("the two entries do not match; nothing was changed", code: .usage) }
+            guard first.count > 0 else { throw CLIError("empty password refused", code: .usage) }
+            return first
+        }
+        guard let line = try io.standardInput.readSecretLine(), line.count > 0 else {
+            throw CLIError("no password: expected it on a terminal or on the next line of standard input", code: .usage)
+        }
+        return line
+    }
+
+    /// Exactly `range` positionals, or a usage error.
+    func positionals(_ range: ClosedRange<Int>, names: String) throws -> [String] {
+        let values = arguments.positionals
+        guard range.contains(values.count) else {
+            throw UsageError(values.count < range.lowerBound ? "missing \(names)" : "unexpected argument '\(values[range.upperBound])'")
+        }
+        return values
+    }
+}
+
+extension SecureBytes {
+    /// The secret as a String; for credential passwords that must become part of a record.
+    /// - Warning: the String is ordinary memory and is not wiped.
+    func unsafeString() -> String {
+        withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+}

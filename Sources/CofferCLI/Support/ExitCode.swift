@@ -1,0 +1,56 @@
+import Coffer
+
+/// sysexits(3) codes, as the CLI contract promises (SPEC.md §8).
+public enum ExitCode: Int32, Sendable {
+    case success = 0
+    case failure = 1
+    case usage = 64             // EX_USAGE
+    case dataError = 65         // EX_DATAERR: corrupt or tampered data
+    case noInput = 66           // EX_NOINPUT: no matching credential
+    case temporaryFailure = 75  // EX_TEMPFAIL: locked and no interaction possible
+    case permissionDenied = 77  // EX_NOPERM: wrong password
+}
+
+/// An error already phrased for the user, with an optional hint.
+struct CLIError: Error {
+    let message: String
+    let hint: String?
+    let code: ExitCode
+
+    init(_ message: String, hint: String? = nil, code: ExitCode = .failure) {
+        self.message = message
+        self.hint = hint
+        self.code = code
+    }
+
+    /// Phrases any error from the library. Messages never contain secrets: the library's
+    /// errors name files and ids, never contents.
+    static func from(_ error: Error) -> CLIError {
+        switch error {
+        case let error as CLIError: return error
+        case let error as VaultError: return from(error)
+        case let error as StorageError: return CLIError(error.description)
+        default: return CLIError("\(error)")
+        }
+    }
+
+    static func from(_ error: VaultError) -> CLIError {
+        switch error {
+        case .wrongPassword:
+            CLIError("wrong master password", code: .permissionDenied)
+        case .locked:
+            CLIError("the vault is locked and no terminal is available to ask for the master password",
+                     hint: "run 'coffer unlock', or pass --password-stdin or --password-file", code: .temporaryFailure)
+        case .recordNotFound:
+            CLIError(error.description, hint: "'coffer list' shows the ids", code: .noInput)
+        case .noVault:
+            CLIError(error.description, code: .noInput)
+        case .corrupt, .kdfParametersOutOfRange:
+            CLIError(error.description, hint: "'coffer verify' checks the whole vault", code: .dataError)
+        case .invalidInput(let reason):
+            CLIError(reason, code: .usage)
+        default:
+            CLIError(error.description)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// Help texts built from the command types, so `coffer help`, `--help` and the man page share
+/// one source.
+enum HelpText {
+    static func overview() -> String {
+        var text = "coffer — an encrypted, file-based credential vault\n\nUsage: coffer <command> [options]\n\nCommands:\n"
+        for command in CommandLineTool.commands {
+            text += "  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"
+        }
+        text += """
+
+        The vault is found from --container DIR, else --group ID, else $COFFER_CONTAINER, else the
+        default group. Passwords are never taken from the command line.
+
+        See 'coffer help <command>' for one command's options and examples.
+
+        """
+        return text
+    }
+
+    static func help(for command: Command.Type) -> String {
+        var text = "coffer \(command.name) — \(command.summary)\n\nUsage: coffer \(command.usage)\n"
+        if !command.discussion.isEmpty { text += "\n" + command.discussion + "\n" }
+        let options = command.options + GlobalOptions.all
+        text += "\nOptions:\n"
+        for option in options {
+            text += "  " + option.synopsis.padding(toLength: 24, withPad: " ", startingAt: 0) + option.help + "\n"
+        }
+        if !command.examples.isEmpty {
+            text += "\nExamples:\n" + command.examples.map { "  \($0)\n" }.joined()
+        }
+        return text
+    }
+}
+
+struct HelpCommand: Command {
+    static let name = "help"
+    static let summary = "show help for coffer or one command"
+    static let usage = "help [COMMAND]"
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        guard let name = context.arguments.positionals.first else {
+            context.io.standardOutput(HelpText.overview())
+            return .success
+        }
+        guard let command = CommandLineTool.command(named: name) else {
+            throw UsageError("no such command '\(name)'")
+        }
+        context.io.standardOutput(HelpText.help(for: command))
+        return .success
+    }
+}

@@ -1,0 +1,120 @@
+import Coffer
+import Glibc
+
+/// Where the CLI reads and writes. Injected so tests run commands in-process and see exactly
+/// what a user would (SwiftFormat's habit); `IO.process` is the real thing.
+public final class IO: @unchecked Sendable {
+    // @unchecked: one IO belongs to one command run on one thread.
+    public let standardInput: LineReader
+    public let standardOutput: (String) -> Void
+    public let standardError: (String) -> Void
+    /// The controlling terminal, or `nil` when there is none (cron, CI, a pipe from a script).
+    public let terminal: Terminal?
+    public let environment: [String: String]
+
+    public init(
+        standardInput: LineReader, standardOutput: @escaping (String) -> Void,
+        standardError: @escaping (String) -> Void, terminal: Terminal?, environment: [String: String]
+    ) {
+        self.standardInput = standardInput
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.terminal = terminal
+        self.environment = environment
+    }
+
+    /// Standard streams of this process and `/dev/tty` if it can be opened.
+    public static func process() -> IO {
+        IO(
+            standardInput: FileDescriptorLineReader(fd: 0),
+            standardOutput: { text in writeAll(1, text) },
+            standardError: { text in writeAll(2, text) },
+            terminal: DeviceTerminal.open(),
+            environment: ProcessEnvironment.current())
+    }
+
+    static func writeAll(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return }
+            offset += count
+        }
+    }
+}
+
+/// A source of lines (standard input, a password file). Lines are returned without the
+/// newline (and without a `\r` before it).
+public protocol LineReader: AnyObject {
+    /// The next line as bytes, or `nil` at end of input.
+    func readLineBytes() -> [UInt8]?
+}
+
+extension LineReader {
+    /// The next line in guarded memory; the temporary copy is wiped.
+    func readSecretLine() throws -> SecureBytes? {
+        guard var bytes = readLineBytes() else { return nil }
+        defer { for index in bytes.indices { bytes[index] = 0 } }
+        return try SecureBytes(copying: bytes)
+    }
+
+    func readTextLine() -> String? {
+        readLineBytes().map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// Reads lines from a file descriptor one byte at a time, so nothing past the line is consumed.
+public final class FileDescriptorLineReader: LineReader {
+    let fd: Int32
+    public init(fd: Int32) { self.fd = fd }
+
+    public func readLineBytes() -> [UInt8]? {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = read(fd, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return line.isEmpty ? nil : line }
+            if byte == UInt8(ascii: "\n") { break }
+            line.append(byte)
+        }
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        return line
+    }
+}
+
+/// Lines from bytes in memory: for tests and for `--password-file`.
+public final class BufferLineReader: LineReader {
+    private var lines: [[UInt8]]
+
+    public convenience init(_ text: String) {
+        self.init(bytes: Array(text.utf8))
+    }
+
+    public init(bytes: [UInt8]) {
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
+        if bytes.last == UInt8(ascii: "\n") || bytes.isEmpty { lines.removeLast() }
+        self.lines = lines.map { $0.last == UInt8(ascii: "\r") ? Array($0.dropLast()) : $0 }
+    }
+
+    public func readLineBytes() -> [UInt8]? {
+        lines.isEmpty ? nil : lines.removeFirst()
+    }
+}
+
+enum ProcessEnvironment {
+    static func current() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let pair = String(cString: entry)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}

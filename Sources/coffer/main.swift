@@ -1,0 +1,4 @@
+import CofferCLI
+import Glibc
+
+exit(CommandLineTool.main(CommandLine.arguments))
