@@ -26,6 +26,7 @@ let package = Package(
 
         .executableTarget(name: "embed-vault", dependencies: ["Coffer"], path: "Examples/EmbedVault"),
 
+        .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .testTarget(name: "CofferTests", dependencies: ["Coffer"], resources: [.copy("Vectors")]),
         .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer"]),
     ]

@@ -4,7 +4,7 @@ import CSodium
 /// multiple of the block size, not the length of a password or a note.
 public enum Padding {
     /// Record plaintexts are padded to a multiple of this (SPEC.md §5.2).
-    public static let recordBlockSize = 256
+    public static let recordBlockSize = 512
 
     /// `bytes` followed by 0x80 and zeros up to the next multiple of `blockSize` (always ≥ 1 byte added).
     public static func pad(_ bytes: [UInt8], blockSize: Int) throws(CryptoError) -> [UInt8] {

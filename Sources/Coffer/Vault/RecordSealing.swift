@@ -1,7 +1,8 @@
 /// Seals and opens record files: padding, AEAD with the record associated data, canonical JSON
 /// (SPEC.md §5). No file I/O here.
 enum RecordSealing {
-    static func seal(_ record: Record, vaultID: VaultID, key: SecureBytes) throws -> [UInt8] {
+    /// - Parameter nonce: fixed only by the test-vector check; `nil` draws a fresh random nonce.
+    static func seal(_ record: Record, vaultID: VaultID, key: SecureBytes, nonce fixedNonce: [UInt8]? = nil) throws -> [UInt8] {
         try RecordCoding.validate(record)
         var json = try RecordCoding.encode(record)
         defer { json.withUnsafeMutableBytes { Sodium.wipe($0) } }
@@ -10,7 +11,7 @@ enum RecordSealing {
         }
         var padded = try Padding.pad(json, blockSize: Padding.recordBlockSize)
         defer { padded.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        let nonce = try XChaCha20Poly1305.randomNonce()
+        let nonce = try fixedNonce ?? XChaCha20Poly1305.randomNonce()
         let ciphertext = try XChaCha20Poly1305.seal(
             padded, key: key, nonce: nonce,
             associatedData: RecordEnvelope.associatedData(vaultID: vaultID, recordID: record.id))

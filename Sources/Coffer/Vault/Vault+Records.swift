@@ -55,6 +55,7 @@ extension Vault {
 
     /// Every record, opened. Stops at the first corrupt one (use `verify` to see them all).
     public func allRecords() throws(VaultError) -> [Record] {
+        _ = try keys()
         var records: [Record] = []
         for id in try recordIDs() { records.append(try record(withID: id)) }
         return records
@@ -83,7 +84,17 @@ extension Vault {
                 notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1))
         }
         try writeTransaction { () throws in
-            for record in records { try write(record, keys: keys) }
+            var written: [RecordID] = []
+            do {
+                for record in records {
+                    try write(record, keys: keys)
+                    written.append(record.id)
+                }
+            } catch {
+                // All or nothing: take back what this call wrote before failing.
+                for id in written { fileSystem.removeQuietly(container.recordPath(id)) }
+                throw error
+            }
         }
         return records
     }

@@ -124,10 +124,14 @@ public final class Vault: Sendable {
 
     // MARK: Key wrapping (SPEC.md §3.3)
 
-    static func wrap(_ vaultKey: SecureBytes, vaultID: VaultID, password: SecureBytes, kdf: KDFParameters) throws -> VaultHeader {
+    /// Wraps `vaultKey` in a new header; `salt` and `nonce` are fixed only by test-vector checks.
+    static func wrap(
+        _ vaultKey: SecureBytes, vaultID: VaultID, password: SecureBytes, kdf: KDFParameters,
+        salt: [UInt8]? = nil, nonce: [UInt8]? = nil
+    ) throws -> VaultHeader {
         var header = VaultHeader(
-            vaultID: vaultID, kdf: kdf, salt: try SecureRandom.bytes(Argon2id.saltLength),
-            nonce: try XChaCha20Poly1305.randomNonce(), wrappedKey: [])
+            vaultID: vaultID, kdf: kdf, salt: try salt ?? SecureRandom.bytes(Argon2id.saltLength),
+            nonce: try nonce ?? XChaCha20Poly1305.randomNonce(), wrappedKey: [])
         let keyEncryptionKey = try Argon2id.deriveKey(length: 32, password: password, salt: header.salt, parameters: kdf)
         header.wrappedKey = try vaultKey.withUnsafeBytes { (key) throws in
             try XChaCha20Poly1305.seal(key, key: keyEncryptionKey, nonce: header.nonce, associatedData: header.associatedData)

@@ -1,0 +1,42 @@
+@testable import Coffer
+import XCTest
+
+final class IdentifierTests: XCTestCase {
+    func testCanonicalHexRoundTrips() throws {
+        let id = try RecordID.random()
+        XCTAssertEqual(try RecordID(hex: id.hex), id)
+        XCTAssertEqual(id.hex.count, 32)
+    }
+
+    func testRejectsEverythingButCanonicalHex() {
+        let valid = String(repeating: "ab", count: 16)
+        for bad in [
+            "", "..", "../../etc/passwd", "a/b", "ab\0cd", valid.uppercased(), String(valid.dropLast()),
+            valid + "00", String(repeating: "x", count: 4096), "0x" + String(valid.dropFirst(2)), " " + String(valid.dropFirst()),
+        ] {
+            XCTAssertThrows(try RecordID(hex: bad), bad) { $0 as? FormatError == .invalidIdentifier }
+            XCTAssertThrows(try VaultID(hex: bad), bad) { $0 as? FormatError == .invalidIdentifier }
+        }
+    }
+
+    func testGroupIdentifiers() throws {
+        for good in ["group.coffer.default", "group.com.example.app", "A-b_c.9"] {
+            XCTAssertNoThrow(try GroupContainer.validate(groupIdentifier: good), good)
+        }
+        for bad in ["", "..", "a..b", ".a", "a.", "a/b", "../x", "a\0b", "a b", "é.example", String(repeating: "a", count: 4096)] {
+            XCTAssertThrows(try GroupContainer.validate(groupIdentifier: bad), bad) {
+                if case StorageError.invalidGroupIdentifier = $0 { return true }
+                return false
+            }
+        }
+    }
+
+    func testGroupContainerResolvesUnderXDGDataHome() throws {
+        let container = try GroupContainer(groupIdentifier: "group.a.b", environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"])
+        XCTAssertEqual(container.path, "/data/coffer/group-containers/group.a.b")
+        let fallback = try GroupContainer(groupIdentifier: "group.a.b", environment: ["HOME": "/home/u"])
+        XCTAssertEqual(fallback.path, "/home/u/.local/share/coffer/group-containers/group.a.b")
+        let relativeXDG = try GroupContainer(groupIdentifier: "g", environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"])
+        XCTAssertEqual(relativeXDG.path, "/h/.local/share/coffer/group-containers/g", "XDG requires absolute paths")
+    }
+}

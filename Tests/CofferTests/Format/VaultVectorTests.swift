@@ -1,0 +1,163 @@
+@testable import Coffer
+import XCTest
+
+/// The reference writer's container (SPEC.md §11) opens in Swift, and Swift reproduces its bytes.
+final class VaultVectorTests: XCTestCase {
+    var vector: VectorFile!
+
+    override func setUpWithError() throws {
+        vector = try VectorFile.load("vault/vault.vector")
+    }
+
+    /// A private copy: the bundle's files may be group-readable, which a container must not be.
+    func copyOfContainer() throws -> GroupContainer {
+        let path = Fixture.containerPath()
+        try FileManager.default.copyItem(atPath: VectorFile.directory + "/vault/container", toPath: path)
+        for file in [path] + (FileManager.default.enumerator(atPath: path)?.compactMap { path + "/" + ($0 as! String) } ?? []) {
+            chmod(file, Fixture.allFiles(under: path).contains(file) ? 0o600 : 0o700)
+        }
+        return GroupContainer(path: path)
+    }
+
+    func testReferenceContainerOpensWithItsPassword() throws {
+        let vault = try Vault.open(copyOfContainer(), policy: .relaxedForTesting)
+        XCTAssertEqual(vault.vaultID.hex, vector.string("vault_id"))
+        try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
+        let records = try vault.allRecords()
+        XCTAssertEqual(records.map(\.id.hex), [vector.string("record0_id"), vector.string("record1_id")])
+        XCTAssertEqual(records[0].user, "alice")
+        XCTAssertEqual(records[0].password, "hunter2")
+        XCTAssertEqual(records[1].user, "zoë")
+        XCTAssertEqual(records[1].password, "p@ss \"quoted\" \\ slash/")
+        XCTAssertEqual(records[1].notes, "line one\nline two")
+        XCTAssertEqual(records[1].fields, ["pin": "1234"])
+        XCTAssertEqual(records[1].revision, 7)
+        XCTAssertEqual(records[1].serviceIdentifiers, [
+            CredentialServiceIdentifier(identifier: "https://login.example.org/signin", type: .URL),
+            CredentialServiceIdentifier(identifier: "example.org", type: .domain),
+        ])
+        XCTAssertEqual(records[1].created, ISO8601DateFormatter().date(from: "2025-12-31T23:59:59Z"))
+    }
+
+    func testStandardPolicyRefusesTheCheapVectorBeforeDeriving() throws {
+        XCTAssertThrows(try Vault.open(copyOfContainer())) {
+            if case VaultError.kdfParametersOutOfRange = $0 { return true }
+            return false
+        }
+    }
+
+    func testSwiftWriterReproducesReferenceBytes() throws {
+        let vaultKey = try SecureBytes(copying: vector.hex("vault_key"))
+        let vaultID = try VaultID(bytes: vector.hex("vault_id")[...])
+        let header = try Vault.wrap(
+            vaultKey, vaultID: vaultID, password: Fixture.secret(vector.string("password")),
+            kdf: KDFParameters(opsLimit: 1, memLimit: 8192), salt: vector.hex("salt"), nonce: vector.hex("header_nonce"))
+        XCTAssertEqual(Hex.encode(try header.encoded()), vector.string("header"))
+
+        let keys = try VaultKeys(vaultKey: vaultKey)
+        for index in 0..<2 {
+            let document = vector.hex("record\(index)_document")
+            let record = try RecordCoding.decode(document)
+            XCTAssertEqual(Hex.encode(try RecordCoding.encode(record)), Hex.encode(document), "canonical JSON of record \(index)")
+            let sealed = try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey, nonce: vector.hex("record\(index)_nonce"))
+            XCTAssertEqual(Hex.encode(sealed), vector.string("record\(index)_file"), "record \(index)")
+        }
+    }
+}
+
+final class VaultHeaderTests: XCTestCase {
+    func header() throws -> VaultHeader {
+        try VaultHeader.decode(try VectorFile.load("vault/vault.vector").hex("header"), policy: .relaxedForTesting)
+    }
+
+    func testRoundTrip() throws {
+        let decoded = try header()
+        XCTAssertEqual(try VaultHeader.decode(try decoded.encoded(), policy: .relaxedForTesting), decoded)
+    }
+
+    func testEverySingleByteFlipIsRejectedOrFailsToUnwrap() throws {
+        let bytes = try header().encoded()
+        for index in bytes.indices {
+            var flipped = bytes
+            flipped[index] ^= 0x04
+            XCTAssertThrows(try VaultHeader.decode(flipped, policy: .relaxedForTesting), "byte \(index)") { $0 is FormatError }
+        }
+    }
+
+    func testTruncatedEmptyAndOversizedHeadersAreRejected() throws {
+        let bytes = try header().encoded()
+        for candidate in [[], Array(bytes.prefix(7)), Array(bytes.prefix(8)), Array(bytes.dropLast()), bytes + [0]] {
+            XCTAssertThrows(try VaultHeader.decode(candidate, policy: .relaxedForTesting), "\(candidate.count) bytes") { $0 is FormatError }
+        }
+    }
+
+    func testOtherVersionAndTypeAreRejected() throws {
+        var bytes = try header().encoded()
+        bytes[7] = 2
+        XCTAssertThrows(try VaultHeader.decode(bytes, policy: .relaxedForTesting)) { $0 as? FormatError == .unsupportedVersion(2) }
+        bytes[7] = 1
+        bytes[6] = UInt8(ascii: "R")
+        XCTAssertThrows(try VaultHeader.decode(bytes, policy: .relaxedForTesting)) { $0 as? FormatError == .badMagic }
+    }
+
+    /// A header asking for 512 GiB or 2^32 passes is refused by the policy check, which runs
+    /// before any derivation: this test would take hours or exhaust memory otherwise.
+    func testOutOfRangeKDFParametersAreRefusedBeforeDeriving() throws {
+        let original = try header()
+        for kdf in [
+            KDFParameters(opsLimit: 3, memLimit: 512 << 30), KDFParameters(opsLimit: .max, memLimit: 256 << 20),
+            KDFParameters(opsLimit: 1, memLimit: 256 << 20), KDFParameters(opsLimit: 3, memLimit: 1 << 20),
+            KDFParameters(algorithm: 1, opsLimit: 3, memLimit: 256 << 20),
+        ] {
+            var tampered = original
+            tampered.kdf = kdf
+            XCTAssertThrows(try VaultHeader.decode(try tampered.encoded(), policy: .standard), "\(kdf)") {
+                $0 as? FormatError == .kdfParametersOutOfRange
+            }
+        }
+        XCTAssertTrue(KDFPolicy.standard.permits(.interactive))
+        XCTAssertTrue(KDFPolicy.standard.permits(.moderate))
+        XCTAssertTrue(KDFPolicy.standard.permits(.sensitive))
+        XCTAssertFalse(KDFPolicy.standard.permits(KDFPolicy.testingParameters))
+    }
+}
+
+final class RecordCodingTests: XCTestCase {
+    func testEveryFieldRoundTrips() throws {
+        let record = Record(
+            id: try RecordID.random(),
+            serviceIdentifiers: [
+                CredentialServiceIdentifier(identifier: "https://a.example.com/login?x=1", type: .URL),
+                CredentialServiceIdentifier(identifier: "example.com", type: .domain),
+            ],
+            user: "ünïcødé \"user\"", password: "p\u{0}w\n\t\\/é😀", notes: "multi\nline", fields: ["pin": "0000", "q": "a"],
+            created: Date(timeIntervalSince1970: 1_700_000_000), modified: Date(timeIntervalSince1970: 1_800_000_000),
+            revision: 42)
+        XCTAssertEqual(try RecordCoding.decode(RecordCoding.encode(record)), record)
+    }
+
+    func testInvalidDocumentsAreRejectedWithTheirField() throws {
+        let id = try RecordID.random().hex
+        let cases: [(String, String)] = [
+            ("not json", "not JSON"),
+            (#"{"id":"\#(id)"}"#, "missing serviceIdentifiers"),
+            (#"{"id":"nothex","serviceIdentifiers":[],"user":"","password":"","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#, "id"),
+            (#"{"id":"\#(id)","serviceIdentifiers":[{"identifier":"a","type":"ftp"}],"user":"","password":"","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#, "type"),
+            (#"{"id":"\#(id)","serviceIdentifiers":[],"user":"","password":"","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":0}"#, "revision"),
+            (#"{"id":"\#(id)","serviceIdentifiers":[],"user":5,"password":"","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#, "user"),
+            (#"{"id":"\#(id)","serviceIdentifiers":[],"user":"","password":"","created":"yesterday","modified":"2026-01-01T00:00:00Z","revision":1}"#, ""),
+        ]
+        for (json, expectedWord) in cases {
+            XCTAssertThrows(try RecordCoding.decode(Array(json.utf8)), json) { error in
+                guard case FormatError.invalidDocument(let reason) = error else { return false }
+                return expectedWord.isEmpty || reason.contains(expectedWord)
+            }
+        }
+    }
+
+    func testUnknownMembersAreIgnored() throws {
+        let id = try RecordID.random().hex
+        let json = #"{"future":{"x":1},"id":"\#(id)","serviceIdentifiers":[],"user":"u","password":"p","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#
+        XCTAssertEqual(try RecordCoding.decode(Array(json.utf8)).user, "u")
+    }
+}

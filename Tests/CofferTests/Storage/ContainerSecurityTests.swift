@@ -1,0 +1,56 @@
+@testable import Coffer
+import XCTest
+
+final class ContainerSecurityTests: XCTestCase {
+    func testNewContainerAndParentsAre0700() throws {
+        let path = Fixture.containerPath("a/b/vault")
+        _ = try Vault.create(in: GroupContainer(path: path), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters)
+        for directory in [path, path + "/..", path + "/../.."] {
+            var info = stat()
+            stat(directory, &info)
+            XCTAssertEqual(info.st_mode & 0o777, 0o700, directory)
+        }
+    }
+
+    func testGroupOrWorldAccessibleContainerIsRefused() throws {
+        let vault = try Fixture.vault()
+        for mode: mode_t in [0o750, 0o705, 0o777] {
+            chmod(vault.container.path, mode)
+            XCTAssertThrows(try Vault.open(vault.container, policy: .relaxedForTesting), "mode \(String(mode, radix: 8))") {
+                if case VaultError.storage(.insecurePermissions) = $0 { return true }
+                return false
+            }
+        }
+        chmod(vault.container.path, 0o700)
+        XCTAssertNoThrow(try Vault.open(vault.container, policy: .relaxedForTesting))
+    }
+
+    func testSymlinkedContainerIsRefused() throws {
+        let vault = try Fixture.vault()
+        let link = vault.container.path + "-link"
+        XCTAssertEqual(symlink(vault.container.path, link), 0)
+        XCTAssertThrows(try Vault.open(GroupContainer(path: link), policy: .relaxedForTesting)) {
+            if case VaultError.storage(.symbolicLink) = $0 { return true }
+            return false
+        }
+    }
+
+    func testContainerOwnedBySomeoneElseIsRefused() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root to chown") }
+        let vault = try Fixture.vault()
+        XCTAssertEqual(chown(vault.container.path, 65534, 65534), 0)
+        XCTAssertThrows(try Vault.open(vault.container, policy: .relaxedForTesting)) {
+            if case VaultError.storage(.wrongOwner(_, 65534)) = $0 { return true }
+            return false
+        }
+    }
+
+    func testContainerThatIsAFileIsRefused() throws {
+        let path = Fixture.containerPath()
+        try Fixture.write([0], to: path)
+        XCTAssertThrows(try Vault.open(GroupContainer(path: path))) {
+            if case VaultError.storage(.wrongFileType) = $0 { return true }
+            return false
+        }
+    }
+}
