@@ -55,6 +55,7 @@ public final class Vault: Sendable {
         _ container: GroupContainer, policy: KDFPolicy = .standard, fileSystem: FileSystem = .standard
     ) throws(VaultError) -> Vault {
         try mappingErrors(file: container.headerPath) {
+            guard try fileSystem.status(container.path) != nil else { throw VaultError.noVault(container: container.path) }
             try container.prepare(create: false, fileSystem: fileSystem)
             let bytes: [UInt8]
             do {

@@ -1,0 +1,71 @@
+import Coffer
+@testable import CofferCLI
+import Foundation
+import XCTest
+
+/// A terminal whose user types the given answers, in order.
+final class ScriptedTerminal: Terminal {
+    var answers: [String?]
+    private(set) var prompts: [String] = []
+    private(set) var written = ""
+
+    init(_ answers: [String?]) { self.answers = answers }
+
+    func readSecret(prompt: String) throws -> SecureBytes? {
+        prompts.append(prompt)
+        guard !answers.isEmpty, let answer = answers.removeFirst() else { return nil }
+        return try SecureBytes(copying: Array(answer.utf8))
+    }
+
+    func readLine(prompt: String) -> String? {
+        prompts.append(prompt)
+        return answers.isEmpty ? nil : answers.removeFirst()
+    }
+
+    func write(_ text: String) { written += text }
+}
+
+struct RunResult {
+    let code: Int32
+    let stdout: String
+    let stderr: String
+}
+
+/// Runs the CLI in-process against a container with cheap KDF settings.
+final class CLIHarness {
+    let container: String
+    let environment: [String: String]
+    static let master = "master pw"
+
+    init() {
+        let base = FileManager.default.temporaryDirectory.path + "/coffer-cli-\(UUID().uuidString)"
+        mkdir(base, 0o700)
+        container = base + "/vault"
+        environment = ["HOME": base, "XDG_STATE_HOME": base + "/state", "XDG_DATA_HOME": base + "/data"]
+    }
+
+    static let configuration = CLIConfiguration(kdfPolicy: .relaxedForTesting, kdfOverride: KDFPolicy.testingParameters)
+
+    @discardableResult
+    func run(_ arguments: [String], stdin: String = "", terminal: Terminal? = nil, container explicit: Bool = true) -> RunResult {
+        var out = "", err = ""
+        let io = IO(
+            standardInput: BufferLineReader(stdin), standardOutput: { out += $0 }, standardError: { err += $0 },
+            terminal: terminal, environment: environment)
+        let code = CommandLineTool.run(arguments + (explicit ? ["--container", container] : []), io: io, configuration: Self.configuration)
+        return RunResult(code: code, stdout: out, stderr: err)
+    }
+
+    /// `init` with the master password on stdin.
+    func initVault() {
+        let result = run(["init", "--password-stdin"], stdin: Self.master + "\n")
+        precondition(result.code == 0, result.stderr)
+    }
+
+    /// `add` returning the new id.
+    func add(_ service: String, _ user: String, password: String) -> String {
+        let result = run(["add", service, user, "--password-stdin"], stdin: "\(Self.master)\n\(password)\n")
+        precondition(result.code == 0, result.stderr)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,162 @@
+import Coffer
+@testable import CofferCLI
+import Foundation
+import XCTest
+
+final class CoreCommandTests: XCTestCase {
+    func testInitAddShowRemoveRoundTrip() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("github.com", "alice", password: "gh-pw")
+        XCTAssertEqual(id.count, 32)
+
+        let show = cli.run(["show", id, "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(show.code, 0, show.stderr)
+        XCTAssertEqual(show.stdout.split(separator: "\n").first, "gh-pw", "password on the first line")
+        XCTAssertTrue(show.stdout.contains("user: alice"))
+
+        let json = cli.run(["show", id, "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(object?["password"] as? String, "gh-pw")
+        XCTAssertEqual(object?["user"] as? String, "alice")
+        XCTAssertEqual(object?["revision"] as? Int, 1)
+
+        XCTAssertEqual(cli.run(["rm", id, "--password-stdin"], stdin: CLIHarness.master + "\n").code, 64, "no terminal, no --force")
+        XCTAssertEqual(cli.run(["rm", id, "--force", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+        XCTAssertEqual(cli.run(["show", id, "--password-stdin"], stdin: CLIHarness.master + "\n").code, 66)
+    }
+
+    func testExitCodes() throws {
+        let cli = CLIHarness()
+        XCTAssertEqual(cli.run(["show", String(repeating: "a", count: 32), "--password-stdin"], stdin: "x\n").code, 66, "no vault")
+        cli.initVault()
+        let id = cli.add("example.com", "bob", password: "pw")
+        XCTAssertEqual(cli.run(["show", id, "--password-stdin"], stdin: "wrong\n").code, 77)
+        XCTAssertEqual(cli.run(["show", id]).code, 75, "locked, no terminal")
+        XCTAssertEqual(cli.run(["show", id, "--no-interaction"], terminal: ScriptedTerminal([CLIHarness.master])).code, 75)
+        XCTAssertEqual(cli.run(["show", "../../etc/passwd", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 64)
+        XCTAssertEqual(cli.run(["frobnicate"]).code, 64)
+        XCTAssertEqual(cli.run(["add"]).code, 64)
+
+        let recordPath = cli.container + "/records/" + id.prefix(2) + "/" + id
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: recordPath)))
+        bytes[40] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: recordPath))
+        let corrupt = cli.run(["show", id, "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(corrupt.code, 65)
+        XCTAssertTrue(corrupt.stderr.contains(id), "the error names the file")
+    }
+
+    func testRefusalsPrintNoSecret() {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("example.com", "bob", password: "TopSecretValue")
+        for result in [cli.run(["show", id]), cli.run(["show", id, "--password-stdin"], stdin: "wrong\n")] {
+            XCTAssertNotEqual(result.code, 0)
+            XCTAssertFalse((result.stdout + result.stderr).contains("TopSecretValue"))
+            XCTAssertFalse((result.stdout + result.stderr).contains(CLIHarness.master))
+        }
+    }
+
+    func testTerminalPromptsAndConfirmation() {
+        let cli = CLIHarness()
+        let mismatch = ScriptedTerminal(["one", "two"])
+        XCTAssertEqual(cli.run(["init"], terminal: mismatch).code, 64, "confirmation mismatch is refused")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: cli.container + "/vault.coffer"))
+
+        XCTAssertEqual(cli.run(["init"], terminal: ScriptedTerminal([CLIHarness.master, CLIHarness.master])).code, 0)
+        let terminal = ScriptedTerminal([CLIHarness.master, "site-pw", "site-pw"])
+        let add = cli.run(["add", "example.com", "carol"], terminal: terminal)
+        XCTAssertEqual(add.code, 0, add.stderr)
+        XCTAssertEqual(terminal.prompts.count, 3)
+        let id = add.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let decline = cli.run(["rm", id], terminal: ScriptedTerminal([CLIHarness.master, "n"]))
+        XCTAssertEqual(decline.code, 1)
+        let accept = cli.run(["rm", id], terminal: ScriptedTerminal([CLIHarness.master, "y"]))
+        XCTAssertEqual(accept.code, 0)
+    }
+
+    func testPasswdChangesTheMasterPassword() {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("example.com", "dave", password: "pw")
+        XCTAssertEqual(cli.run(["passwd", "--password-stdin"], stdin: "\(CLIHarness.master)\nnew master\n").code, 0)
+        XCTAssertEqual(cli.run(["show", id, "--password-stdin"], stdin: CLIHarness.master + "\n").code, 77)
+        XCTAssertEqual(cli.run(["show", id, "--password-stdin"], stdin: "new master\n").code, 0)
+    }
+
+    func testPasswordFile() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let file = cli.container + "-pw"
+        try Data((CLIHarness.master + "\nignored second line\n").utf8).write(to: URL(fileURLWithPath: file))
+        let id = cli.add("example.com", "erin", password: "pw")
+        XCTAssertEqual(cli.run(["show", id, "--password-file", file]).code, 0)
+    }
+
+    func testGlobalOptionsMayPrecedeTheCommand() {
+        let cli = CLIHarness()
+        let result = cli.run(["--container", cli.container, "init", "--password-stdin"], stdin: "m\n", container: false)
+        XCTAssertEqual(result.code, 0, result.stderr)
+    }
+
+    func testAddGenerate() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let result = cli.run(["add", "example.com", "gen", "--generate=32", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(result.code, 0, result.stderr)
+        let id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let show = cli.run(["show", id, "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(show.stdout.split(separator: "\n").first?.count, 32)
+    }
+}
+
+final class UsageTests: XCTestCase {
+    func testDidYouMean() {
+        let cli = CLIHarness()
+        XCTAssertTrue(cli.run(["shwo"]).stderr.contains("did you mean 'show'?"))
+        let option = cli.run(["add", "x", "--genrate"])
+        XCTAssertEqual(option.code, 64)
+        XCTAssertTrue(option.stderr.contains("did you mean '--generate'?"), option.stderr)
+        XCTAssertTrue(option.stderr.contains("See 'coffer add --help'."))
+    }
+
+    func testHelpListsEveryCommandAndEachHasHelp() {
+        let cli = CLIHarness()
+        let overview = cli.run(["help"])
+        XCTAssertEqual(overview.code, 0)
+        for command in CommandLineTool.commands {
+            XCTAssertTrue(overview.stdout.contains(command.name), command.name)
+            let help = cli.run([command.name, "--help"])
+            XCTAssertEqual(help.code, 0)
+            XCTAssertTrue(help.stdout.contains("Usage: coffer \(command.usage)"))
+        }
+    }
+
+    /// No option of any command takes a password value on argv (visible in /proc/PID/cmdline).
+    func testNoCommandAcceptsAPasswordOnTheCommandLine() {
+        for command in CommandLineTool.commands {
+            for option in command.options + GlobalOptions.all where option.kind != .flag {
+                let name = option.name.lowercased()
+                XCTAssertFalse(name.contains("password") && name != "password-file", "\(command.name) --\(option.name)")
+                XCTAssertFalse(["pass", "pw", "secret", "master", "key"].contains(name), "\(command.name) --\(option.name)")
+            }
+        }
+        let cli = CLIHarness()
+        XCTAssertEqual(cli.run(["init", "--password=hunter2"]).code, 64)
+        XCTAssertEqual(cli.run(["init", "--password", "hunter2"]).code, 64)
+    }
+
+    func testGenerate() throws {
+        let cli = CLIHarness()
+        let json = cli.run(["generate", "--length", "40", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual((object?["password"] as? String)?.count, 40)
+        XCTAssertGreaterThan(object?["entropyBits"] as? Double ?? 0, 200)
+        let apple = cli.run(["generate", "--style", "apple"]).stdout.trimmingCharacters(in: .newlines)
+        XCTAssertNotNil(apple.range(of: #"^[a-z0-9A-Z]{6}-[a-z0-9A-Z]{6}-[a-z0-9A-Z]{6}$"#, options: .regularExpression), apple)
+        XCTAssertEqual(cli.run(["generate", "--length", "2"]).code, 64)
+        XCTAssertEqual(cli.run(["generate", "--style", "nope"]).code, 64)
+    }
+}
