@@ -3,7 +3,7 @@
 //
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
 // vault and records → format → crypto. Each C library is imported by exactly one folder of
-// the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL by ServiceMatching/,
+// the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
 // CLinux (prctl wrappers) by Process/.
 import PackageDescription
 
@@ -17,10 +17,11 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
+        .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
 
         .systemLibrary(name: "CLinux"),
 
-        .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CLinux"]),
+        .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "CLinux"]),
         .target(name: "CofferCLI", dependencies: ["Coffer"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
 

@@ -28,7 +28,7 @@ do {
         print("4. locked: reading the record now fails with VaultError.locked")
     }
 
-    let reopened = try Vault.open(container)
+    let reopened = try Vault.open(container, configuration: vault.configuration)
     try reopened.unlock(masterPassword: password)
     print("5. reopened and unlocked with the master password: \(try reopened.recordIDs().count) credential(s)")
 } catch {

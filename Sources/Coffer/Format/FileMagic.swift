@@ -2,9 +2,9 @@
 public enum FileType: UInt8, Sendable {
     case vaultHeader = 0x56  // 'V'
     case record = 0x52       // 'R'
-    case indexKey = 0x4B     // 'K'
     case indexManifest = 0x4D  // 'M'
-    case indexBucket = 0x42  // 'B'
+    case indexShard = 0x53   // 'S'
+    case indexJournal = 0x4A  // 'J'
 }
 
 public enum FileMagic {

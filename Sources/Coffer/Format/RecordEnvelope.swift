@@ -24,19 +24,19 @@ public struct RecordEnvelope: Equatable, Sendable {
 
     /// `"COFFER" 'R' 0x01 ‖ vault id ‖ record id` (40 bytes).
     public static func associatedData(vaultID: VaultID, recordID: RecordID) -> [UInt8] {
-        FileMagic.bytes(for: .record) + vaultID.bytes + recordID.bytes
+        SealedEnvelope.associatedData(.record, vaultID: vaultID) + recordID.bytes
     }
 
     public func encoded() -> [UInt8] {
-        FileMagic.bytes(for: .record) + nonce + ciphertext
+        SealedEnvelope(type: .record, nonce: nonce, ciphertext: ciphertext).encoded()
     }
 
     /// Parses the envelope; the ciphertext length must be a whole number of padding blocks plus a tag.
     public static func decode(_ bytes: [UInt8]) throws(FormatError) -> RecordEnvelope {
-        try FileMagic.check(bytes, is: .record)
-        guard bytes.count >= minimumFileLength, bytes.count <= maximumFileLength,
-              (bytes.count - headerLength - 16) % Padding.recordBlockSize == 0
-        else { throw .badLength }
-        return RecordEnvelope(nonce: Array(bytes[8..<32]), ciphertext: Array(bytes[32...]))
+        let envelope = try SealedEnvelope.decode(bytes, as: .record) { count in
+            count >= minimumFileLength && count <= maximumFileLength
+                && (count - headerLength - 16) % Padding.recordBlockSize == 0
+        }
+        return RecordEnvelope(nonce: envelope.nonce, ciphertext: envelope.ciphertext)
     }
 }

@@ -23,19 +23,13 @@ public struct RecordDraft: Sendable {
 extension Vault {
     // MARK: Reading
 
-    /// Reads and opens one record.
+    /// Reads and opens one record, checked against the index: a file that was rolled back,
+    /// replaced or slipped in from outside is refused even though it decrypts.
     /// - Throws: `.recordNotFound`, `.locked`, or `.corrupt` naming the file.
     public func record(withID id: RecordID) throws(VaultError) -> Record {
         let keys = try keys()
-        let path = container.recordPath(id)
-        return try mappingErrors(file: path) {
-            let bytes: [UInt8]
-            do {
-                bytes = try fileSystem.readFile(path, limit: RecordEnvelope.maximumFileLength)
-            } catch let error as StorageError where error.isNotFound {
-                throw VaultError.recordNotFound(id)
-            }
-            return try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)
+        return try readingIndex { index, manifest in
+            try checkedRecord(id, ledger: index.ledgerEntry(for: id, in: manifest), keys: keys)
         }
     }
 
@@ -53,12 +47,40 @@ extension Vault {
         }
     }
 
-    /// Every record, opened. Stops at the first corrupt one (use `verify` to see them all).
+    /// Every record, opened and checked. Stops at the first bad one (`verify` reports them all).
     public func allRecords() throws(VaultError) -> [Record] {
-        _ = try keys()
-        var records: [Record] = []
-        for id in try recordIDs() { records.append(try record(withID: id)) }
-        return records
+        let keys = try keys()
+        return try readingIndex { index, manifest in
+            var ledger: [RecordID: LedgerEntry] = [:]
+            for slot in IndexManifest.identitySlots..<IndexManifest.slotCount {
+                for entry in try index.ledger(inSlot: slot, of: manifest) { ledger[entry.recordID] = entry }
+            }
+            return try recordIDs().map { id in try checkedRecord(id, ledger: ledger[id], keys: keys) }
+        }
+    }
+
+    /// Reads record `id` and checks it against its ledger entry (SPEC.md §6.4).
+    func checkedRecord(_ id: RecordID, ledger: LedgerEntry?, keys: VaultKeys) throws -> Record {
+        let path = container.recordPath(id)
+        return try mappingErrors(file: path) {
+            let bytes: [UInt8]
+            do {
+                bytes = try fileSystem.readFile(path, limit: RecordEnvelope.maximumFileLength)
+            } catch let error as StorageError where error.isNotFound {
+                throw VaultError.recordNotFound(id)
+            }
+            guard let ledger else {
+                throw VaultError.corrupt(file: path, reason: "not in the index (added outside Coffer, or a deleted record put back)")
+            }
+            guard try ciphertextHash(bytes) == ledger.ciphertextHash else {
+                throw VaultError.corrupt(file: path, reason: "does not match the index (rolled back to an older copy, or replaced)")
+            }
+            let record = try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)
+            guard record.revision == ledger.revision else {
+                throw VaultError.corrupt(file: path, reason: "revision \(record.revision), the index expects \(ledger.revision)")
+            }
+            return record
+        }
     }
 
     // MARK: Writing
@@ -70,7 +92,8 @@ extension Vault {
         try add([draft])[0]
     }
 
-    /// Adds many records in one locked transaction (the import path).
+    /// Adds many records in one transaction and one index commit (the import path): all of
+    /// them or, on an error, none.
     @discardableResult
     public func add(_ drafts: [RecordDraft]) throws(VaultError) -> [Record] {
         let keys = try keys()
@@ -84,17 +107,12 @@ extension Vault {
                 notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1))
         }
         try writeTransaction { () throws in
-            var written: [RecordID] = []
-            do {
-                for record in records {
-                    try write(record, keys: keys)
-                    written.append(record.id)
-                }
-            } catch {
-                // All or nothing: take back what this call wrote before failing.
-                for id in written { fileSystem.removeQuietly(container.recordPath(id)) }
-                throw error
+            let changes = try records.map { record in
+                RecordChange(
+                    id: record.id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
+                    revision: 1, identities: Self.identities(of: record))
             }
+            try commit(changes, undoAddsOnFailure: true)
         }
         return records
     }
@@ -106,7 +124,11 @@ extension Vault {
     public func updateRecord(withID id: RecordID, _ change: (inout Record) throws -> Void) throws(VaultError) -> Record {
         let keys = try keys()
         return try writeTransaction { () throws -> Record in
-            var record = try self.record(withID: id)
+            let index = try identityIndex()
+            try recover(index)
+            let manifest = try index.readManifest()
+            let ledger = try index.ledgerEntry(for: id, in: manifest)
+            var record = try checkedRecord(id, ledger: ledger, keys: keys)
             let (created, revision) = (record.created, record.revision)
             try change(&record)
             record.id = id
@@ -115,18 +137,29 @@ extension Vault {
             record.modified = RecordCoding.wholeSeconds(Date())
             try Self.validate(RecordDraft(
                 serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password))
-            try write(record, keys: keys)
+            var previous: [IdentityEntry] = []
+            for slot in ledger?.identitySlots ?? [] {
+                previous += try index.identities(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
+            }
+            try commit([RecordChange(
+                id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
+                revision: record.revision, identities: Self.identities(of: record, previous: previous))])
             return record
         }
     }
 
-    /// Deletes a record.
+    /// Deletes a record, and its identities. Works on a corrupt record too (nothing is decrypted).
     /// - Throws: `.recordNotFound` when there is none with this id.
     public func deleteRecord(withID id: RecordID) throws(VaultError) {
         _ = try keys()
         try writeTransaction { () throws in
-            guard try fileSystem.status(container.recordPath(id)) != nil else { throw VaultError.recordNotFound(id) }
-            try fileSystem.removeFile(container.recordPath(id))
+            let index = try identityIndex()
+            let inLedger = try index.ledgerEntry(for: id, in: index.readManifest()) != nil
+            let onDisk = try fileSystem.status(container.recordPath(id)) != nil
+            guard inLedger || onDisk else {
+                throw VaultError.recordNotFound(id)
+            }
+            try commit([RecordChange(id: id, sealed: nil, revision: 0, identities: [])])
         }
     }
 
@@ -136,19 +169,16 @@ extension Vault {
     func writeTransaction<Result>(_ body: () throws -> Result) throws(VaultError) -> Result {
         try mappingErrors(file: container.path) {
             try fileLock.withLock(.exclusive) {
+                // A copy made by rsync or tar of a quiet vault may lack the empty directories.
+                for directory in [container.recordsDirectory, container.indexDirectory, container.temporaryDirectory] {
+                    try fileSystem.makeDirectory(directory)
+                }
                 for name in try fileSystem.contentsOfDirectory(container.temporaryDirectory) {
                     fileSystem.removeQuietly(container.temporaryDirectory + "/" + name)
                 }
                 return try body()
             }
         }
-    }
-
-    func write(_ record: Record, keys: VaultKeys) throws {
-        let bytes = try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey)
-        try fileSystem.makeDirectory(container.shardDirectory(of: record.id))
-        try fileSystem.writeAtomically(
-            bytes, to: container.recordPath(record.id), temporaryDirectory: container.temporaryDirectory)
     }
 
     static func validate(_ draft: RecordDraft) throws(VaultError) {
@@ -158,5 +188,6 @@ extension Vault {
                   !service.identifier.utf8.contains(0)
             else { throw .invalidInput("invalid service identifier") }
         }
+        guard draft.user.utf8.count <= 4096 else { throw .invalidInput("user name longer than 4096 bytes") }
     }
 }

@@ -9,17 +9,21 @@ import Synchronization
 public final class Vault: Sendable {
     public let container: GroupContainer
     public let vaultID: VaultID
-    let fileSystem: FileSystem
+    public let configuration: VaultConfiguration
+    /// This device's state for this vault (identity-store toggle, generation, usage).
+    public let deviceState: DeviceState
     private let header: Mutex<VaultHeader>
     private let unlockedKeys: Mutex<VaultKeys?>
+    var fileSystem: FileSystem { configuration.fileSystem }
     var fileLock: FileLock { FileLock(path: container.lockPath, fileSystem: fileSystem) }
 
-    private init(container: GroupContainer, header: VaultHeader, keys: VaultKeys?, fileSystem: FileSystem) {
+    private init(container: GroupContainer, header: VaultHeader, keys: VaultKeys?, configuration: VaultConfiguration) {
         self.container = container
         vaultID = header.vaultID
         self.header = Mutex(header)
         unlockedKeys = Mutex(keys)
-        self.fileSystem = fileSystem
+        self.configuration = configuration
+        deviceState = DeviceState(root: configuration.stateDirectory, vaultID: header.vaultID, fileSystem: configuration.fileSystem)
     }
 
     // MARK: Creating and opening
@@ -29,10 +33,11 @@ public final class Vault: Sendable {
     /// - Returns: the new vault, unlocked.
     public static func create(
         in container: GroupContainer, masterPassword: SecureBytes, kdf: KDFParameters = .default,
-        fileSystem: FileSystem = .standard
+        configuration: VaultConfiguration = .standard()
     ) throws(VaultError) -> Vault {
         guard !masterPassword.isEmptyPassword else { throw .invalidInput("the master password must not be empty") }
-        return try mappingErrors(file: container.headerPath) {
+        let fileSystem = configuration.fileSystem
+        let vault = try mappingErrors(file: container.headerPath) {
             try container.prepare(create: true, fileSystem: fileSystem)
             let keys = try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length))
             let header = try wrap(keys.vaultKey, vaultID: VaultID.random(), password: masterPassword, kdf: kdf)
@@ -45,16 +50,19 @@ public final class Vault: Sendable {
                 try fileSystem.writeAtomically(
                     header.encoded(), to: container.headerPath, temporaryDirectory: container.temporaryDirectory)
             }
-            return Vault(container: container, header: header, keys: keys, fileSystem: fileSystem)
+            return Vault(container: container, header: header, keys: keys, configuration: configuration)
         }
+        try vault.didUnlockWithPassword(keys: vault.keys())
+        return vault
     }
 
     /// Opens the vault in `container`, locked. Checks the container's ownership and mode and the
     /// header's KDF costs against `policy`, and removes temp files left by a crashed writer.
     public static func open(
-        _ container: GroupContainer, policy: KDFPolicy = .standard, fileSystem: FileSystem = .standard
+        _ container: GroupContainer, configuration: VaultConfiguration = .standard()
     ) throws(VaultError) -> Vault {
-        try mappingErrors(file: container.headerPath) {
+        let fileSystem = configuration.fileSystem
+        return try mappingErrors(file: container.headerPath) {
             guard try fileSystem.status(container.path) != nil else { throw VaultError.noVault(container: container.path) }
             try container.prepare(create: false, fileSystem: fileSystem)
             let bytes: [UInt8]
@@ -64,8 +72,8 @@ public final class Vault: Sendable {
                 throw VaultError.noVault(container: container.path)
             }
             let vault = Vault(
-                container: container, header: try VaultHeader.decode(bytes, policy: policy), keys: nil,
-                fileSystem: fileSystem)
+                container: container, header: try VaultHeader.decode(bytes, policy: configuration.kdfPolicy), keys: nil,
+                configuration: configuration)
             try vault.removeStaleTemporaryFiles()
             return vault
         }
@@ -83,6 +91,7 @@ public final class Vault: Sendable {
     public func unlock(masterPassword: SecureBytes) throws(VaultError) {
         let keys = try VaultKeys.mapping { try Self.unwrap(header.withLock { $0 }, password: masterPassword) }
         unlockedKeys.withLock { $0 = keys }
+        try didUnlockWithPassword(keys: keys)
     }
 
     /// Unlocks with a vault key kept elsewhere (the kernel keyring, an embedding app's own store).
@@ -112,7 +121,7 @@ public final class Vault: Sendable {
         try mappingErrors(file: container.headerPath) {
             try fileLock.withLock(.exclusive) {
                 let onDisk = try VaultHeader.decode(
-                    fileSystem.readFile(container.headerPath, limit: VaultHeader.length), policy: .relaxedForTesting)
+                    fileSystem.readFile(container.headerPath, limit: VaultHeader.length), policy: configuration.kdfPolicy)
                 let keys = try Self.unwrap(onDisk, password: current)
                 let rewrapped = try Self.wrap(keys.vaultKey, vaultID: vaultID, password: new, kdf: kdf ?? onDisk.kdf)
                 try fileSystem.writeAtomically(

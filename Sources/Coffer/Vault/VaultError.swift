@@ -15,6 +15,9 @@ public enum VaultError: Error, Equatable, Sendable {
     case corrupt(file: String, reason: String)
     /// The header is valid but asks for KDF costs outside the accepted range.
     case kdfParametersOutOfRange(file: String)
+    /// The vault is older than one this device has seen (SPEC.md §6.7): a whole-vault rollback,
+    /// or a deliberate restore of an old backup (`acceptRollback()`).
+    case rolledBack(generation: UInt64, highestSeen: UInt64)
     /// Invalid input from the caller (an empty service, an oversized note, …).
     case invalidInput(String)
     case storage(StorageError)
@@ -32,6 +35,8 @@ extension VaultError: CustomStringConvertible {
         case .corrupt(let file, let reason): "\(file) is corrupt or was tampered with: \(reason)"
         case .kdfParametersOutOfRange(let file):
             "\(file) asks for key-derivation costs outside the accepted range; refusing to derive"
+        case .rolledBack(let generation, let highest):
+            "the vault is at generation \(generation) but this device has seen generation \(highest): it was rolled back to an older copy"
         case .invalidInput(let reason): reason
         case .storage(let error): error.description
         case .crypto(let error): "cryptography failed: \(error)"

@@ -28,7 +28,7 @@ struct InitCommand: Command {
         }
         let vault = try Vault.create(
             in: container, masterPassword: password, kdf: context.configuration.kdfOverride ?? kdf,
-            fileSystem: context.configuration.fileSystem)
+            configuration: context.vaultConfiguration)
         context.note("created vault \(vault.vaultID) in \(container.path)")
         return .success
     }

@@ -69,8 +69,17 @@ final class CommandContext {
         return try GroupContainer(groupIdentifier: GroupContainer.defaultGroupIdentifier, environment: io.environment)
     }
 
+    /// The vault settings for this run: the host's KDF policy and file system, device state
+    /// under `$XDG_STATE_HOME/coffer`.
+    var vaultConfiguration: VaultConfiguration {
+        var vault = VaultConfiguration.standard(environment: io.environment)
+        vault.kdfPolicy = configuration.kdfPolicy
+        vault.fileSystem = configuration.fileSystem
+        return vault
+    }
+
     func openVault() throws -> Vault {
-        try Vault.open(container(), policy: configuration.kdfPolicy, fileSystem: configuration.fileSystem)
+        try Vault.open(container(), configuration: vaultConfiguration)
     }
 
     /// Opens the vault and unlocks it with the master password from the chosen source.

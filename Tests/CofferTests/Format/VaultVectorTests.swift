@@ -20,7 +20,7 @@ final class VaultVectorTests: XCTestCase {
     }
 
     func testReferenceContainerOpensWithItsPassword() throws {
-        let vault = try Vault.open(copyOfContainer(), policy: .relaxedForTesting)
+        let vault = try Vault.open(copyOfContainer(), configuration: Fixture.configuration())
         XCTAssertEqual(vault.vaultID.hex, vector.string("vault_id"))
         try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
         let records = try vault.allRecords()

@@ -4,7 +4,7 @@ import XCTest
 final class ContainerSecurityTests: XCTestCase {
     func testNewContainerAndParentsAre0700() throws {
         let path = Fixture.containerPath("a/b/vault")
-        _ = try Vault.create(in: GroupContainer(path: path), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters)
+        _ = try Vault.create(in: GroupContainer(path: path), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters, configuration: Fixture.configuration())
         for directory in [path, path + "/..", path + "/../.."] {
             var info = stat()
             stat(directory, &info)
@@ -16,20 +16,20 @@ final class ContainerSecurityTests: XCTestCase {
         let vault = try Fixture.vault()
         for mode: mode_t in [0o750, 0o705, 0o777] {
             chmod(vault.container.path, mode)
-            XCTAssertThrows(try Vault.open(vault.container, policy: .relaxedForTesting), "mode \(String(mode, radix: 8))") {
+            XCTAssertThrows(try Fixture.open(vault), "mode \(String(mode, radix: 8))") {
                 if case VaultError.storage(.insecurePermissions) = $0 { return true }
                 return false
             }
         }
         chmod(vault.container.path, 0o700)
-        XCTAssertNoThrow(try Vault.open(vault.container, policy: .relaxedForTesting))
+        XCTAssertNoThrow(try Fixture.open(vault))
     }
 
     func testSymlinkedContainerIsRefused() throws {
         let vault = try Fixture.vault()
         let link = vault.container.path + "-link"
         XCTAssertEqual(symlink(vault.container.path, link), 0)
-        XCTAssertThrows(try Vault.open(GroupContainer(path: link), policy: .relaxedForTesting)) {
+        XCTAssertThrows(try Vault.open(GroupContainer(path: link), configuration: Fixture.configuration())) {
             if case VaultError.storage(.symbolicLink) = $0 { return true }
             return false
         }
@@ -39,7 +39,7 @@ final class ContainerSecurityTests: XCTestCase {
         guard geteuid() == 0 else { throw XCTSkip("needs root to chown") }
         let vault = try Fixture.vault()
         XCTAssertEqual(chown(vault.container.path, 65534, 65534), 0)
-        XCTAssertThrows(try Vault.open(vault.container, policy: .relaxedForTesting)) {
+        XCTAssertThrows(try Fixture.open(vault)) {
             if case VaultError.storage(.wrongOwner(_, 65534)) = $0 { return true }
             return false
         }

@@ -19,10 +19,20 @@ enum Fixture {
         return base + "/" + name
     }
 
+    /// Relaxed KDF policy and a private device-state directory.
+    static func configuration(fileSystem: FileSystem = .standard) -> VaultConfiguration {
+        VaultConfiguration(kdfPolicy: .relaxedForTesting, fileSystem: fileSystem, stateDirectory: containerPath("state"))
+    }
+
     static func vault(fileSystem: FileSystem = .standard) throws -> Vault {
         try Vault.create(
             in: GroupContainer(path: containerPath()), masterPassword: secret(), kdf: KDFPolicy.testingParameters,
-            fileSystem: fileSystem)
+            configuration: configuration(fileSystem: fileSystem))
+    }
+
+    /// The same vault opened again (locked) with the same device state.
+    static func open(_ vault: Vault) throws -> Vault {
+        try Vault.open(vault.container, configuration: vault.configuration)
     }
 
     static func draft(_ service: String = "example.com", user: String = "alice", password: String = "hunter2") -> RecordDraft {
@@ -30,8 +40,8 @@ enum Fixture {
             serviceIdentifiers: [CredentialServiceIdentifier(identifier: service, type: .domain)], user: user, password: password)
     }
 
-    static func reopen(_ vault: Vault, fileSystem: FileSystem = .standard) throws -> Vault {
-        let reopened = try Vault.open(vault.container, policy: .relaxedForTesting, fileSystem: fileSystem)
+    static func reopen(_ vault: Vault) throws -> Vault {
+        let reopened = try Vault.open(vault.container, configuration: vault.configuration)
         try reopened.unlock(masterPassword: secret())
         return reopened
     }

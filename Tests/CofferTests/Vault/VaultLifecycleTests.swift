@@ -5,7 +5,7 @@ final class VaultLifecycleTests: XCTestCase {
     func testCreateOpenUnlockLock() throws {
         let vault = try Fixture.vault()
         XCTAssertTrue(vault.isUnlocked)
-        let reopened = try Vault.open(vault.container, policy: .relaxedForTesting)
+        let reopened = try Fixture.open(vault)
         XCTAssertFalse(reopened.isUnlocked)
         XCTAssertEqual(reopened.vaultID, vault.vaultID)
         XCTAssertThrows(try reopened.allRecords()) { $0 as? VaultError == .locked }
@@ -18,7 +18,7 @@ final class VaultLifecycleTests: XCTestCase {
 
     func testWrongPasswordIsItsOwnError() throws {
         let vault = try Fixture.vault()
-        let reopened = try Vault.open(vault.container, policy: .relaxedForTesting)
+        let reopened = try Fixture.open(vault)
         XCTAssertThrows(try reopened.unlock(masterPassword: Fixture.secret("wrong"))) { $0 as? VaultError == .wrongPassword }
         XCTAssertThrows(try reopened.unlock(masterPassword: Fixture.secret(Fixture.password + " "))) { $0 as? VaultError == .wrongPassword }
         XCTAssertFalse(reopened.isUnlocked)
@@ -29,7 +29,7 @@ final class VaultLifecycleTests: XCTestCase {
         var bytes = try Fixture.bytes(vault.container.headerPath)
         bytes[45] ^= 1  // inside the salt
         try Fixture.write(bytes, to: vault.container.headerPath)
-        XCTAssertThrows(try Vault.open(vault.container, policy: .relaxedForTesting)) {
+        XCTAssertThrows(try Fixture.open(vault)) {
             if case VaultError.corrupt(let file, _) = $0 { return file.hasSuffix("vault.coffer") }
             return false
         }
@@ -40,7 +40,7 @@ final class VaultLifecycleTests: XCTestCase {
         let bytes = try Fixture.bytes(vault.container.headerPath)
         for candidate in [[], Array(bytes.prefix(100))] {
             try Fixture.write(candidate, to: vault.container.headerPath)
-            XCTAssertThrows(try Vault.open(vault.container, policy: .relaxedForTesting)) { isRejected($0) }
+            XCTAssertThrows(try Fixture.open(vault)) { isRejected($0) }
         }
     }
 
@@ -48,15 +48,15 @@ final class VaultLifecycleTests: XCTestCase {
         let path = Fixture.containerPath()
         mkdir(path, 0o700)
         XCTAssertThrows(try Vault.open(GroupContainer(path: path))) { $0 as? VaultError == .noVault(container: path) }
-        _ = try Vault.create(in: GroupContainer(path: path), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters)
-        XCTAssertThrows(try Vault.create(in: GroupContainer(path: path), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters)) {
+        _ = try Vault.create(in: GroupContainer(path: path), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters, configuration: Fixture.configuration())
+        XCTAssertThrows(try Vault.create(in: GroupContainer(path: path), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters, configuration: Fixture.configuration())) {
             $0 as? VaultError == .vaultExists(container: path)
         }
     }
 
     func testEmptyMasterPasswordIsRefused() {
         XCTAssertThrows(try Vault.create(
-            in: GroupContainer(path: Fixture.containerPath()), masterPassword: Fixture.secret(""), kdf: KDFPolicy.testingParameters)
+            in: GroupContainer(path: Fixture.containerPath()), masterPassword: Fixture.secret(""), kdf: KDFPolicy.testingParameters, configuration: Fixture.configuration())
         ) { if case VaultError.invalidInput = $0 { return true }; return false }
     }
 
@@ -70,7 +70,7 @@ final class VaultLifecycleTests: XCTestCase {
         try vault.changeMasterPassword(current: Fixture.secret(), new: Fixture.secret("new one"))
         XCTAssertEqual(try Fixture.bytes(vault.container.recordPath(record.id)), recordBytes, "no record is rewritten")
 
-        let reopened = try Vault.open(vault.container, policy: .relaxedForTesting)
+        let reopened = try Fixture.open(vault)
         XCTAssertThrows(try reopened.unlock(masterPassword: Fixture.secret())) { $0 as? VaultError == .wrongPassword }
         try reopened.unlock(masterPassword: Fixture.secret("new one"))
         XCTAssertEqual(try reopened.record(withID: record.id).password, "hunter2")
@@ -79,7 +79,7 @@ final class VaultLifecycleTests: XCTestCase {
     func testUnlockWithExportedVaultKey() throws {
         let vault = try Fixture.vault()
         let record = try vault.add(Fixture.draft())
-        let reopened = try Vault.open(vault.container, policy: .relaxedForTesting)
+        let reopened = try Fixture.open(vault)
         try reopened.unlock(vaultKey: vault.keys().vaultKey)
         XCTAssertEqual(try reopened.record(withID: record.id).user, "alice")
     }
@@ -88,7 +88,7 @@ final class VaultLifecycleTests: XCTestCase {
         let vault = try Fixture.vault()
         let stale = vault.container.temporaryDirectory + "/deadbeef.tmp"
         try Fixture.write([1, 2, 3], to: stale)
-        _ = try Vault.open(vault.container, policy: .relaxedForTesting)
+        _ = try Fixture.open(vault)
         XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
     }
 
@@ -97,7 +97,7 @@ final class VaultLifecycleTests: XCTestCase {
         let inFlight = vault.container.temporaryDirectory + "/cafebabe.tmp"
         try Fixture.write([1], to: inFlight)
         try vault.fileLock.withLock(.exclusive) {
-            _ = try Vault.open(vault.container, policy: .relaxedForTesting)
+            _ = try Fixture.open(vault)
             XCTAssertTrue(FileManager.default.fileExists(atPath: inFlight), "a live writer's temp file is not stale")
         }
     }

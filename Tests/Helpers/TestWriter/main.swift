@@ -13,7 +13,9 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 4 else { fail("usage: add CONTAINER COUNT | update CONTAINER ID COUNT") }
 guard let line = readLine(strippingNewline: true) else { fail("no password on stdin") }
 do {
-    let vault = try Vault.open(GroupContainer(path: arguments[2]), policy: .relaxedForTesting)
+    var configuration = VaultConfiguration.standard()
+    configuration.kdfPolicy = .relaxedForTesting
+    let vault = try Vault.open(GroupContainer(path: arguments[2]), configuration: configuration)
     try vault.unlock(masterPassword: SecureBytes(copying: Array(line.utf8)))
     switch arguments[1] {
     case "add":

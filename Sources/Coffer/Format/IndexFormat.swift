@@ -1,0 +1,193 @@
+import Foundation
+
+/// Identifies one immutable index shard file (`index/shards/<hex>`).
+public struct ShardID: RandomIdentifier {
+    public let bytes: [UInt8]
+    public init(validatedBytes: [UInt8]) { bytes = validatedBytes }
+}
+
+/// The root of the identity index (SPEC.md §6.2): a generation number and, for each of the
+/// 512 slots, the shard file holding it. Slots 0..<256 are identity buckets, 256..<512 the
+/// record ledger.
+public struct IndexManifest: Equatable, Sendable {
+    public static let identitySlots = 256
+    public static let ledgerSlots = 256
+    public static let slotCount = identitySlots + ledgerSlots
+    static let plaintextLength = 8 + 2 + slotCount * identifierByteCount
+
+    public var generation: UInt64
+    public var shards: [ShardID?]
+
+    public init(generation: UInt64 = 0, shards: [ShardID?] = Array(repeating: nil, count: IndexManifest.slotCount)) {
+        self.generation = generation
+        self.shards = shards
+    }
+
+    public static func ledgerSlot(of id: RecordID) -> Int { identitySlots + Int(id.bytes[0]) }
+
+    public func encodedPlaintext() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.plaintextLength)
+        bytes.append(littleEndian: generation)
+        bytes.append(littleEndian: UInt16(Self.slotCount))
+        for shard in shards { bytes += shard?.bytes ?? [UInt8](repeating: 0, count: identifierByteCount) }
+        return bytes
+    }
+
+    public static func decode(plaintext: [UInt8]) throws(FormatError) -> IndexManifest {
+        guard plaintext.count == plaintextLength else { throw .badLength }
+        var reader = ByteReader(plaintext)
+        let generation = try reader.integer(UInt64.self)
+        guard try reader.integer(UInt16.self) == UInt16(slotCount) else { throw .nonCanonical("slot count") }
+        var shards: [ShardID?] = []
+        for _ in 0..<slotCount {
+            let bytes = try reader.take(identifierByteCount)
+            shards.append(bytes.allSatisfy { $0 == 0 } ? nil : try ShardID(bytes: bytes))
+        }
+        return IndexManifest(generation: generation, shards: shards)
+    }
+}
+
+/// One suggestion in an identity bucket (SPEC.md §6.3).
+public struct IdentityEntry: Hashable, Sendable, Codable {
+    public var recordID: RecordID
+    public var serviceIdentifier: CredentialServiceIdentifier
+    public var user: String
+    public var rank: Int64
+
+    public init(recordID: RecordID, serviceIdentifier: CredentialServiceIdentifier, user: String, rank: Int64 = 0) {
+        self.recordID = recordID
+        self.serviceIdentifier = serviceIdentifier
+        self.user = user
+        self.rank = rank
+    }
+
+    public var identity: PasswordCredentialIdentity {
+        PasswordCredentialIdentity(serviceIdentifier: serviceIdentifier, user: user, recordIdentifier: recordID.hex, rank: Int(rank))
+    }
+
+    static func canonicalOrder(_ a: IdentityEntry, _ b: IdentityEntry) -> Bool {
+        if a.recordID != b.recordID { return a.recordID < b.recordID }
+        if a.serviceIdentifier.identifier != b.serviceIdentifier.identifier {
+            return a.serviceIdentifier.identifier < b.serviceIdentifier.identifier
+        }
+        return a.user < b.user
+    }
+}
+
+/// What the index knows about one record, to detect rollback and deletion (SPEC.md §6.4).
+public struct LedgerEntry: Hashable, Sendable {
+    public var recordID: RecordID
+    public var revision: UInt64
+    /// BLAKE2b-256 of the whole record file.
+    public var ciphertextHash: [UInt8]
+    /// The identity slots holding this record's identities.
+    public var identitySlots: [UInt8]
+
+    public init(recordID: RecordID, revision: UInt64, ciphertextHash: [UInt8], identitySlots: [UInt8]) {
+        self.recordID = recordID
+        self.revision = revision
+        self.ciphertextHash = ciphertextHash
+        self.identitySlots = identitySlots
+    }
+}
+
+/// Binary payloads of index shards: entries sorted canonically, strings u16-length-prefixed.
+public enum IndexShardCoding {
+    static let hashLength = 32
+
+    public static func encode(identities: [IdentityEntry]) -> [UInt8] {
+        var bytes: [UInt8] = [0]  // payload kind 0: identities
+        bytes.append(littleEndian: UInt32(identities.count))
+        for entry in identities.sorted(by: IdentityEntry.canonicalOrder) {
+            bytes += entry.recordID.bytes
+            bytes.append(littleEndian: entry.rank)
+            bytes.append(entry.serviceIdentifier.type == .URL ? 1 : 0)
+            bytes.append(lengthPrefixed: entry.serviceIdentifier.identifier)
+            bytes.append(lengthPrefixed: entry.user)
+        }
+        return bytes
+    }
+
+    public static func decodeIdentities(_ bytes: [UInt8]) throws(FormatError) -> [IdentityEntry] {
+        var reader = ByteReader(bytes)
+        guard try reader.integer(UInt8.self) == 0 else { throw .nonCanonical("not an identity bucket") }
+        let count = Int(try reader.integer(UInt32.self))
+        guard count <= bytes.count / 29 else { throw .badLength }
+        var entries: [IdentityEntry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let id = try RecordID(bytes: try reader.take(identifierByteCount))
+            let rank = try reader.integer(Int64.self)
+            let typeByte = try reader.integer(UInt8.self)
+            guard typeByte <= 1 else { throw .nonCanonical("service type") }
+            let identifier = try reader.string()
+            let user = try reader.string()
+            entries.append(IdentityEntry(
+                recordID: id, serviceIdentifier: CredentialServiceIdentifier(identifier: identifier, type: typeByte == 1 ? .URL : .domain),
+                user: user, rank: rank))
+        }
+        guard reader.isAtEnd else { throw .badLength }
+        return entries
+    }
+
+    public static func encode(ledger: [LedgerEntry]) -> [UInt8] {
+        var bytes: [UInt8] = [1]  // payload kind 1: ledger
+        bytes.append(littleEndian: UInt32(ledger.count))
+        for entry in ledger.sorted(by: { $0.recordID < $1.recordID }) {
+            bytes += entry.recordID.bytes
+            bytes.append(littleEndian: entry.revision)
+            bytes += entry.ciphertextHash
+            bytes.append(UInt8(entry.identitySlots.count))
+            bytes += entry.identitySlots
+        }
+        return bytes
+    }
+
+    public static func decodeLedger(_ bytes: [UInt8]) throws(FormatError) -> [LedgerEntry] {
+        var reader = ByteReader(bytes)
+        guard try reader.integer(UInt8.self) == 1 else { throw .nonCanonical("not a ledger shard") }
+        let count = Int(try reader.integer(UInt32.self))
+        guard count <= bytes.count / 57 else { throw .badLength }
+        var entries: [LedgerEntry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let id = try RecordID(bytes: try reader.take(identifierByteCount))
+            let revision = try reader.integer(UInt64.self)
+            let hash = Array(try reader.take(hashLength))
+            let slotCount = Int(try reader.integer(UInt8.self))
+            entries.append(LedgerEntry(recordID: id, revision: revision, ciphertextHash: hash, identitySlots: Array(try reader.take(slotCount))))
+        }
+        guard reader.isAtEnd else { throw .badLength }
+        return entries
+    }
+}
+
+/// The intent a writer records before touching records (SPEC.md §6.5): enough to finish or
+/// ignore the transaction after a crash, without the vault key.
+public struct IndexJournal: Codable, Equatable, Sendable {
+    public struct Change: Codable, Equatable, Sendable {
+        public var recordID: RecordID
+        /// Hash of the record file before the transaction; `nil` if it did not exist.
+        public var oldHash: String?
+        /// Hash after; `nil` for a deletion.
+        public var newHash: String?
+        public var revision: UInt64
+        /// The record's identities after the transaction.
+        public var identities: [IdentityEntry]
+    }
+
+    /// The generation the manifest will have once the transaction commits.
+    public var generation: UInt64
+    public var changes: [Change]
+
+    public func encoded() throws(FormatError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do { return Array(try encoder.encode(self)) } catch { throw .invalidDocument("journal") }
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws(FormatError) -> IndexJournal {
+        do { return try JSONDecoder().decode(IndexJournal.self, from: Data(bytes)) } catch { throw .invalidDocument("journal") }
+    }
+}

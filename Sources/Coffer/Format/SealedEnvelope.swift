@@ -1,0 +1,75 @@
+/// The shape shared by every sealed Coffer file: preamble, 24-byte nonce, AEAD ciphertext with
+/// tag (SPEC.md §2.3). Each file type adds its own length rules and associated data.
+public struct SealedEnvelope: Equatable, Sendable {
+    public static let headerLength = FileMagic.length + 24
+    public static let tagLength = 16
+
+    public var type: FileType
+    public var nonce: [UInt8]
+    public var ciphertext: [UInt8]
+
+    public init(type: FileType, nonce: [UInt8], ciphertext: [UInt8]) {
+        self.type = type
+        self.nonce = nonce
+        self.ciphertext = ciphertext
+    }
+
+    public func encoded() -> [UInt8] {
+        FileMagic.bytes(for: type) + nonce + ciphertext
+    }
+
+    /// Splits a file of `type`; `validLength` adds the type's own size rule.
+    public static func decode(
+        _ bytes: [UInt8], as type: FileType, validLength: (Int) -> Bool = { _ in true }
+    ) throws(FormatError) -> SealedEnvelope {
+        try FileMagic.check(bytes, is: type)
+        guard bytes.count >= headerLength + tagLength, validLength(bytes.count) else { throw .badLength }
+        return SealedEnvelope(type: type, nonce: Array(bytes[8..<32]), ciphertext: Array(bytes[32...]))
+    }
+
+    /// `preamble(type) ‖ vault id`, the associated-data prefix of every sealed file.
+    public static func associatedData(_ type: FileType, vaultID: VaultID) -> [UInt8] {
+        FileMagic.bytes(for: type) + vaultID.bytes
+    }
+}
+
+/// Reads fixed-layout fields with bounds checks; running past the end is `badLength`.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private(set) var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func take(_ count: Int) throws(FormatError) -> ArraySlice<UInt8> {
+        guard count >= 0, bytes.count - offset >= count else { throw .badLength }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws(FormatError) -> T {
+        let slice = try take(MemoryLayout<T>.size)
+        return LittleEndian.read(T.self, from: Array(slice), at: 0)
+    }
+
+    mutating func string() throws(FormatError) -> String {
+        let length = Int(try integer(UInt16.self))
+        let slice = try take(length)
+        guard let text = String(validating: slice, as: UTF8.self) else { throw .nonCanonical("invalid UTF-8") }
+        return text
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func append<T: FixedWidthInteger>(littleEndian value: T) {
+        append(contentsOf: LittleEndian.bytes(value))
+    }
+
+    /// A u16-length-prefixed UTF-8 string; callers keep strings under 64 KiB.
+    mutating func append(lengthPrefixed text: String) {
+        let utf8 = Array(text.utf8.prefix(Int(UInt16.max)))
+        append(littleEndian: UInt16(utf8.count))
+        append(contentsOf: utf8)
+    }
+}

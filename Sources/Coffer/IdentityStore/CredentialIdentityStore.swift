@@ -1,0 +1,190 @@
+/// Coffer's `ASCredentialIdentityStore`: the identities (service + user, never a password) a
+/// host may suggest, kept in the sealed index of one vault.
+///
+/// The vault updates the store itself whenever a record changes, as an iOS app updates
+/// `ASCredentialIdentityStore` after writing its database; these methods are for what an app
+/// does on top: ranks, hiding suggestions, rebuilding. Every change is all-or-nothing.
+public final class CredentialIdentityStore: Sendable {
+    /// Apple's `ASCredentialIdentityStoreState`.
+    public struct State: Equatable, Sendable {
+        public let isEnabled: Bool
+        public let supportsIncrementalUpdates: Bool
+    }
+
+    public let vault: Vault
+
+    public init(vault: Vault) {
+        self.vault = vault
+    }
+
+    /// Enabled means: the user turned the provider on for this device, and the index can be
+    /// read while the vault is locked (SPEC.md §6.6).
+    public var state: State {
+        State(isEnabled: vault.deviceState.providerSetting() == .enabled, supportsIncrementalUpdates: true)
+    }
+
+    // MARK: Queries
+
+    /// The identities matching `serviceIdentifiers` (most specific first), best first
+    /// (SPEC.md §7.1). An empty list returns every identity, ordered by rank and recent use.
+    /// Reads only the buckets of the requested sites, never the whole index.
+    public func credentialIdentities(for serviceIdentifiers: [CredentialServiceIdentifier]) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
+        try readable()
+        let usage = vault.deviceState.lastUsed()
+        if serviceIdentifiers.isEmpty {
+            var all: [RankedIdentity] = []
+            try forEachIdentity { entry in
+                all.append(RankedIdentity(identity: entry.identity, match: nil, lastUsed: usage[entry.recordID] ?? 0))
+            }
+            return ServiceMatcher.ordered(all)
+        }
+        return try mapped {
+            try vault.readingIndex { index, manifest in
+                let request = serviceIdentifiers.map(ParsedServiceList.init)
+                var ranked: [RankedIdentity] = []
+                for slot in Set(serviceIdentifiers.map(index.identitySlot)).sorted() {
+                    for entry in try index.identities(inSlot: slot, of: manifest) {
+                        guard let match = ServiceMatcher.bestMatch(of: entry.serviceIdentifier, in: request) else { continue }
+                        ranked.append(RankedIdentity(identity: entry.identity, match: match, lastUsed: usage[entry.recordID] ?? 0))
+                    }
+                }
+                return ServiceMatcher.ordered(ranked)
+            }
+        }
+    }
+
+    /// Calls `body` with every identity, one bucket at a time (the index is never decoded whole).
+    public func forEachCredentialIdentity(_ body: (PasswordCredentialIdentity) throws -> Void) throws(CredentialIdentityStoreError) {
+        try readable()
+        try forEachIdentity { try body($0.identity) }
+    }
+
+    private func forEachIdentity(_ body: (IdentityEntry) throws -> Void) throws(CredentialIdentityStoreError) {
+        try mapped {
+            try vault.readingIndex { index, manifest in
+                for slot in 0..<IndexManifest.identitySlots {
+                    for entry in try index.identities(inSlot: slot, of: manifest) { try body(entry) }
+                }
+            }
+        }
+    }
+
+    // MARK: Changes (Apple's names)
+
+    /// Adds identities, or updates the rank of ones already stored. Each must name an existing
+    /// record; the provider only hands out a password for a service the record itself lists.
+    public func saveCredentialIdentities(_ identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
+        try edit { editor in
+            for (id, additions) in try Self.grouped(identities) {
+                guard try editor.ledgerEntry(for: id) != nil else {
+                    throw CredentialIdentityStoreError.internalError("no record \(id) for this identity")
+                }
+                var current = try editor.identities(of: id)
+                for addition in additions {
+                    current.removeAll { $0.serviceIdentifier == addition.serviceIdentifier && $0.user == addition.user }
+                    current.append(addition)
+                }
+                try editor.setIdentities(of: id, to: current)
+            }
+        }
+    }
+
+    /// Removes identities from suggestions; the records themselves stay.
+    public func removeCredentialIdentities(_ identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
+        try edit { editor in
+            for (id, removals) in try Self.grouped(identities) {
+                let kept = try editor.identities(of: id).filter { entry in
+                    !removals.contains { $0.serviceIdentifier == entry.serviceIdentifier && $0.user == entry.user }
+                }
+                try editor.setIdentities(of: id, to: kept)
+            }
+        }
+    }
+
+    /// Replaces every identity with `identities`, in one commit.
+    public func replaceCredentialIdentities(with identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
+        try edit { editor in
+            try editor.removeAllIdentities()
+            for (id, entries) in try Self.grouped(identities) {
+                guard try editor.ledgerEntry(for: id) != nil else {
+                    throw CredentialIdentityStoreError.internalError("no record \(id) for this identity")
+                }
+                try editor.setIdentities(of: id, to: entries)
+            }
+        }
+    }
+
+    public func removeAllCredentialIdentities() throws(CredentialIdentityStoreError) {
+        try edit { editor in try editor.removeAllIdentities() }
+    }
+
+    // MARK: The configuration toggle
+
+    /// Turns the store on for this device. Requires the vault to be unlocked: enabling is an
+    /// authenticated act (DESIGN.md promise 6).
+    public func enable() throws(CredentialIdentityStoreError) {
+        do {
+            let keys = try vault.keys()
+            try vault.deviceState.enable(indexKey: keys.indexKey)
+        } catch VaultError.locked {
+            throw .storeDisabled
+        } catch {
+            throw .internalError("\(error)")
+        }
+    }
+
+    /// Turns the store off for this device and removes the key that made it readable while locked.
+    public func disable() throws(CredentialIdentityStoreError) {
+        do { try vault.deviceState.disable() } catch { throw .internalError(error.description) }
+    }
+
+    // MARK: Internals
+
+    private func readable() throws(CredentialIdentityStoreError) {
+        guard state.isEnabled || vault.isUnlocked else { throw .storeDisabled }
+    }
+
+    private func edit(_ body: (inout IndexEditor) throws -> Void) throws(CredentialIdentityStoreError) {
+        guard state.isEnabled else { throw .storeDisabled }
+        try mapped {
+            try vault.writeTransaction { () throws in
+                let index = try vault.identityIndex()
+                try vault.recover(index)
+                let manifest = try index.readManifest()
+                try vault.checkGeneration(of: manifest)
+                var editor = IndexEditor(index: index, manifest: manifest)
+                try body(&editor)
+                try vault.deviceState.recordGeneration(try editor.commit().generation)
+            }
+        }
+    }
+
+    private func mapped<Result>(_ body: () throws -> Result) throws(CredentialIdentityStoreError) -> Result {
+        do {
+            return try body()
+        } catch let error as CredentialIdentityStoreError {
+            throw error
+        } catch VaultError.locked {
+            throw .storeDisabled
+        } catch {
+            throw .internalError("\(error)")
+        }
+    }
+
+    private static func grouped(_ identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) -> [(RecordID, [IdentityEntry])] {
+        var groups: [RecordID: [IdentityEntry]] = [:]
+        for identity in identities {
+            guard let id = try? RecordID(hex: identity.recordIdentifier) else {
+                throw .internalError("'\(identity.recordIdentifier.prefix(40))' is not a record identifier")
+            }
+            groups[id, default: []].append(IdentityEntry(
+                recordID: id, serviceIdentifier: identity.serviceIdentifier, user: identity.user, rank: Int64(identity.rank)))
+        }
+        return groups.sorted { $0.key < $1.key }
+    }
+}
+
+extension Vault {
+    /// This vault's identity store.
+    public var identityStore: CredentialIdentityStore { CredentialIdentityStore(vault: self) }
+}

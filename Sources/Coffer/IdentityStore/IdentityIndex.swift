@@ -1,0 +1,134 @@
+/// The sealed identity index in `<container>/index/` (SPEC.md §6): the manifest, immutable
+/// shard files, and the journal of an unfinished transaction.
+///
+/// Readers take the container's shared lock; every change happens under the exclusive lock and
+/// becomes visible in one step, when the new manifest is renamed into place.
+struct IdentityIndex {
+    let container: GroupContainer
+    let vaultID: VaultID
+    let fileSystem: FileSystem
+    let keys: IndexKeys
+
+    var directory: String { container.indexDirectory }
+    var manifestPath: String { directory + "/manifest" }
+    var journalPath: String { directory + "/journal" }
+    var shardsDirectory: String { directory + "/shards" }
+    func shardPath(_ id: ShardID) -> String { shardsDirectory + "/" + id.hex }
+
+    static let maximumManifestLength = SealedEnvelope.headerLength + IndexManifest.plaintextLength + SealedEnvelope.tagLength
+    static let maximumShardLength = 64 << 20
+    static let shardBlockSize = 512
+
+    // MARK: Reading
+
+    /// The committed manifest; an empty generation-0 manifest when the index was never written.
+    func readManifest() throws -> IndexManifest {
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.readFile(manifestPath, limit: Self.maximumManifestLength)
+        } catch where error.isNotFound {
+            return IndexManifest()
+        }
+        return try IndexManifest.decode(plaintext: open(bytes, as: .indexManifest, extra: []))
+    }
+
+    var manifestExists: Bool { (try? fileSystem.status(manifestPath)) != nil }
+    var journalExists: Bool { (try? fileSystem.status(journalPath)) != nil }
+
+    func identities(inSlot slot: Int, of manifest: IndexManifest) throws -> [IdentityEntry] {
+        guard let id = manifest.shards[slot] else { return [] }
+        return try IndexShardCoding.decodeIdentities(readShard(slot: slot, id: id))
+    }
+
+    func ledger(inSlot slot: Int, of manifest: IndexManifest) throws -> [LedgerEntry] {
+        guard let id = manifest.shards[slot] else { return [] }
+        return try IndexShardCoding.decodeLedger(readShard(slot: slot, id: id))
+    }
+
+    func ledgerEntry(for recordID: RecordID, in manifest: IndexManifest) throws -> LedgerEntry? {
+        try ledger(inSlot: IndexManifest.ledgerSlot(of: recordID), of: manifest).first { $0.recordID == recordID }
+    }
+
+    /// The identity bucket of a service: a keyed hash of its registrable domain.
+    func identitySlot(for service: CredentialServiceIdentifier) -> Int {
+        let site = ServiceMatcher.site(of: service) ?? service.identifier.lowercased()
+        let digest = (try? BLAKE2b.hash(Array(site.utf8), key: keys.bucketing, length: 16)) ?? [0]
+        return Int(digest[0])
+    }
+
+    private func readShard(slot: Int, id: ShardID) throws -> [UInt8] {
+        let bytes = try fileSystem.readFile(shardPath(id), limit: Self.maximumShardLength)
+        let padded = try open(bytes, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
+        return padded
+    }
+
+    /// Opens a sealed index file; shard payloads are unpadded.
+    private func open(_ bytes: [UInt8], as type: FileType, extra: [UInt8]) throws -> [UInt8] {
+        let envelope = try SealedEnvelope.decode(bytes, as: type)
+        let plaintext = try XChaCha20Poly1305.open(
+            envelope.ciphertext[...], key: keys.sealing, nonce: envelope.nonce[...],
+            associatedData: SealedEnvelope.associatedData(type, vaultID: vaultID) + extra)
+        return try plaintext.withUnsafeBytes { (buffer) throws -> [UInt8] in
+            guard type == .indexShard else { return Array(buffer) }
+            let length = try Padding.unpaddedLength(of: buffer, blockSize: Self.shardBlockSize)
+            return Array(buffer[0..<length])
+        }
+    }
+
+    // MARK: Writing (callers hold the exclusive lock)
+
+    func seal(_ plaintext: [UInt8], as type: FileType, extra: [UInt8]) throws -> [UInt8] {
+        let body = type == .indexShard ? try Padding.pad(plaintext, blockSize: Self.shardBlockSize) : plaintext
+        let nonce = try XChaCha20Poly1305.randomNonce()
+        let ciphertext = try XChaCha20Poly1305.seal(
+            body, key: keys.sealing, nonce: nonce, associatedData: SealedEnvelope.associatedData(type, vaultID: vaultID) + extra)
+        return SealedEnvelope(type: type, nonce: nonce, ciphertext: ciphertext).encoded()
+    }
+
+    func writeShard(_ payload: [UInt8], slot: Int) throws -> ShardID {
+        let id = try ShardID.random()
+        try fileSystem.makeDirectory(shardsDirectory)
+        let bytes = try seal(payload, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
+        try fileSystem.writeAtomically(bytes, to: shardPath(id), temporaryDirectory: container.temporaryDirectory)
+        return id
+    }
+
+    /// The commit point of every index change.
+    func writeManifest(_ manifest: IndexManifest) throws {
+        try fileSystem.writeAtomically(
+            seal(manifest.encodedPlaintext(), as: .indexManifest, extra: []), to: manifestPath,
+            temporaryDirectory: container.temporaryDirectory)
+    }
+
+    func writeJournal(_ journal: IndexJournal) throws {
+        try fileSystem.writeAtomically(
+            seal(journal.encoded(), as: .indexJournal, extra: []), to: journalPath, temporaryDirectory: container.temporaryDirectory)
+    }
+
+    func readJournal() throws -> IndexJournal? {
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.readFile(journalPath, limit: Self.maximumShardLength)
+        } catch where error.isNotFound {
+            return nil
+        }
+        return try IndexJournal.decode(open(bytes, as: .indexJournal, extra: []))
+    }
+
+    func removeJournal() throws {
+        try fileSystem.removeFile(journalPath)
+    }
+
+    /// Deletes shard files the manifest does not name (left by a crash or replaced by a commit).
+    func removeUnreferencedShards(keeping manifest: IndexManifest) throws {
+        let live = Set(manifest.shards.compactMap { $0?.hex })
+        for name in try fileSystem.contentsOfDirectory(shardsDirectory) where !live.contains(name) {
+            fileSystem.removeQuietly(shardsDirectory + "/" + name)
+        }
+    }
+}
+
+/// BLAKE2b-256 of a record file, as the ledger and the journal store it.
+func ciphertextHash(_ bytes: [UInt8]) throws -> [UInt8] {
+    try BLAKE2b.hash(bytes, length: 32)
+}

@@ -1,0 +1,140 @@
+/// Edits a copy of the index in memory and commits it as a new generation: touched slots are
+/// written as new shard files, then the manifest is replaced, then the old shards are removed.
+/// Nothing a reader can see changes before the manifest rename (SPEC.md §6.5).
+struct IndexEditor {
+    let index: IdentityIndex
+    private(set) var manifest: IndexManifest
+    private var identityBuckets: [Int: [IdentityEntry]] = [:]
+    private var ledgerShards: [Int: [LedgerEntry]] = [:]
+    /// Slots changed since the last commit; only these are rewritten.
+    private var dirtySlots = Set<Int>()
+
+    init(index: IdentityIndex, manifest: IndexManifest) {
+        self.index = index
+        self.manifest = manifest
+    }
+
+    // MARK: Reading through the edit
+
+    mutating func identities(inSlot slot: Int) throws -> [IdentityEntry] {
+        if let cached = identityBuckets[slot] { return cached }
+        let entries = try index.identities(inSlot: slot, of: manifest)
+        identityBuckets[slot] = entries
+        return entries
+    }
+
+    mutating func ledgerEntry(for id: RecordID) throws -> LedgerEntry? {
+        try ledger(inSlot: IndexManifest.ledgerSlot(of: id)).first { $0.recordID == id }
+    }
+
+    private mutating func ledger(inSlot slot: Int) throws -> [LedgerEntry] {
+        if let cached = ledgerShards[slot] { return cached }
+        let entries = try index.ledger(inSlot: slot, of: manifest)
+        ledgerShards[slot] = entries
+        return entries
+    }
+
+    /// The identities currently stored for record `id` (found through its ledger entry).
+    mutating func identities(of id: RecordID) throws -> [IdentityEntry] {
+        var result: [IdentityEntry] = []
+        for slot in try ledgerEntry(for: id)?.identitySlots ?? [] {
+            result += try identities(inSlot: Int(slot)).filter { $0.recordID == id }
+        }
+        return result
+    }
+
+    // MARK: Changes
+
+    /// Records what the vault wrote for `id` (or its deletion, when `hash` is `nil`) and
+    /// replaces its identities with `identities`.
+    mutating func setRecord(_ id: RecordID, revision: UInt64, hash: [UInt8]?, identities: [IdentityEntry]) throws {
+        let previous = try ledgerEntry(for: id)
+        try removeIdentities(of: id, slots: previous?.identitySlots ?? [])
+        let ledgerSlot = IndexManifest.ledgerSlot(of: id)
+        var ledger = try self.ledger(inSlot: ledgerSlot).filter { $0.recordID != id }
+        if let hash {
+            let slots = try addIdentities(identities)
+            ledger.append(LedgerEntry(recordID: id, revision: revision, ciphertextHash: hash, identitySlots: slots))
+        }
+        ledgerShards[ledgerSlot] = ledger
+        dirtySlots.insert(ledgerSlot)
+    }
+
+    /// Replaces the identities of records already in the ledger, keeping their integrity data.
+    mutating func setIdentities(of id: RecordID, to identities: [IdentityEntry]) throws {
+        guard let entry = try ledgerEntry(for: id) else { return }
+        try setRecord(id, revision: entry.revision, hash: entry.ciphertextHash, identities: identities)
+    }
+
+    /// Every identity bucket emptied; the ledger stays (it guards integrity, not suggestions).
+    mutating func removeAllIdentities() throws {
+        for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil || identityBuckets[slot] != nil {
+            identityBuckets[slot] = []
+            dirtySlots.insert(slot)
+        }
+        for slot in IndexManifest.identitySlots..<IndexManifest.slotCount where manifest.shards[slot] != nil {
+            dirtySlots.insert(slot)
+            ledgerShards[slot] = try ledger(inSlot: slot).map { entry in
+                var cleared = entry
+                cleared.identitySlots = []
+                return cleared
+            }
+        }
+    }
+
+    private mutating func removeIdentities(of id: RecordID, slots: [UInt8]) throws {
+        for slot in Set(slots.map(Int.init)) {
+            identityBuckets[slot] = try identities(inSlot: slot).filter { $0.recordID != id }
+            dirtySlots.insert(slot)
+        }
+    }
+
+    private mutating func addIdentities(_ identities: [IdentityEntry]) throws -> [UInt8] {
+        var slots = Set<Int>()
+        for entry in identities {
+            let slot = index.identitySlot(for: entry.serviceIdentifier)
+            var bucket = try self.identities(inSlot: slot)
+            if !bucket.contains(where: { $0.recordID == entry.recordID && $0.serviceIdentifier == entry.serviceIdentifier }) {
+                bucket.append(entry)
+            }
+            identityBuckets[slot] = bucket
+            dirtySlots.insert(slot)
+            slots.insert(slot)
+        }
+        return slots.sorted().map(UInt8.init)
+    }
+
+    // MARK: Commit
+
+    /// Writes the touched slots and a manifest of `generation` (default: the next one).
+    /// - Returns: the committed manifest.
+    @discardableResult
+    mutating func commit(generation: UInt64? = nil) throws -> IndexManifest {
+        var next = manifest
+        next.generation = generation ?? manifest.generation + 1
+        var replaced: [ShardID] = []
+        for slot in dirtySlots.sorted() {
+            let payload: [UInt8]?
+            if slot < IndexManifest.identitySlots {
+                let entries = identityBuckets[slot] ?? []
+                payload = entries.isEmpty ? nil : IndexShardCoding.encode(identities: entries)
+            } else {
+                let entries = ledgerShards[slot] ?? []
+                payload = entries.isEmpty ? nil : IndexShardCoding.encode(ledger: entries)
+            }
+            try replace(slot: slot, in: &next, replaced: &replaced, payload: payload)
+        }
+        try index.writeManifest(next)
+        for id in replaced { index.fileSystem.removeQuietly(index.shardPath(id)) }
+        manifest = next
+        identityBuckets = [:]
+        ledgerShards = [:]
+        dirtySlots = []
+        return next
+    }
+
+    private func replace(slot: Int, in manifest: inout IndexManifest, replaced: inout [ShardID], payload: [UInt8]?) throws {
+        if let old = manifest.shards[slot] { replaced.append(old) }
+        manifest.shards[slot] = try payload.map { try index.writeShard($0, slot: slot) }
+    }
+}

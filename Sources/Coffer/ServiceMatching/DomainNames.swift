@@ -1,0 +1,60 @@
+import CIDN2
+import CPSL
+import Glibc
+
+/// Host-name normalisation and registrable domains, through libidn2 and libpsl (Debian's
+/// libpsl reads the system Public Suffix List, `/usr/share/publicsuffix`).
+///
+/// Every host is compared in one canonical form: lowercase A-labels (punycode), no trailing
+/// dot. So `Bücher.de`, `bücher.de.` and `xn--bcher-kva.de` are one host, while a Cyrillic
+/// look-alike of `example.com` becomes `xn--…` and never equals it.
+public enum DomainNames {
+    /// The canonical form of `host`, or `nil` if it is not a valid host name or IP literal.
+    public static func canonicalHost(_ host: String) -> String? {
+        var name = host
+        if name.hasSuffix(".") { name.removeLast() }
+        guard !name.isEmpty, name.utf8.count <= 253 else { return nil }
+        if isIPLiteral(name) { return name.lowercased() }
+        if name.utf8.allSatisfy({ $0 < 0x80 }) {
+            let lower = name.lowercased()
+            return lower.utf8.allSatisfy(isHostByte) && !lower.hasPrefix("-") && !lower.contains("..") ? lower : nil
+        }
+        var output: UnsafeMutablePointer<CChar>?
+        let flags = Int32(IDN2_NFC_INPUT.rawValue | IDN2_NONTRANSITIONAL.rawValue)
+        guard idn2_to_ascii_8z(name, &output, flags) == Int32(IDN2_OK.rawValue), let output else { return nil }
+        defer { idn2_free(output) }
+        let ascii = String(cString: output).lowercased()
+        return ascii.utf8.allSatisfy(isHostByte) ? ascii : nil
+    }
+
+    /// The registrable domain (eTLD+1) of a canonical host: `login.example.co.uk` →
+    /// `example.co.uk`. `nil` for a public suffix itself, a single label or an IP literal.
+    public static func registrableDomain(ofCanonicalHost host: String) -> String? {
+        guard !isIPLiteral(host), let list = publicSuffixList.context else { return nil }
+        guard let result = psl_registrable_domain(list, host) else { return nil }
+        return String(cString: result)
+    }
+
+    /// Whether the list was loaded; without it only exact host matches are made.
+    public static var hasPublicSuffixList: Bool { publicSuffixList.context != nil }
+
+    static func isIPLiteral(_ host: String) -> Bool {
+        if host.hasPrefix("[") || host.contains(":") { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+    }
+
+    /// libpsl's newest list (the system's DAFSA if newer than the built-in one), loaded once.
+    /// `psl_ctx_t` is read-only after loading, so sharing it between threads is safe.
+    private static let publicSuffixList = LoadedList()
+
+    private final class LoadedList: @unchecked Sendable {
+        let context: OpaquePointer?
+        init() { context = psl_latest(nil) ?? psl_builtin() }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// How closely a stored identity matches a requested service, most specific highest (SPEC.md §7.1).
+public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {
+    /// Same registrable domain (eTLD+1): `login.example.com` for `www.example.com`.
+    case registrableDomain = 1
+    /// Same host name.
+    case host = 2
+    /// The same URL: scheme, host, port and path.
+    case exactURL = 3
+
+    public static func < (lhs: MatchLevel, rhs: MatchLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String {
+        switch self {
+        case .registrableDomain: "registrable-domain"
+        case .host: "host"
+        case .exactURL: "exact-url"
+        }
+    }
+}
+
+/// A service identifier taken apart for matching.
+struct ParsedService: Equatable {
+    /// `nil` for a `.domain` identifier.
+    let scheme: String?
+    let host: String
+    /// An explicit port, or the scheme's default; `nil` when neither is known.
+    let port: Int?
+    let path: String
+    /// eTLD+1, or the host itself when it has none (an IP literal, `localhost`).
+    let site: String
+
+    init?(_ service: CredentialServiceIdentifier) {
+        switch service.type {
+        case .URL:
+            guard let components = URLComponents(string: service.identifier), let scheme = components.scheme?.lowercased(),
+                  let rawHost = components.host, let host = DomainNames.canonicalHost(rawHost)
+            else { return nil }
+            self.scheme = scheme
+            self.host = host
+            port = components.port ?? Self.defaultPorts[scheme]
+            path = components.path.isEmpty ? "/" : components.path
+        case .domain:
+            var text = service.identifier
+            var port: Int?
+            if let colon = text.lastIndex(of: ":"), !text.hasPrefix("["), let number = Int(text[text.index(after: colon)...]) {
+                port = number
+                text = String(text[..<colon])
+            }
+            guard let host = DomainNames.canonicalHost(text) else { return nil }
+            scheme = nil
+            self.host = host
+            self.port = port
+            path = "/"
+        }
+        site = DomainNames.registrableDomain(ofCanonicalHost: host) ?? host
+    }
+
+    static let defaultPorts = ["http": 80, "https": 443, "ssh": 22, "ftp": 21]
+}
+
+/// Decides whether, and how well, stored identities match a request (SPEC.md §7.1).
+public enum ServiceMatcher {
+    /// The registrable domain (or host) an identity is filed under; `nil` if unparseable.
+    public static func site(of service: CredentialServiceIdentifier) -> String? {
+        ParsedService(service)?.site
+    }
+
+    /// How `identity` matches `request`, or `nil` when it must not be offered.
+    ///
+    /// Scheme rule: a URL identity is never offered to a request with a weaker or different
+    /// scheme (an `https` login is not sent to an `http` page); an `http` identity may serve
+    /// `https`. Domain identities and domain requests carry no scheme and match any.
+    public static func matchLevel(identity: CredentialServiceIdentifier, request: CredentialServiceIdentifier) -> MatchLevel? {
+        guard let stored = ParsedService(identity), let wanted = ParsedService(request) else { return nil }
+        return matchLevel(stored, wanted)
+    }
+
+    static func matchLevel(_ stored: ParsedService, _ wanted: ParsedService) -> MatchLevel? {
+        if let have = stored.scheme, let want = wanted.scheme, have != want, !(have == "http" && want == "https") {
+            return nil
+        }
+        if let have = stored.port, let want = wanted.port, have != want { return nil }
+        guard stored.site == wanted.site else { return nil }
+        if stored.host != wanted.host { return .registrableDomain }
+        if stored.scheme != nil, stored.scheme == wanted.scheme, stored.path == wanted.path { return .exactURL }
+        return .host
+    }
+
+    /// One identity's best match against a request list.
+    public struct Match: Sendable {
+        public let level: MatchLevel
+        /// Index of the request service identifier it matched (0 = most specific).
+        public let requestIndex: Int
+    }
+
+    /// The best match of `identity` over `request`: highest level, then earliest request entry.
+    public static func bestMatch(of identity: CredentialServiceIdentifier, in request: [ParsedServiceList]) -> Match? {
+        guard let stored = ParsedService(identity) else { return nil }
+        var best: Match?
+        for (index, wanted) in request.enumerated() {
+            guard let wanted = wanted.parsed, let level = matchLevel(stored, wanted) else { continue }
+            if best == nil || level > best!.level { best = Match(level: level, requestIndex: index) }
+        }
+        return best
+    }
+
+    /// Orders matched identities: match level, then earlier request entry, then `rank`
+    /// (higher first), then most recently used, then record id for a stable order.
+    public static func ordered(_ candidates: [RankedIdentity]) -> [RankedIdentity] {
+        candidates.sorted { a, b in
+            if let left = a.match, let right = b.match {
+                if left.level != right.level { return left.level > right.level }
+                if left.requestIndex != right.requestIndex { return left.requestIndex < right.requestIndex }
+            }
+            if a.identity.rank != b.identity.rank { return a.identity.rank > b.identity.rank }
+            if a.lastUsed != b.lastUsed { return a.lastUsed > b.lastUsed }
+            return a.identity.recordIdentifier < b.identity.recordIdentifier
+        }
+    }
+}
+
+/// A request's service identifiers, parsed once.
+public struct ParsedServiceList: Sendable {
+    let parsed: ParsedService?
+    public init(_ service: CredentialServiceIdentifier) { parsed = ParsedService(service) }
+}
+
+extension ParsedService: @unchecked Sendable {}
+
+/// An identity that matched a request, with what the ranking needs.
+public struct RankedIdentity: Sendable {
+    public let identity: PasswordCredentialIdentity
+    /// `nil` when the request named no service (the whole list is offered).
+    public let match: ServiceMatcher.Match?
+    /// Unix seconds of the last fill on this device; 0 if never.
+    public let lastUsed: UInt64
+}

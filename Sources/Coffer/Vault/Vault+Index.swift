@@ -1,0 +1,172 @@
+/// One record's part in a write transaction: its new sealed bytes (or deletion) and identities.
+struct RecordChange {
+    let id: RecordID
+    /// New file contents; `nil` deletes the record.
+    let sealed: [UInt8]?
+    let revision: UInt64
+    let identities: [IdentityEntry]
+}
+
+extension Vault {
+    // MARK: Keys and access
+
+    /// The index keys: derived from the vault key when unlocked, else this device's copy when
+    /// the identity store is enabled here.
+    func indexKeys() throws(VaultError) -> IndexKeys {
+        if let keys = try? keys() { return try mappingErrors(file: "index key") { try IndexKeys(vaultKeys: keys) } }
+        guard let deviceKey = deviceState.indexKey() else { throw .locked }
+        return try mappingErrors(file: "index key") { try IndexKeys(indexKey: deviceKey) }
+    }
+
+    func identityIndex() throws(VaultError) -> IdentityIndex {
+        IdentityIndex(container: container, vaultID: vaultID, fileSystem: fileSystem, keys: try indexKeys())
+    }
+
+    /// Runs `body` on a consistent view of the index (shared lock), finishing a crashed
+    /// writer's transaction first, and checks for a whole-vault rollback.
+    func readingIndex<Result>(_ body: (IdentityIndex, IndexManifest) throws -> Result) throws(VaultError) -> Result {
+        let index = try identityIndex()
+        return try mappingErrors(file: index.manifestPath) {
+            if index.journalExists { try fileLock.withLock(.exclusive) { try recover(index) } }
+            return try fileLock.withLock(.shared) {
+                let manifest = try index.readManifest()
+                try checkGeneration(of: manifest)
+                return try body(index, manifest)
+            }
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Applies `changes` under the exclusive lock: journal, record files, then the index commit
+    /// (SPEC.md §6.5). A failure part-way leaves a journal that the next access finishes.
+    func commit(_ changes: [RecordChange], undoAddsOnFailure: Bool = false) throws {
+        let index = try identityIndex()
+        try recover(index)
+        let manifest = try index.readManifest()
+        try checkGeneration(of: manifest)
+        var journalChanges: [IndexJournal.Change] = []
+        for change in changes {
+            let oldBytes = try? fileSystem.readFile(container.recordPath(change.id), limit: RecordEnvelope.maximumFileLength)
+            journalChanges.append(IndexJournal.Change(
+                recordID: change.id, oldHash: try oldBytes.map { Hex.encode(try ciphertextHash($0)) },
+                newHash: try change.sealed.map { Hex.encode(try ciphertextHash($0)) },
+                revision: change.revision, identities: change.identities))
+        }
+        let journal = IndexJournal(generation: manifest.generation + 1, changes: journalChanges)
+        try index.writeJournal(journal)
+        var written: [RecordID] = []
+        do {
+            for change in changes {
+                if let sealed = change.sealed {
+                    try fileSystem.makeDirectory(container.shardDirectory(of: change.id))
+                    try fileSystem.writeAtomically(sealed, to: container.recordPath(change.id), temporaryDirectory: container.temporaryDirectory)
+                } else {
+                    try fileSystem.removeFile(container.recordPath(change.id))
+                }
+                written.append(change.id)
+            }
+            var editor = IndexEditor(index: index, manifest: manifest)
+            for (change, entry) in zip(changes, journalChanges) {
+                try editor.setRecord(
+                    change.id, revision: change.revision, hash: change.sealed == nil ? nil : Hex.decode(entry.newHash ?? ""),
+                    identities: change.identities)
+            }
+            let committed = try editor.commit(generation: journal.generation)
+            try index.removeJournal()
+            try deviceState.recordGeneration(committed.generation)
+        } catch {
+            if undoAddsOnFailure {
+                // All or nothing for imports: take back what this call added.
+                for id in written { fileSystem.removeQuietly(container.recordPath(id)) }
+            }
+            try? recover(index)  // make the index agree with whatever did reach the disk
+            throw error
+        }
+    }
+
+    /// Finishes or discards a crashed writer's transaction. Caller holds the exclusive lock.
+    ///
+    /// Each journalled record is taken as it is on disk if its file hash is the journal's old
+    /// or new one; a file matching neither is left for `verify` to report (it was tampered with).
+    func recover(_ index: IdentityIndex) throws {
+        guard let journal = try index.readJournal() else { return }
+        var editor = IndexEditor(index: index, manifest: try index.readManifest())
+        if editor.manifest.generation < journal.generation {
+            var rolledForward = false
+            for change in journal.changes where change.newHash != change.oldHash {
+                let bytes = try? fileSystem.readFile(container.recordPath(change.recordID), limit: RecordEnvelope.maximumFileLength)
+                let current = try bytes.map { Hex.encode(try ciphertextHash($0)) }
+                guard current == change.newHash else { continue }
+                try editor.setRecord(
+                    change.recordID, revision: change.revision, hash: current.flatMap(Hex.decode),
+                    identities: change.identities)
+                rolledForward = true
+            }
+            if rolledForward { try editor.commit(generation: journal.generation) }
+        }
+        try index.removeJournal()
+        try index.removeUnreferencedShards(keeping: editor.manifest)
+    }
+
+    // MARK: Generations (whole-vault rollback, SPEC.md §6.7)
+
+    func checkGeneration(of manifest: IndexManifest) throws {
+        let highest = deviceState.highestGeneration()
+        if manifest.generation < highest {
+            throw VaultError.rolledBack(generation: manifest.generation, highestSeen: highest)
+        }
+        if manifest.generation > highest { try deviceState.recordGeneration(manifest.generation) }
+    }
+
+    /// Accepts the vault as it is now after `VaultError.rolledBack` (a deliberate restore of an
+    /// older backup): this device forgets the newer generation it had seen.
+    public func acceptRollback() throws(VaultError) {
+        let index = try identityIndex()
+        try mappingErrors(file: index.manifestPath) {
+            try deviceState.setHighestGeneration(try index.readManifest().generation)
+        }
+    }
+
+    // MARK: Unlock hooks
+
+    /// After a successful password unlock: a device that never configured the identity store
+    /// enables it (the password is the authentication Apple requires), and a vault whose index
+    /// is missing (a records-only copy) gets it rebuilt.
+    func didUnlockWithPassword(keys: VaultKeys) throws(VaultError) {
+        if deviceState.providerSetting() == .notConfigured {
+            try mappingErrors(file: deviceState.directory) { try deviceState.enable(indexKey: keys.indexKey) }
+        }
+        if !(try identityIndex()).manifestExists { try rebuildIdentityIndex() }
+    }
+
+    /// Rebuilds the whole index from the records (needs the vault unlocked). Ranks and
+    /// suggestions removed through the store API are reset; integrity data is recomputed.
+    public func rebuildIdentityIndex() throws(VaultError) {
+        let keys = try keys()
+        try writeTransaction { () throws in
+            let index = try identityIndex()
+            try? index.removeJournal()
+            let old = (try? index.readManifest()) ?? IndexManifest()
+            var editor = IndexEditor(index: index, manifest: IndexManifest(generation: old.generation))
+            for id in try recordIDs() {
+                let bytes = try fileSystem.readFile(container.recordPath(id), limit: RecordEnvelope.maximumFileLength)
+                let record = try mappingErrors(file: container.recordPath(id)) {
+                    try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)
+                }
+                try editor.setRecord(id, revision: record.revision, hash: ciphertextHash(bytes), identities: Self.identities(of: record))
+            }
+            let committed = try editor.commit(generation: max(old.generation, deviceState.highestGeneration()) + 1)
+            try index.removeUnreferencedShards(keeping: committed)
+            try deviceState.recordGeneration(committed.generation)
+        }
+    }
+
+    /// A record's identities: one per service identifier, ranks carried over from `previous`.
+    static func identities(of record: Record, previous: [IdentityEntry] = []) -> [IdentityEntry] {
+        record.serviceIdentifiers.map { service in
+            let rank = previous.first { $0.serviceIdentifier == service }?.rank ?? 0
+            return IdentityEntry(recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank)
+        }
+    }
+}

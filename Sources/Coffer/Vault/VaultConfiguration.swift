@@ -1,0 +1,28 @@
+import Foundation
+
+/// Where a vault keeps device-local state and how strictly it reads headers. Hosts use
+/// `.standard(environment:)`; tests point `stateDirectory` at a temp directory and relax the
+/// KDF policy through the API.
+public struct VaultConfiguration: Sendable {
+    public var kdfPolicy: KDFPolicy
+    public var fileSystem: FileSystem
+    /// Root of device-local state (SPEC.md §6.6): `$XDG_STATE_HOME/coffer`, by default
+    /// `~/.local/state/coffer`. Never inside the container, so a copy of the container alone
+    /// cannot read the identity index.
+    public var stateDirectory: String
+
+    public init(kdfPolicy: KDFPolicy = .standard, fileSystem: FileSystem = .standard, stateDirectory: String) {
+        self.kdfPolicy = kdfPolicy
+        self.fileSystem = fileSystem
+        self.stateDirectory = stateDirectory
+    }
+
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> VaultConfiguration {
+        VaultConfiguration(stateDirectory: stateHome(environment) + "/coffer")
+    }
+
+    static func stateHome(_ environment: [String: String]) -> String {
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg }
+        return GroupContainer.homeDirectory(environment) + "/.local/state"
+    }
+}
