@@ -26,7 +26,8 @@ public final class CredentialIdentityStore: Sendable {
     // MARK: Queries
 
     /// The identities matching `serviceIdentifiers` (most specific first), best first
-    /// (SPEC.md §7.1). An empty list returns every identity, ordered by rank and recent use.
+    /// (SPEC.md §7.1), one per record. An empty list returns every identity, ordered by rank
+    /// and recent use.
     /// Reads only the buckets of the requested sites, never the whole index.
     public func credentialIdentities(for serviceIdentifiers: [CredentialServiceIdentifier]) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
         try readable()
@@ -48,7 +49,9 @@ public final class CredentialIdentityStore: Sendable {
                         ranked.append(RankedIdentity(identity: entry.identity, match: match, lastUsed: usage[entry.recordID] ?? 0))
                     }
                 }
-                return ServiceMatcher.ordered(ranked)
+                // A record listing several matching services is offered once, at its best match.
+                var seen = Set<String>()
+                return ServiceMatcher.ordered(ranked).filter { seen.insert($0.identity.recordIdentifier).inserted }
             }
         }
     }

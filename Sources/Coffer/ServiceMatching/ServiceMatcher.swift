@@ -25,8 +25,8 @@ struct ParsedService: Equatable {
     /// `nil` for a `.domain` identifier.
     let scheme: String?
     let host: String
-    /// An explicit port, or the scheme's default; `nil` when neither is known.
-    let port: Int?
+    /// The port written in the identifier, if any.
+    let explicitPort: Int?
     let path: String
     /// eTLD+1, or the host itself when it has none (an IP literal, `localhost`).
     let site: String
@@ -39,7 +39,7 @@ struct ParsedService: Equatable {
             else { return nil }
             self.scheme = scheme
             self.host = host
-            port = components.port ?? Self.defaultPorts[scheme]
+            explicitPort = components.port
             path = components.path.isEmpty ? "/" : components.path
         case .domain:
             var text = service.identifier
@@ -51,13 +51,16 @@ struct ParsedService: Equatable {
             guard let host = DomainNames.canonicalHost(text) else { return nil }
             scheme = nil
             self.host = host
-            self.port = port
+            explicitPort = port
             path = "/"
         }
         site = DomainNames.registrableDomain(ofCanonicalHost: host) ?? host
     }
 
     static let defaultPorts = ["http": 80, "https": 443, "ssh": 22, "ftp": 21]
+
+    /// The explicit port, else the scheme's default.
+    var effectivePort: Int? { explicitPort ?? scheme.flatMap { Self.defaultPorts[$0] } }
 }
 
 /// Decides whether, and how well, stored identities match a request (SPEC.md §7.1).
@@ -81,7 +84,11 @@ public enum ServiceMatcher {
         if let have = stored.scheme, let want = wanted.scheme, have != want, !(have == "http" && want == "https") {
             return nil
         }
-        if let have = stored.port, let want = wanted.port, have != want { return nil }
+        // Ports matter once either side names one: then explicit or default ports must agree.
+        if stored.explicitPort != nil || wanted.explicitPort != nil,
+           let have = stored.effectivePort, let want = wanted.effectivePort, have != want {
+            return nil
+        }
         guard stored.site == wanted.site else { return nil }
         if stored.host != wanted.host { return .registrableDomain }
         if stored.scheme != nil, stored.scheme == wanted.scheme, stored.path == wanted.path { return .exactURL }

@@ -1,0 +1,213 @@
+@testable import Coffer
+import Foundation
+import XCTest
+
+final class IdentityStoreTests: XCTestCase {
+    func service(_ text: String) -> CredentialServiceIdentifier { CredentialServiceIdentifier(parsing: text) }
+
+    func users(_ ranked: [RankedIdentity]) -> [String] { ranked.map(\.identity.user) }
+
+    func testVaultChangesKeepTheStoreInStep() throws {
+        let vault = try Fixture.vault()
+        let store = vault.identityStore
+        XCTAssertEqual(store.state, .init(isEnabled: true, supportsIncrementalUpdates: true), "creating a vault enables it here")
+        let alice = try vault.add(Fixture.draft("example.com", user: "alice"))
+        try vault.add(RecordDraft(
+            serviceIdentifiers: [service("https://github.com/login"), service("github.com")], user: "bob", password: "pw"))
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("https://www.example.com/")])), ["alice"])
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("https://github.com/login")])), ["bob"])
+        XCTAssertEqual(try store.credentialIdentities(for: []).count, 3, "one identity per service identifier")
+
+        try vault.updateRecord(withID: alice.id) { $0.user = "alice2"; $0.serviceIdentifiers = [self.service("example.org")] }
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), [])
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.org")])), ["alice2"])
+        try vault.deleteRecord(withID: alice.id)
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.org")])), [])
+    }
+
+    func testSaveRemoveReplaceRemoveAll() throws {
+        let vault = try Fixture.vault()
+        let store = vault.identityStore
+        let a = try vault.add(Fixture.draft("example.com", user: "a"))
+        let b = try vault.add(Fixture.draft("example.com", user: "b"))
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), [a.id, b.id].sorted().map { $0 == a.id ? "a" : "b" })
+
+        try store.saveCredentialIdentities([PasswordCredentialIdentity(
+            serviceIdentifier: service("example.com"), user: "b", recordIdentifier: b.id.hex, rank: 10)])
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), ["b", "a"], "rank orders")
+
+        try store.removeCredentialIdentities([PasswordCredentialIdentity(
+            serviceIdentifier: service("example.com"), user: "b", recordIdentifier: b.id.hex)])
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), ["a"])
+        XCTAssertEqual(try vault.record(withID: b.id).user, "b", "removing an identity keeps the record")
+
+        try store.removeAllCredentialIdentities()
+        XCTAssertEqual(try store.credentialIdentities(for: []).count, 0)
+        XCTAssertEqual(try vault.allRecords().count, 2, "the ledger survives removeAll")
+
+        try store.replaceCredentialIdentities(with: [PasswordCredentialIdentity(
+            serviceIdentifier: service("example.com"), user: "a", recordIdentifier: a.id.hex, rank: 1)])
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), ["a"])
+
+        XCTAssertThrows(try store.saveCredentialIdentities([PasswordCredentialIdentity(
+            serviceIdentifier: service("x.com"), user: "x", recordIdentifier: String(repeating: "0", count: 32))])
+        ) { if case CredentialIdentityStoreError.internalError = $0 { return true }; return false }
+        XCTAssertThrows(try store.saveCredentialIdentities([PasswordCredentialIdentity(
+            serviceIdentifier: service("x.com"), user: "x", recordIdentifier: "../../etc")])
+        ) { if case CredentialIdentityStoreError.internalError = $0 { return true }; return false }
+    }
+
+    func testStoreOperationsAreAllOrNothing() throws {
+        let faults = FaultInjector(failAt: nil)
+        let vault = try Fixture.vault(fileSystem: FileSystem(faults: faults))
+        let store = vault.identityStore
+        let records = try vault.add((0..<6).map { Fixture.draft("site\($0).example", user: "u\($0)") })
+        let replacement = records.prefix(2).map {
+            PasswordCredentialIdentity(serviceIdentifier: service("site.example"), user: "new", recordIdentifier: $0.id.hex, rank: 3)
+        }
+        let before = try store.credentialIdentities(for: []).map(\.identity)
+        faults.arm(failAt: nil)
+        try Fixture.vault(fileSystem: FileSystem(faults: faults)).identityStore.removeAllCredentialIdentities()
+        for step in 1...8 {
+            faults.arm(failAt: step)
+            XCTAssertThrows(try store.replaceCredentialIdentities(with: replacement)) { _ in true }
+            faults.arm(failAt: nil)
+            XCTAssertEqual(try store.credentialIdentities(for: []).map(\.identity), before, "step \(step)")
+        }
+        try store.replaceCredentialIdentities(with: replacement)
+        XCTAssertEqual(Set(try store.credentialIdentities(for: []).map(\.identity)), Set(replacement))
+    }
+
+    func testListingWhileLockedUsesTheDeviceKeyAndShowsNoPassword() throws {
+        let vault = try Fixture.vault()
+        try vault.add(Fixture.draft("example.com", user: "alice", password: "TopSecret"))
+        let locked = try Fixture.open(vault)
+        XCTAssertFalse(locked.isUnlocked)
+        let found = try locked.identityStore.credentialIdentities(for: [service("example.com")])
+        XCTAssertEqual(users(found), ["alice"])
+        XCTAssertFalse("\(found)".contains("TopSecret"))
+        XCTAssertThrows(try locked.allRecords()) { $0 as? VaultError == .locked }
+    }
+
+    func testDisablingRemovesLockedAccessAndEnablingNeedsUnlock() throws {
+        let vault = try Fixture.vault()
+        try vault.add(Fixture.draft())
+        let locked = try Fixture.open(vault)
+        try locked.identityStore.disable()
+        XCTAssertFalse(locked.identityStore.state.isEnabled)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: locked.deviceState.indexKeyPath))
+        XCTAssertThrows(try locked.identityStore.credentialIdentities(for: [service("example.com")])) {
+            $0 as? CredentialIdentityStoreError == .storeDisabled
+        }
+        XCTAssertThrows(try locked.identityStore.enable()) { $0 as? CredentialIdentityStoreError == .storeDisabled }
+        try locked.unlock(masterPassword: Fixture.secret())
+        XCTAssertFalse(locked.identityStore.state.isEnabled, "an unlock does not silently re-enable a disabled store")
+        try locked.identityStore.enable()
+        XCTAssertTrue(locked.identityStore.state.isEnabled)
+    }
+
+    func testContainerCopyWithoutDeviceStateRevealsNoNames() throws {
+        let vault = try Fixture.vault()
+        try vault.add(Fixture.draft("uniquesite.example", user: "uniqueuser9"))
+        let copy = Fixture.containerPath()
+        try FileManager.default.copyItem(atPath: vault.container.path, toPath: copy)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: copy + "/index/manifest"))
+        for file in Fixture.allFiles(under: copy) {
+            let text = String(decoding: try Fixture.bytes(file), as: UTF8.self)
+            XCTAssertFalse(text.contains("uniquesite") || text.contains("uniqueuser9"), file)
+        }
+        // Without this device's state, the copy cannot even list while locked.
+        var configuration = Fixture.configuration()
+        configuration.stateDirectory = Fixture.containerPath("other-device")
+        let elsewhere = try Vault.open(GroupContainer(path: copy), configuration: configuration)
+        XCTAssertThrows(try elsewhere.identityStore.credentialIdentities(for: [service("uniquesite.example")])) {
+            $0 as? CredentialIdentityStoreError == .storeDisabled
+        }
+    }
+
+    func testRestoredCopyRebuildsOnFirstUnlockElsewhere() throws {
+        let vault = try Fixture.vault()
+        let record = try vault.add(Fixture.draft("restored.example", user: "carol"))
+        let copy = Fixture.containerPath()
+        try FileManager.default.copyItem(atPath: vault.container.path, toPath: copy)
+        try FileManager.default.removeItem(atPath: copy + "/index")  // a records-only copy
+        var configuration = Fixture.configuration()
+        configuration.stateDirectory = Fixture.containerPath("new-device")
+        let restored = try Vault.open(GroupContainer(path: copy), configuration: configuration)
+        try restored.unlock(masterPassword: Fixture.secret())
+        XCTAssertTrue(restored.identityStore.state.isEnabled)
+        XCTAssertEqual(users(try restored.identityStore.credentialIdentities(for: [service("restored.example")])), ["carol"])
+        XCTAssertEqual(try restored.record(withID: record.id).password, "hunter2")
+    }
+}
+
+/// Promise 2 across files: deletion, rollback and resurrection of single records are caught by
+/// the ledger even though every file on its own is authentic.
+final class LedgerTamperTests: XCTestCase {
+    func testDeletedRecordFileIsDetected() throws {
+        let vault = try Fixture.vault()
+        let record = try vault.add(Fixture.draft())
+        try FileManager.default.removeItem(atPath: vault.container.recordPath(record.id))
+        XCTAssertThrows(try vault.record(withID: record.id)) { $0 as? VaultError == .recordNotFound(record.id) }
+        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")]).count, 1,
+                       "the identity remains, so the provider can report credentialIdentityNotFound")
+    }
+
+    func testOlderCopyOfARecordIsRefused() throws {
+        let vault = try Fixture.vault()
+        let record = try vault.add(Fixture.draft(password: "old"))
+        let path = vault.container.recordPath(record.id)
+        let old = try Fixture.bytes(path)
+        try vault.updateRecord(withID: record.id) { $0.password = "new" }
+        try Fixture.write(old, to: path)
+        XCTAssertThrows(try vault.record(withID: record.id)) {
+            if case VaultError.corrupt(_, let reason) = $0 { return reason.contains("rolled back") }
+            return false
+        }
+        XCTAssertThrows(try vault.updateRecord(withID: record.id) { $0.password = "x" }) {
+            if case VaultError.corrupt = $0 { return true }
+            return false
+        }
+    }
+
+    func testDeletedRecordPutBackIsRefused() throws {
+        let vault = try Fixture.vault()
+        let record = try vault.add(Fixture.draft())
+        let path = vault.container.recordPath(record.id)
+        let bytes = try Fixture.bytes(path)
+        try vault.deleteRecord(withID: record.id)
+        try Fixture.write(bytes, to: path)
+        XCTAssertThrows(try vault.record(withID: record.id)) {
+            if case VaultError.corrupt(_, let reason) = $0 { return reason.contains("not in the index") }
+            return false
+        }
+    }
+
+    func testWholeVaultRollbackIsDetectedUntilAccepted() throws {
+        let vault = try Fixture.vault()
+        let record = try vault.add(Fixture.draft(password: "v1"))
+        let snapshot = Fixture.containerPath()
+        try FileManager.default.copyItem(atPath: vault.container.path, toPath: snapshot)
+        try vault.updateRecord(withID: record.id) { $0.password = "v2" }
+        try FileManager.default.removeItem(atPath: vault.container.path)
+        try FileManager.default.moveItem(atPath: snapshot, toPath: vault.container.path)
+        let reopened = try Fixture.reopen(vault)
+        XCTAssertThrows(try reopened.record(withID: record.id)) {
+            if case VaultError.rolledBack = $0 { return true }
+            return false
+        }
+        XCTAssertThrows(try reopened.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")])) { _ in true }
+        try reopened.acceptRollback()
+        XCTAssertEqual(try reopened.record(withID: record.id).password, "v1")
+    }
+
+    func testTamperedIndexFilesAreRejected() throws {
+        let vault = try Fixture.vault()
+        try vault.add(Fixture.draft())
+        let manifest = vault.container.indexDirectory + "/manifest"
+        var bytes = try Fixture.bytes(manifest)
+        bytes[bytes.count / 2] ^= 1
+        try Fixture.write(bytes, to: manifest)
+        XCTAssertThrows(try vault.allRecords()) { if case VaultError.corrupt = $0 { return true }; return false }
+    }
+}
