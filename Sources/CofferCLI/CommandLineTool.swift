@@ -5,7 +5,7 @@ import Coffer
 public enum CommandLineTool {
     /// Every command, in the order `coffer help` lists them.
     static let commands: [Command.Type] = [
-        InitCommand.self, AddCommand.self, ShowCommand.self, RemoveCommand.self,
+        InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, ShowCommand.self, RemoveCommand.self,
         GenerateCommand.self, PasswdCommand.self, HelpCommand.self,
     ]
 

@@ -160,3 +160,42 @@ final class UsageTests: XCTestCase {
         XCTAssertEqual(cli.run(["generate", "--style", "nope"]).code, 64)
     }
 }
+
+final class ListAndSearchTests: XCTestCase {
+    func testListWorksWhileLockedAndShowsNoPassword() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("github.com", "alice", password: "SuperSecret1")
+        _ = cli.add("https://mail.example.com/", "bob", password: "SuperSecret2")
+        let list = cli.run(["list"])  // no password given, no terminal: the device key suffices
+        XCTAssertEqual(list.code, 0, list.stderr)
+        XCTAssertTrue(list.stdout.contains("github.com") && list.stdout.contains("alice") && list.stdout.contains(id))
+        XCTAssertFalse((list.stdout + list.stderr).contains("SuperSecret"))
+
+        let json = cli.run(["list", "https://github.com/login", "--json"])
+        let array = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(array?.count, 1)
+        XCTAssertEqual(array?.first?["user"] as? String, "alice")
+        XCTAssertEqual(array?.first?["recordIdentifier"] as? String, id)
+        XCTAssertEqual((array?.first?["serviceIdentifier"] as? [String: Any])?["type"] as? String, "domain")
+        XCTAssertEqual(array?.first?["rank"] as? Int, 0)
+
+        XCTAssertEqual(cli.run(["list", "nothing.example"]).code, 66)
+        let search = cli.run(["search", "MAIL"])
+        XCTAssertEqual(search.code, 0)
+        XCTAssertTrue(search.stdout.contains("bob"))
+        XCTAssertFalse(search.stdout.contains("alice"))
+    }
+
+    func testListNeedsThePasswordWhenTheStoreIsNotEnabledHere() {
+        let cli = CLIHarness()
+        cli.initVault()
+        _ = cli.add("github.com", "alice", password: "pw")
+        let otherDevice = CLIHarness()
+        let result = otherDevice.run(["list", "--container", cli.container], container: false)
+        XCTAssertEqual(result.code, 75, "locked, store not enabled on this device, no terminal")
+        let unlocked = otherDevice.run(["list", "--container", cli.container, "--password-stdin"], stdin: CLIHarness.master + "\n", container: false)
+        XCTAssertEqual(unlocked.code, 0, unlocked.stderr)
+        XCTAssertTrue(unlocked.stdout.contains("alice"))
+    }
+}

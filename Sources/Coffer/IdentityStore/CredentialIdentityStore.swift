@@ -80,7 +80,7 @@ public final class CredentialIdentityStore: Sendable {
         try edit { editor in
             for (id, additions) in try Self.grouped(identities) {
                 guard try editor.ledgerEntry(for: id) != nil else {
-                    throw CredentialIdentityStoreError.internalError("no record \(id) for this identity")
+                    throw CredentialIdentityStoreError.internalError(.recordNotFound(id))
                 }
                 var current = try editor.identities(of: id)
                 for addition in additions {
@@ -110,7 +110,7 @@ public final class CredentialIdentityStore: Sendable {
             try editor.removeAllIdentities()
             for (id, entries) in try Self.grouped(identities) {
                 guard try editor.ledgerEntry(for: id) != nil else {
-                    throw CredentialIdentityStoreError.internalError("no record \(id) for this identity")
+                    throw CredentialIdentityStoreError.internalError(.recordNotFound(id))
                 }
                 try editor.setIdentities(of: id, to: entries)
             }
@@ -131,14 +131,16 @@ public final class CredentialIdentityStore: Sendable {
             try vault.deviceState.enable(indexKey: keys.indexKey)
         } catch VaultError.locked {
             throw .storeDisabled
+        } catch let error as StorageError {
+            throw .internalError(.storage(error))
         } catch {
-            throw .internalError("\(error)")
+            throw .internalError(.invalidInput("\(error)"))
         }
     }
 
     /// Turns the store off for this device and removes the key that made it readable while locked.
     public func disable() throws(CredentialIdentityStoreError) {
-        do { try vault.deviceState.disable() } catch { throw .internalError(error.description) }
+        do { try vault.deviceState.disable() } catch { throw .internalError(.storage(error)) }
     }
 
     // MARK: Internals
@@ -169,8 +171,12 @@ public final class CredentialIdentityStore: Sendable {
             throw error
         } catch VaultError.locked {
             throw .storeDisabled
+        } catch let error as VaultError {
+            throw .internalError(error)
+        } catch let error as StorageError {
+            throw .internalError(.storage(error))
         } catch {
-            throw .internalError("\(error)")
+            throw .internalError(.invalidInput("\(error)"))
         }
     }
 
@@ -178,7 +184,7 @@ public final class CredentialIdentityStore: Sendable {
         var groups: [RecordID: [IdentityEntry]] = [:]
         for identity in identities {
             guard let id = try? RecordID(hex: identity.recordIdentifier) else {
-                throw .internalError("'\(identity.recordIdentifier.prefix(40))' is not a record identifier")
+                throw .internalError(.invalidInput("'\(identity.recordIdentifier.prefix(40))' is not a record identifier"))
             }
             groups[id, default: []].append(IdentityEntry(
                 recordID: id, serviceIdentifier: identity.serviceIdentifier, user: identity.user, rank: Int64(identity.rank)))

@@ -1,7 +1,7 @@
 /// Apple's `ASCredentialIdentityStoreError.Code`, with the same raw values.
 public enum CredentialIdentityStoreError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Something failed underneath; the associated text names it (never a secret).
-    case internalError(String)
+    /// Something failed underneath; the vault error says what (never a secret).
+    case internalError(VaultError)
     /// The identity store is turned off on this device (or the vault is locked and it was
     /// never enabled here).
     case storeDisabled
@@ -18,7 +18,7 @@ public enum CredentialIdentityStoreError: Error, Equatable, Sendable, CustomStri
 
     public var description: String {
         switch self {
-        case .internalError(let reason): "identity store error: \(reason)"
+        case .internalError(let underlying): "identity store error: \(underlying)"
         case .storeDisabled: "the identity store is disabled on this device"
         case .storeBusy: "the identity store is busy"
         }

@@ -37,10 +37,8 @@ struct ShowCommand: Command {
     }
 
     static func identityJSON(_ record: Record) -> [String: Any] {
-        [
-            "recordIdentifier": record.id.hex, "user": record.user,
-            "serviceIdentifier": serviceJSON(record.serviceIdentifiers[0]),
-        ]
+        JSONOutput.identity(PasswordCredentialIdentity(
+            serviceIdentifier: record.serviceIdentifiers[0], user: record.user, recordIdentifier: record.id.hex))
     }
 
     static func serviceJSON(_ service: CredentialServiceIdentifier) -> [String: Any] {

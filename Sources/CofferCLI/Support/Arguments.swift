@@ -28,6 +28,7 @@ enum GlobalOptions {
         .flag("password-stdin", "read the master password from the first line of stdin"),
         .value("password-file", "read the master password from the first line of FILE (/dev/fd/3 works)"),
         .flag("no-interaction", "never prompt; exit 75 when the vault is locked"),
+        .flag("accept-rollback", "accept a vault older than one this device has seen (a restored backup)"),
         .flag("help", "show help for this command"),
     ]
 }

@@ -84,12 +84,27 @@ final class CommandContext {
 
     /// Opens the vault and unlocks it with the master password from the chosen source.
     func unlockedVault() throws -> Vault {
+        try sessionVault(requireUnlocked: true)
+    }
+
+    /// Opens the vault; unlocks it when `requireUnlocked`.
+    func sessionVault(requireUnlocked: Bool) throws -> Vault {
         let vault = try openVault()
+        if requireUnlocked { try unlock(vault) }
+        if arguments.has("accept-rollback") {
+            if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault) }
+            try vault.acceptRollback()
+            note("accepted the vault at its current generation; this device forgets the newer one it had seen")
+        }
+        return vault
+    }
+
+    /// Unlocks with the master password from the chosen source, or throws `.locked`.
+    func unlock(_ vault: Vault) throws {
         guard let password = try masterPassword(prompt: "Master password for \(vault.container.path): ") else {
             throw VaultError.locked
         }
         try vault.unlock(masterPassword: password)
-        return vault
     }
 
     /// The master password from `--password-file`, `--password-stdin` or the terminal, in that

@@ -29,6 +29,8 @@ struct CLIError: Error {
         switch error {
         case let error as CLIError: return error
         case let error as VaultError: return from(error)
+        case CredentialIdentityStoreError.internalError(let underlying): return from(underlying)
+        case let error as CredentialIdentityStoreError: return CLIError(error.description)
         case let error as StorageError: return CLIError(error.description)
         default: return CLIError("\(error)")
         }
@@ -45,6 +47,9 @@ struct CLIError: Error {
             CLIError(error.description, hint: "'coffer list' shows the ids", code: .noInput)
         case .noVault:
             CLIError(error.description, code: .noInput)
+        case .rolledBack:
+            CLIError(error.description, hint: "if you restored an older backup on purpose, run the command again with --accept-rollback",
+                     code: .dataError)
         case .corrupt, .kdfParametersOutOfRange:
             CLIError(error.description, hint: "'coffer verify' checks the whole vault", code: .dataError)
         case .invalidInput(let reason):

@@ -1,0 +1,74 @@
+import Coffer
+
+struct ListCommand: Command {
+    static let name = "list"
+    static let aliases = ["ls"]
+    static let summary = "list credential identities (never passwords)"
+    static let usage = "list [SERVICE] [--json]"
+    static let discussion = """
+        Lists the identities the provider would suggest: service, user and id, best match first
+        when SERVICE is given. Works while the vault is locked when the identity store is enabled
+        on this device (as iOS's QuickType bar does); otherwise the master password is needed.
+        """
+    static let examples = ["coffer list", "coffer list https://github.com/login", "coffer list --json | jq -r '.[].user'"]
+    static let options: [OptionSpec] = [.flag("json", "print a JSON array of identities")]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        let operands = try context.positionals(0...1, names: "SERVICE")
+        let request = operands.map(CredentialServiceIdentifier.init(parsing:))
+        let identities = try context.identities(for: request).map(\.identity)
+        if request.count == 1 && identities.isEmpty && !context.wantsJSON {
+            throw CLIError("no credential for \(operands[0])", code: .noInput)
+        }
+        context.printIdentities(identities)
+        return .success
+    }
+}
+
+struct SearchCommand: Command {
+    static let name = "search"
+    static let aliases = ["find"]
+    static let summary = "find identities whose service or user contains TEXT"
+    static let usage = "search TEXT [--json]"
+    static let discussion = "Case-insensitive substring search over service identifiers and user names. Works while locked like 'list'."
+    static let examples = ["coffer search github", "coffer search alice --json"]
+    static let options: [OptionSpec] = [.flag("json", "print a JSON array of identities")]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        let text = try context.positionals(1...1, names: "TEXT")[0].lowercased()
+        let found = try context.identities(for: []).map(\.identity).filter {
+            $0.user.lowercased().contains(text) || $0.serviceIdentifier.identifier.lowercased().contains(text)
+        }
+        guard !found.isEmpty || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
+        context.printIdentities(found)
+        return .success
+    }
+}
+
+extension CommandContext {
+    /// Identities from the store: locked through this device's index key when the store is
+    /// enabled, else after unlocking with the master password.
+    func identities(for request: [CredentialServiceIdentifier]) throws -> [RankedIdentity] {
+        let vault = try sessionVault(requireUnlocked: false)
+        do {
+            return try vault.identityStore.credentialIdentities(for: request)
+        } catch CredentialIdentityStoreError.storeDisabled {
+            try unlock(vault)
+            return try vault.identityStore.credentialIdentities(for: request)
+        }
+    }
+
+    func printIdentities(_ identities: [PasswordCredentialIdentity]) {
+        if wantsJSON {
+            print(JSONOutput.render(identities.map(JSONOutput.identity)))
+            return
+        }
+        let width = min(40, identities.map(\.serviceIdentifier.identifier.count).max() ?? 0)
+        let userWidth = min(24, identities.map(\.user.count).max() ?? 0)
+        for identity in identities {
+            let service = identity.serviceIdentifier.identifier.padding(toLength: max(width, identity.serviceIdentifier.identifier.count), withPad: " ", startingAt: 0)
+            let user = identity.user.padding(toLength: max(userWidth, identity.user.count), withPad: " ", startingAt: 0)
+            print("\(service)  \(user)  \(identity.recordIdentifier)")
+        }
+    }
+}
