@@ -4,7 +4,7 @@
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
 // vault and records → format → crypto. Each C library is imported by exactly one folder of
 // the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
-// CLinux (prctl wrappers) by Process/.
+// CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift.
 import PackageDescription
 
 let package = Package(
@@ -26,6 +26,7 @@ let package = Package(
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
 
         .executableTarget(name: "embed-vault", dependencies: ["Coffer"], path: "Examples/EmbedVault"),
+        .executableTarget(name: "coffer-bench", dependencies: ["Coffer"], path: "Benchmarks/CofferBench"),
 
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .testTarget(name: "CofferTests", dependencies: ["Coffer"], resources: [.copy("Vectors")]),

@@ -72,6 +72,32 @@ public enum XChaCha20Poly1305 {
         return plaintext
     }
 
+    /// Verifies and decrypts into ordinary memory: for bulk plaintexts that hold no key or
+    /// password (index shards), where a guarded allocation per file would dominate the cost.
+    public static func openUnguarded(
+        _ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>, associatedData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        try Sodium.ready()
+        try check(key: key, nonce: Array(nonce))
+        guard ciphertext.count >= tagLength else { throw .authenticationFailed }
+        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - tagLength)
+        var plaintextLength: UInt64 = 0
+        let status = ciphertext.withUnsafeBufferPointer { sealed in
+            nonce.withUnsafeBufferPointer { nonceBytes in
+                key.withUnsafeBytes { keyBytes in
+                    plaintext.withUnsafeMutableBufferPointer { output in
+                        crypto_aead_xchacha20poly1305_ietf_decrypt(
+                            output.baseAddress, &plaintextLength, nil, sealed.baseAddress!, UInt64(sealed.count),
+                            associatedData, UInt64(associatedData.count),
+                            nonceBytes.baseAddress!, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    }
+                }
+            }
+        }
+        guard status == 0 else { throw .authenticationFailed }
+        return plaintext
+    }
+
     private static func check(key: SecureBytes, nonce: [UInt8]) throws(CryptoError) {
         guard key.count == keyLength else { throw .invalidLength(expected: keyLength, actual: key.count) }
         guard nonce.count == nonceLength else { throw .invalidLength(expected: nonceLength, actual: nonce.count) }

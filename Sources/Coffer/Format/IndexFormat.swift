@@ -54,12 +54,16 @@ public struct IdentityEntry: Hashable, Sendable, Codable {
     public var serviceIdentifier: CredentialServiceIdentifier
     public var user: String
     public var rank: Int64
+    /// The registrable domain (or host) the entry is filed under, as computed when written:
+    /// lookups compare it before parsing anything (SPEC.md §6.3).
+    public var site: String
 
-    public init(recordID: RecordID, serviceIdentifier: CredentialServiceIdentifier, user: String, rank: Int64 = 0) {
+    public init(recordID: RecordID, serviceIdentifier: CredentialServiceIdentifier, user: String, rank: Int64 = 0, site: String) {
         self.recordID = recordID
         self.serviceIdentifier = serviceIdentifier
         self.user = user
         self.rank = rank
+        self.site = site
     }
 
     public var identity: PasswordCredentialIdentity {
@@ -103,29 +107,41 @@ public enum IndexShardCoding {
             bytes += entry.recordID.bytes
             bytes.append(littleEndian: entry.rank)
             bytes.append(entry.serviceIdentifier.type == .URL ? 1 : 0)
+            bytes.append(lengthPrefixed: entry.site)
             bytes.append(lengthPrefixed: entry.serviceIdentifier.identifier)
             bytes.append(lengthPrefixed: entry.user)
         }
         return bytes
     }
 
-    public static func decodeIdentities(_ bytes: [UInt8]) throws(FormatError) -> [IdentityEntry] {
+    /// Decodes a bucket; with `sites`, materialises only entries filed under one of them (the
+    /// others are skipped by comparing bytes), so a lookup costs little even in a full bucket.
+    public static func decodeIdentities(_ bytes: [UInt8], sites: Set<String>? = nil) throws(FormatError) -> [IdentityEntry] {
+        let wanted = sites.map { $0.map { Array($0.utf8) } }
         var reader = ByteReader(bytes)
         guard try reader.integer(UInt8.self) == 0 else { throw .nonCanonical("not an identity bucket") }
         let count = Int(try reader.integer(UInt32.self))
-        guard count <= bytes.count / 29 else { throw .badLength }
+        guard count <= bytes.count / 31 else { throw .badLength }
         var entries: [IdentityEntry] = []
-        entries.reserveCapacity(count)
+        entries.reserveCapacity(wanted == nil ? count : 4)
         for _ in 0..<count {
-            let id = try RecordID(bytes: try reader.take(identifierByteCount))
+            let idBytes = try reader.take(identifierByteCount)
             let rank = try reader.integer(Int64.self)
             let typeByte = try reader.integer(UInt8.self)
             guard typeByte <= 1 else { throw .nonCanonical("service type") }
+            let siteBytes = try reader.lengthPrefixedBytes()
+            if let wanted, !wanted.contains(where: { $0.elementsEqual(siteBytes) }) {
+                _ = try reader.lengthPrefixedBytes()
+                _ = try reader.lengthPrefixedBytes()
+                continue
+            }
+            let site = try ByteReader.utf8(siteBytes)
             let identifier = try reader.string()
             let user = try reader.string()
             entries.append(IdentityEntry(
-                recordID: id, serviceIdentifier: CredentialServiceIdentifier(identifier: identifier, type: typeByte == 1 ? .URL : .domain),
-                user: user, rank: rank))
+                recordID: try RecordID(bytes: idBytes),
+                serviceIdentifier: CredentialServiceIdentifier(identifier: identifier, type: typeByte == 1 ? .URL : .domain),
+                user: user, rank: rank, site: site))
         }
         guard reader.isAtEnd else { throw .badLength }
         return entries
@@ -142,6 +158,24 @@ public enum IndexShardCoding {
             bytes += entry.identitySlots
         }
         return bytes
+    }
+
+    /// The entry of one record, found by scanning without materialising the others.
+    public static func ledgerEntry(for id: RecordID, in bytes: [UInt8]) throws(FormatError) -> LedgerEntry? {
+        var reader = ByteReader(bytes)
+        guard try reader.integer(UInt8.self) == 1 else { throw .nonCanonical("not a ledger shard") }
+        let count = Int(try reader.integer(UInt32.self))
+        guard count <= bytes.count / 57 else { throw .badLength }
+        for _ in 0..<count {
+            let idBytes = try reader.take(identifierByteCount)
+            let revision = try reader.integer(UInt64.self)
+            let hash = try reader.take(hashLength)
+            let slots = try reader.take(Int(try reader.integer(UInt8.self)))
+            if idBytes.elementsEqual(id.bytes) {
+                return LedgerEntry(recordID: id, revision: revision, ciphertextHash: Array(hash), identitySlots: Array(slots))
+            }
+        }
+        return nil
     }
 
     public static func decodeLedger(_ bytes: [UInt8]) throws(FormatError) -> [LedgerEntry] {

@@ -49,14 +49,21 @@ struct ByteReader {
     }
 
     mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws(FormatError) -> T {
-        let slice = try take(MemoryLayout<T>.size)
-        return LittleEndian.read(T.self, from: Array(slice), at: 0)
+        let start = offset
+        _ = try take(MemoryLayout<T>.size)
+        return LittleEndian.read(T.self, from: bytes, at: start)
+    }
+
+    mutating func lengthPrefixedBytes() throws(FormatError) -> ArraySlice<UInt8> {
+        try take(Int(try integer(UInt16.self)))
     }
 
     mutating func string() throws(FormatError) -> String {
-        let length = Int(try integer(UInt16.self))
-        let slice = try take(length)
-        guard let text = String(validating: slice, as: UTF8.self) else { throw .nonCanonical("invalid UTF-8") }
+        try Self.utf8(try lengthPrefixedBytes())
+    }
+
+    static func utf8(_ bytes: ArraySlice<UInt8>) throws(FormatError) -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .nonCanonical("invalid UTF-8") }
         return text
     }
 }

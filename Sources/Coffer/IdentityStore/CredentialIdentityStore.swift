@@ -42,9 +42,10 @@ public final class CredentialIdentityStore: Sendable {
         return try mapped {
             try vault.readingIndex { index, manifest in
                 let request = serviceIdentifiers.map(ParsedServiceList.init)
+                let sites = Set(serviceIdentifiers.map(IdentityIndex.site(of:)))
                 var ranked: [RankedIdentity] = []
-                for slot in Set(serviceIdentifiers.map(index.identitySlot)).sorted() {
-                    for entry in try index.identities(inSlot: slot, of: manifest) {
+                for slot in Set(sites.map(index.identitySlot(forSite:))).sorted() {
+                    for entry in try index.identities(inSlot: slot, of: manifest, sites: sites) {
                         guard let match = ServiceMatcher.bestMatch(of: entry.serviceIdentifier, in: request) else { continue }
                         ranked.append(RankedIdentity(identity: entry.identity, match: match, lastUsed: usage[entry.recordID] ?? 0))
                     }
@@ -187,7 +188,8 @@ public final class CredentialIdentityStore: Sendable {
                 throw .internalError(.invalidInput("'\(identity.recordIdentifier.prefix(40))' is not a record identifier"))
             }
             groups[id, default: []].append(IdentityEntry(
-                recordID: id, serviceIdentifier: identity.serviceIdentifier, user: identity.user, rank: Int64(identity.rank)))
+                recordID: id, serviceIdentifier: identity.serviceIdentifier, user: identity.user, rank: Int64(identity.rank),
+                site: IdentityIndex.site(of: identity.serviceIdentifier)))
         }
         return groups.sorted { $0.key < $1.key }
     }

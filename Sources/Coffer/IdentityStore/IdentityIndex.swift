@@ -35,9 +35,10 @@ struct IdentityIndex {
     var manifestExists: Bool { (try? fileSystem.status(manifestPath)) != nil }
     var journalExists: Bool { (try? fileSystem.status(journalPath)) != nil }
 
-    func identities(inSlot slot: Int, of manifest: IndexManifest) throws -> [IdentityEntry] {
+    /// The entries of a bucket; with `sites`, only those filed under one of them.
+    func identities(inSlot slot: Int, of manifest: IndexManifest, sites: Set<String>? = nil) throws -> [IdentityEntry] {
         guard let id = manifest.shards[slot] else { return [] }
-        return try IndexShardCoding.decodeIdentities(readShard(slot: slot, id: id))
+        return try IndexShardCoding.decodeIdentities(readShard(slot: slot, id: id), sites: sites)
     }
 
     func ledger(inSlot slot: Int, of manifest: IndexManifest) throws -> [LedgerEntry] {
@@ -46,12 +47,18 @@ struct IdentityIndex {
     }
 
     func ledgerEntry(for recordID: RecordID, in manifest: IndexManifest) throws -> LedgerEntry? {
-        try ledger(inSlot: IndexManifest.ledgerSlot(of: recordID), of: manifest).first { $0.recordID == recordID }
+        let slot = IndexManifest.ledgerSlot(of: recordID)
+        guard let id = manifest.shards[slot] else { return nil }
+        return try IndexShardCoding.ledgerEntry(for: recordID, in: readShard(slot: slot, id: id))
     }
 
-    /// The identity bucket of a service: a keyed hash of its registrable domain.
-    func identitySlot(for service: CredentialServiceIdentifier) -> Int {
-        let site = ServiceMatcher.site(of: service) ?? service.identifier.lowercased()
+    /// The site a service is filed under: its registrable domain, else its lower-cased identifier.
+    static func site(of service: CredentialServiceIdentifier) -> String {
+        ServiceMatcher.site(of: service) ?? service.identifier.lowercased()
+    }
+
+    /// The identity bucket of a site: a keyed hash, so bucket numbers reveal nothing.
+    func identitySlot(forSite site: String) -> Int {
         let digest = (try? BLAKE2b.hash(Array(site.utf8), key: keys.bucketing, length: 16)) ?? [0]
         return Int(digest[0])
     }
@@ -65,14 +72,14 @@ struct IdentityIndex {
     /// Opens a sealed index file; shard payloads are unpadded.
     private func open(_ bytes: [UInt8], as type: FileType, extra: [UInt8]) throws -> [UInt8] {
         let envelope = try SealedEnvelope.decode(bytes, as: type)
-        let plaintext = try XChaCha20Poly1305.open(
+        // Index plaintexts hold names, never keys or passwords: ordinary memory is enough.
+        var plaintext = try XChaCha20Poly1305.openUnguarded(
             envelope.ciphertext[...], key: keys.sealing, nonce: envelope.nonce[...],
             associatedData: SealedEnvelope.associatedData(type, vaultID: vaultID) + extra)
-        return try plaintext.withUnsafeBytes { (buffer) throws -> [UInt8] in
-            guard type == .indexShard else { return Array(buffer) }
-            let length = try Padding.unpaddedLength(of: buffer, blockSize: Self.shardBlockSize)
-            return Array(buffer[0..<length])
-        }
+        guard type == .indexShard else { return plaintext }
+        let length = try plaintext.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: Self.shardBlockSize) }
+        plaintext.removeLast(plaintext.count - length)
+        return plaintext
     }
 
     // MARK: Writing (callers hold the exclusive lock)

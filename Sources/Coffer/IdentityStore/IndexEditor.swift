@@ -92,7 +92,7 @@ struct IndexEditor {
     private mutating func addIdentities(_ identities: [IdentityEntry]) throws -> [UInt8] {
         var slots = Set<Int>()
         for entry in identities {
-            let slot = index.identitySlot(for: entry.serviceIdentifier)
+            let slot = index.identitySlot(forSite: entry.site)
             var bucket = try self.identities(inSlot: slot)
             if !bucket.contains(where: { $0.recordID == entry.recordID && $0.serviceIdentifier == entry.serviceIdentifier }) {
                 bucket.append(entry)

@@ -16,8 +16,18 @@ public enum DomainNames {
         guard !name.isEmpty, name.utf8.count <= 253 else { return nil }
         if isIPLiteral(name) { return name.lowercased() }
         if name.utf8.allSatisfy({ $0 < 0x80 }) {
-            let lower = name.lowercased()
-            return lower.utf8.allSatisfy(isHostByte) && !lower.hasPrefix("-") && !lower.contains("..") ? lower : nil
+            // Byte-level fast path for the common ASCII case: lower-case and validate in one pass.
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(name.utf8.count)
+            var previous: UInt8 = UInt8(ascii: ".")
+            for byte in name.utf8 {
+                let lower = byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte
+                guard isHostByte(lower), !(lower == UInt8(ascii: ".") && previous == UInt8(ascii: ".")) else { return nil }
+                bytes.append(lower)
+                previous = lower
+            }
+            guard bytes.first != UInt8(ascii: "-") else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
         }
         var output: UnsafeMutablePointer<CChar>?
         let flags = Int32(IDN2_NFC_INPUT.rawValue | IDN2_NONTRANSITIONAL.rawValue)
@@ -38,10 +48,14 @@ public enum DomainNames {
     /// Whether the list was loaded; without it only exact host matches are made.
     public static var hasPublicSuffixList: Bool { publicSuffixList.context != nil }
 
+    /// IPv6 (brackets or colons) or a dotted IPv4 quad: digits and dots only, three dots.
     static func isIPLiteral(_ host: String) -> Bool {
-        if host.hasPrefix("[") || host.contains(":") { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+        var dots = 0
+        for byte in host.utf8 {
+            if byte == UInt8(ascii: "[") || byte == UInt8(ascii: ":") { return true }
+            if byte == UInt8(ascii: ".") { dots += 1 } else if byte < 0x30 || byte > 0x39 { return false }
+        }
+        return dots == 3
     }
 
     private static func isHostByte(_ byte: UInt8) -> Bool {

@@ -44,7 +44,8 @@ struct ParsedService: Equatable {
         case .domain:
             var text = service.identifier
             var port: Int?
-            if let colon = text.lastIndex(of: ":"), !text.hasPrefix("["), let number = Int(text[text.index(after: colon)...]) {
+            if text.utf8.contains(UInt8(ascii: ":")), !text.hasPrefix("["), let colon = text.lastIndex(of: ":"),
+               let number = Int(text[text.index(after: colon)...]) {
                 port = number
                 text = String(text[..<colon])
             }

@@ -56,16 +56,22 @@ extension Vault {
         let journal = IndexJournal(generation: manifest.generation + 1, changes: journalChanges)
         try index.writeJournal(journal)
         var written: [RecordID] = []
+        // One record: fsync it. Many (an import): write them all, then flush the file system
+        // once before the index commits; recovery removes any add a crash left torn.
+        let durableEach = changes.count == 1
         do {
             for change in changes {
                 if let sealed = change.sealed {
                     try fileSystem.makeDirectory(container.shardDirectory(of: change.id))
-                    try fileSystem.writeAtomically(sealed, to: container.recordPath(change.id), temporaryDirectory: container.temporaryDirectory)
+                    try fileSystem.writeAtomically(
+                        sealed, to: container.recordPath(change.id), temporaryDirectory: container.temporaryDirectory,
+                        durable: durableEach)
                 } else {
                     try fileSystem.removeFile(container.recordPath(change.id))
                 }
                 written.append(change.id)
             }
+            if !durableEach { try fileSystem.syncFileSystem(containing: container.recordsDirectory) }
             var editor = IndexEditor(index: index, manifest: manifest)
             for (change, entry) in zip(changes, journalChanges) {
                 try editor.setRecord(
@@ -97,6 +103,11 @@ extension Vault {
             for change in journal.changes where change.newHash != change.oldHash {
                 let bytes = try? fileSystem.readFile(container.recordPath(change.recordID), limit: RecordEnvelope.maximumFileLength)
                 let current = try bytes.map { Hex.encode(try ciphertextHash($0)) }
+                if change.oldHash == nil, current != nil, current != change.newHash {
+                    // A new record torn by the crash (a bulk write flushes only at the end).
+                    try fileSystem.removeFile(container.recordPath(change.recordID))
+                    continue
+                }
                 guard current == change.newHash else { continue }
                 try editor.setRecord(
                     change.recordID, revision: change.revision, hash: current.flatMap(Hex.decode),
@@ -166,7 +177,8 @@ extension Vault {
     static func identities(of record: Record, previous: [IdentityEntry] = []) -> [IdentityEntry] {
         record.serviceIdentifiers.map { service in
             let rank = previous.first { $0.serviceIdentifier == service }?.rank ?? 0
-            return IdentityEntry(recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank)
+            return IdentityEntry(
+                recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank, site: IdentityIndex.site(of: service))
         }
     }
 }
