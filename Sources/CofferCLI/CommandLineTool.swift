@@ -5,8 +5,9 @@ import Coffer
 public enum CommandLineTool {
     /// Every command, in the order `coffer help` lists them.
     static let commands: [Command.Type] = [
-        InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, ShowCommand.self, RemoveCommand.self,
-        GenerateCommand.self, PasswdCommand.self, HelpCommand.self,
+        InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, FillCommand.self, ShowCommand.self,
+        RemoveCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
+        ProviderCommand.self, PasswdCommand.self, HelpCommand.self,
     ]
 
     static func command(named name: String) -> Command.Type? {

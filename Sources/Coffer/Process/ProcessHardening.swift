@@ -7,10 +7,16 @@ public enum ProcessHardening {
     /// processes of the same user from attaching with ptrace or reading /proc/PID/mem) and sets
     /// umask 077 so every file the process creates is private. Call it before unlocking.
     public static func apply() {
+        disableCoreDumps()
+        umask(0o077)
+    }
+
+    /// Only the core-dump part of `apply()`, without touching the umask: what `Vault` does on
+    /// every unlock, so an embedding app never dumps a key.
+    public static func disableCoreDumps() {
         _ = coffer_set_dumpable(0)
         var limit = rlimit(rlim_cur: 0, rlim_max: 0)
         _ = setrlimit(Int32(RLIMIT_CORE.rawValue), &limit)
-        umask(0o077)
     }
 
     /// Whether the process may currently dump core (for tests and `coffer status`).

@@ -36,6 +36,7 @@ public final class Vault: Sendable {
         configuration: VaultConfiguration = .standard()
     ) throws(VaultError) -> Vault {
         guard !masterPassword.isEmptyPassword else { throw .invalidInput("the master password must not be empty") }
+        ProcessHardening.disableCoreDumps()
         let fileSystem = configuration.fileSystem
         let vault = try mappingErrors(file: container.headerPath) {
             try container.prepare(create: true, fileSystem: fileSystem)
@@ -89,6 +90,7 @@ public final class Vault: Sendable {
     /// Derives the key-encryption key from `masterPassword` and unwraps the vault key.
     /// - Throws: `VaultError.wrongPassword` when the password does not unwrap it.
     public func unlock(masterPassword: SecureBytes) throws(VaultError) {
+        ProcessHardening.disableCoreDumps()
         let keys = try VaultKeys.mapping { try Self.unwrap(header.withLock { $0 }, password: masterPassword) }
         unlockedKeys.withLock { $0 = keys }
         try didUnlockWithPassword(keys: keys)
@@ -96,6 +98,7 @@ public final class Vault: Sendable {
 
     /// Unlocks with a vault key kept elsewhere (the kernel keyring, an embedding app's own store).
     public func unlock(vaultKey: SecureBytes) throws(VaultError) {
+        ProcessHardening.disableCoreDumps()
         let keys = try VaultKeys.mapping { try VaultKeys(vaultKey: vaultKey) }
         unlockedKeys.withLock { $0 = keys }
     }

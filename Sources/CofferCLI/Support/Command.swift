@@ -30,11 +30,17 @@ public struct CLIConfiguration: Sendable {
     /// Replaces `init --kdf` costs; for tests only.
     public var kdfOverride: KDFParameters?
     public var fileSystem: FileSystem
+    /// Unlock sessions shared between processes; `nil` keeps every run self-contained.
+    public var sessions: KeyringSessions?
 
-    public init(kdfPolicy: KDFPolicy = .standard, kdfOverride: KDFParameters? = nil, fileSystem: FileSystem = .standard) {
+    public init(
+        kdfPolicy: KDFPolicy = .standard, kdfOverride: KDFParameters? = nil, fileSystem: FileSystem = .standard,
+        sessions: KeyringSessions? = KeyringSessions()
+    ) {
         self.kdfPolicy = kdfPolicy
         self.kdfOverride = kdfOverride
         self.fileSystem = fileSystem
+        self.sessions = sessions
     }
 
     public static let standard = CLIConfiguration()
@@ -87,16 +93,29 @@ final class CommandContext {
         try sessionVault(requireUnlocked: true)
     }
 
-    /// Opens the vault; unlocks it when `requireUnlocked`.
+    /// Opens the vault, unlocked from a live keyring session if there is one; unlocks it with
+    /// the master password when `requireUnlocked` and no session does.
     func sessionVault(requireUnlocked: Bool) throws -> Vault {
         let vault = try openVault()
-        if requireUnlocked { try unlock(vault) }
+        unlockFromSession(vault)
+        if requireUnlocked && !vault.isUnlocked { try unlock(vault) }
         if arguments.has("accept-rollback") {
             if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault) }
             try vault.acceptRollback()
             note("accepted the vault at its current generation; this device forgets the newer one it had seen")
         }
         return vault
+    }
+
+    /// Uses a `coffer unlock` session if one is live; where the keyring is unavailable, says
+    /// why once and goes on without it.
+    func unlockFromSession(_ vault: Vault) {
+        guard let sessions = configuration.sessions else { return }
+        do {
+            if let key = try sessions.load(for: vault.vaultID) { try? vault.unlock(vaultKey: key) }
+        } catch {
+            note("\(error); every command will ask for the master password")
+        }
     }
 
     /// Unlocks with the master password from the chosen source, or throws `.locked`.

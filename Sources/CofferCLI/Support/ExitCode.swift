@@ -32,7 +32,27 @@ struct CLIError: Error {
         case CredentialIdentityStoreError.internalError(let underlying): return from(underlying)
         case let error as CredentialIdentityStoreError: return CLIError(error.description)
         case let error as StorageError: return CLIError(error.description)
+        case let error as ExtensionError: return from(error)
         default: return CLIError("\(error)")
+        }
+    }
+
+    /// The provider's answers, as exit codes: 75 for userInteractionRequired, 66 for a missing
+    /// credential, 65 for a tampered index or record.
+    static func from(_ error: ExtensionError) -> CLIError {
+        let reason = error.failureReason ?? "\(error)"
+        switch error.code {
+        case .userInteractionRequired:
+            return CLIError(reason == "the vault is locked" ? reason : "the vault is locked (\(reason))",
+                            hint: "run 'coffer unlock', or use a terminal, --password-stdin or --password-file", code: .temporaryFailure)
+        case .credentialIdentityNotFound:
+            return CLIError("the credential is gone: \(reason)", hint: "'coffer verify' checks the vault", code: .noInput)
+        case .userCanceled:
+            return CLIError("cancelled")
+        case .failed:
+            if reason.contains("wrong master password") { return CLIError("wrong master password", code: .permissionDenied) }
+            let tampered = reason.contains("corrupt") || reason.contains("tampered") || reason.contains("rolled back")
+            return CLIError(reason, code: tampered ? .dataError : .failure)
         }
     }
 

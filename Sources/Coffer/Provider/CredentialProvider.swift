@@ -1,0 +1,153 @@
+import Foundation
+
+/// Coffer's `ASCredentialProviderViewController`: the extension logic, with Apple's four entry
+/// points and semantics (SPEC.md §7.2). It never hands out a password without user interaction
+/// while the vault is locked, in this process and in the keyring.
+///
+/// Each entry point answers through `extensionContext` exactly once.
+public final class CredentialProvider {
+    public let vault: Vault
+    public let extensionContext: CredentialProviderExtensionContext
+    let interaction: UserInteraction?
+    let sessions: KeyringSessions?
+    /// Wrong passwords tolerated on the interactive path before it fails.
+    public var maximumPasswordAttempts = 3
+
+    /// - Parameters:
+    ///   - interaction: the user interface; `nil` when none is possible (then the interface
+    ///     entry points cancel with `.userInteractionRequired`).
+    ///   - sessions: where to look for an unlock session of another process; `nil` to rely on
+    ///     this process's own unlock only.
+    public init(
+        vault: Vault, interaction: UserInteraction?, sessions: KeyringSessions? = KeyringSessions(),
+        extensionContext: CredentialProviderExtensionContext = CredentialProviderExtensionContext()
+    ) {
+        self.vault = vault
+        self.interaction = interaction
+        self.sessions = sessions
+        self.extensionContext = extensionContext
+    }
+
+    // MARK: Apple's entry points
+
+    /// The silent path: provide the credential for `credentialIdentity` now, or cancel with
+    /// `.userInteractionRequired` if the vault is locked. Never prompts.
+    public func provideCredentialWithoutUserInteraction(for credentialIdentity: PasswordCredentialIdentity) {
+        guard unlockFromSession() else {
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+            return
+        }
+        provide(credentialIdentity)
+    }
+
+    /// The interactive path for one identity: authenticate, then provide.
+    public func prepareInterfaceToProvideCredential(for credentialIdentity: PasswordCredentialIdentity) {
+        guard authenticate(reason: "to fill \(credentialIdentity.user) on \(credentialIdentity.serviceIdentifier)") else { return }
+        provide(credentialIdentity)
+    }
+
+    /// The interactive list: authenticate, let the user choose among the identities for
+    /// `serviceIdentifiers` (most specific first; an empty array offers everything), provide.
+    public func prepareCredentialList(for serviceIdentifiers: [CredentialServiceIdentifier]) {
+        guard authenticate(reason: "to choose a login") else { return }
+        let candidates: [PasswordCredentialIdentity]
+        do {
+            candidates = try vault.identityStore.credentialIdentities(for: serviceIdentifiers).map(\.identity)
+        } catch {
+            extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+            return
+        }
+        guard let interaction, let chosen = interaction.chooseIdentity(from: candidates) else {
+            extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
+            return
+        }
+        provide(chosen)
+    }
+
+    /// Turning the provider on: requires successful authentication. Cancelling or failing
+    /// leaves the provider and its identity store disabled (DESIGN.md promise 6).
+    public func prepareInterfaceForExtensionConfiguration() {
+        guard authenticate(reason: "to turn on AutoFill with Coffer") else {
+            try? vault.identityStore.disable()
+            return
+        }
+        do {
+            try vault.identityStore.enable()
+            extensionContext.completeExtensionConfigurationRequest()
+        } catch {
+            try? vault.identityStore.disable()
+            extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+        }
+    }
+
+    // MARK: Internals
+
+    /// Whether the vault is unlocked, taking a live keyring session into account.
+    func unlockFromSession() -> Bool {
+        if vault.isUnlocked { return true }
+        guard let sessions, let key = try? sessions.load(for: vault.vaultID) else { return false }
+        return (try? vault.unlock(vaultKey: key)) != nil
+    }
+
+    /// Asks for the master password until it unlocks the vault; cancels the request otherwise.
+    func authenticate(reason: String) -> Bool {
+        if unlockFromSession() { return true }
+        guard let interaction else {
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "no user interface"))
+            return false
+        }
+        for attempt in 1...maximumPasswordAttempts {
+            let password: SecureBytes?
+            do { password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) } catch {
+                extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+                return false  // e.g. a supplied password that was already wrong: "wrong master password"
+            }
+            guard let password else {
+                extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
+                return false
+            }
+            do {
+                try vault.unlock(masterPassword: password)
+                return true
+            } catch VaultError.wrongPassword {
+                continue
+            } catch {
+                extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+                return false
+            }
+        }
+        extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "wrong master password"))
+        return false
+    }
+
+    /// Reads the identity's record (checked against the index), makes sure it really is the
+    /// credential the identity claims, and completes the request.
+    func provide(_ identity: PasswordCredentialIdentity) {
+        guard let id = try? RecordID(hex: identity.recordIdentifier) else {
+            extensionContext.cancelRequest(withError: ExtensionError(.credentialIdentityNotFound, failureReason: "not a record identifier"))
+            return
+        }
+        let record: Record
+        do {
+            record = try vault.record(withID: id)
+        } catch VaultError.recordNotFound {
+            extensionContext.cancelRequest(withError: ExtensionError(.credentialIdentityNotFound, failureReason: "the record is gone"))
+            return
+        } catch VaultError.locked {
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+            return
+        } catch {
+            extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+            return
+        }
+        // The index is what suggested this identity; the sealed record is the truth. An index
+        // that names a service or user the record does not have was tampered with.
+        guard record.serviceIdentifiers.contains(identity.serviceIdentifier), record.user == identity.user else {
+            extensionContext.cancelRequest(withError: ExtensionError(
+                .failed, failureReason: "the index entry does not match record \(id) (tampered index); run 'coffer verify'"))
+            return
+        }
+        vault.deviceState.recordUse(of: id, at: UInt64(Date().timeIntervalSince1970))
+        extensionContext.completeRequest(withSelectedCredential: PasswordCredential(user: record.user, password: record.password))
+    }
+}

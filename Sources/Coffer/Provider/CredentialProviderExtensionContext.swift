@@ -1,0 +1,43 @@
+import Synchronization
+
+/// Apple's `ASCredentialProviderExtensionContext`: how the provider answers the host. Each
+/// request ends exactly once, with a credential, a cancellation or a completed configuration.
+public final class CredentialProviderExtensionContext: Sendable {
+    /// How the request ended.
+    public enum Outcome: Equatable, Sendable {
+        case completed(PasswordCredential)
+        case cancelled(ExtensionError)
+        case configurationCompleted
+    }
+
+    private let state = Mutex<Outcome?>(nil)
+
+    public init() {}
+
+    /// The outcome, once the provider has answered.
+    public var outcome: Outcome? { state.withLock { $0 } }
+
+    public func completeRequest(withSelectedCredential credential: PasswordCredential) {
+        finish(.completed(credential))
+    }
+
+    /// Cancels with an `ExtensionError`; any other error is reported as `.failed`.
+    public func cancelRequest(withError error: Error) {
+        let extensionError = error as? ExtensionError ?? ExtensionError(.failed, failureReason: "\(error)")
+        finish(.cancelled(extensionError))
+    }
+
+    public func completeExtensionConfigurationRequest() {
+        finish(.configurationCompleted)
+    }
+
+    /// The first answer wins; a provider answering twice is a bug the host must not act on twice.
+    private func finish(_ outcome: Outcome) {
+        state.withLock { current in if current == nil { current = outcome } }
+    }
+
+    /// Clears the answer so the same context can carry the host's next request.
+    func reset() {
+        state.withLock { $0 = nil }
+    }
+}

@@ -1,0 +1,10 @@
+/// The provider's user interface, injected: a terminal prompt in the CLI, a script in tests, a
+/// window in an embedding app. The provider calls it only from its interface entry points.
+public protocol UserInteraction: AnyObject {
+    /// Asks for the master password. `nil` means the user cancelled.
+    /// - Parameter attempt: 1 for the first try, then 2, 3 after wrong passwords.
+    func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes?
+
+    /// Lets the user pick one of `identities` (best first). `nil` means the user cancelled.
+    func chooseIdentity(from identities: [PasswordCredentialIdentity]) -> PasswordCredentialIdentity?
+}

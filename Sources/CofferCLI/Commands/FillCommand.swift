@@ -1,0 +1,87 @@
+import Coffer
+
+struct FillCommand: Command {
+    static let name = "fill"
+    static let summary = "print the password for a service, as AutoFill would"
+    static let usage = "fill SERVICE [--user USER] [--json] [--no-interaction]"
+    static let discussion = """
+        Drives the credential provider exactly as iOS does: the best identity for SERVICE from
+        the identity store, provided silently when the vault is unlocked (a 'coffer unlock'
+        session counts), otherwise the interactive path asks for the master password on the
+        terminal. With no terminal, or with --no-interaction, a locked vault exits 75 and prints
+        nothing on stdout.
+        """
+    static let examples = [
+        "coffer fill github.com", "coffer fill https://mail.example.com/login --user bob --json",
+        "coffer fill github.com --no-interaction || echo locked",
+    ]
+    static let options: [OptionSpec] = [
+        .value("user", "only the identity with this user name"),
+        .flag("json", "print {\"user\", \"password\", \"recordIdentifier\", \"serviceIdentifier\"}"),
+    ]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        let service = CredentialServiceIdentifier(parsing: try context.positionals(1...1, names: "SERVICE")[0])
+        let vault = try context.openVault()
+        let interaction = CommandLineInteraction(context: context)
+        let provider = CredentialProvider(vault: vault, interaction: interaction, sessions: context.configuration.sessions)
+        let host = AutoFillHost(provider: provider)
+        switch host.fill(serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable) {
+        case .filled(let credential, let identity):
+            if context.wantsJSON {
+                var object: [String: Any] = ["user": credential.user, "password": credential.password]
+                if let identity {
+                    object["recordIdentifier"] = identity.recordIdentifier
+                    object["serviceIdentifier"] = ShowCommand.serviceJSON(identity.serviceIdentifier)
+                }
+                context.print(JSONOutput.render(object))
+            } else {
+                context.print(credential.password)
+            }
+            return .success
+        case .noMatch:
+            throw CLIError("no credential for \(service)", hint: "'coffer list' shows what is stored", code: .noInput)
+        case .cancelled(let error):
+            throw CLIError.from(error)
+        }
+    }
+}
+
+/// The provider's user interface on the command line: the master password from
+/// --password-file, --password-stdin or a no-echo prompt; a numbered choice on the terminal.
+final class CommandLineInteraction: UserInteraction {
+    let context: CommandContext
+    private var suppliedPasswordUsed = false
+
+    init(context: CommandContext) { self.context = context }
+
+    var suppliesPassword: Bool { context.arguments.has("password-file") || context.arguments.has("password-stdin") }
+
+    /// Whether anyone can answer: a terminal (unless --no-interaction), or a supplied password.
+    var isAvailable: Bool {
+        !context.arguments.has("no-interaction") && (context.terminal != nil || suppliesPassword)
+    }
+
+    func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        if suppliesPassword {
+            // A supplied password gets one attempt: retrying the same bytes cannot help.
+            guard !suppliedPasswordUsed else { throw VaultError.wrongPassword }
+            suppliedPasswordUsed = true
+            return try context.masterPassword(prompt: "")
+        }
+        guard let terminal = context.terminal else { return nil }
+        if attempt > 1 { terminal.write("Wrong master password, try again.\n") }
+        return try terminal.readSecret(prompt: "Master password (\(reason)): ")
+    }
+
+    func chooseIdentity(from identities: [PasswordCredentialIdentity]) -> PasswordCredentialIdentity? {
+        guard identities.count > 1, let terminal = context.terminal else { return identities.first }
+        for (number, identity) in identities.enumerated() {
+            terminal.write("  \(number + 1)) \(identity.serviceIdentifier.identifier)  \(identity.user)\n")
+        }
+        guard let answer = terminal.readLine(prompt: "Choose 1-\(identities.count): "), let number = Int(answer),
+              identities.indices.contains(number - 1)
+        else { return nil }
+        return identities[number - 1]
+    }
+}

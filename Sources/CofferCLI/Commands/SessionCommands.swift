@@ -1,0 +1,128 @@
+import Coffer
+import Foundation
+
+struct UnlockCommand: Command {
+    static let name = "unlock"
+    static let summary = "keep the vault unlocked for every process of yours, for a while"
+    static let usage = "unlock [--timeout DURATION]"
+    static let discussion = """
+        Checks the master password and keeps the vault key in the kernel keyring (never on disk),
+        readable only by your user, until it goes unused for DURATION (default 15m; e.g. 90s,
+        30m, 2h). Every use pushes the timeout back. 'coffer lock' ends it at once.
+        """
+    static let examples = ["coffer unlock", "coffer unlock --timeout 1h"]
+    static let options: [OptionSpec] = [.value("timeout", "idle timeout, e.g. 90s, 15m, 2h (default 15m)")]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        _ = try context.positionals(0...0, names: "")
+        let timeout = try Duration.parse(context.arguments.value("timeout") ?? "15m")
+        guard let sessions = context.configuration.sessions else { throw CLIError("unlock sessions are turned off in this host") }
+        let vault = try context.openVault()
+        try context.unlock(vault)
+        do {
+            try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: timeout)
+        } catch {
+            throw CLIError("\(error)", hint: "without the keyring every command asks for the master password")
+        }
+        context.note("unlocked for \(Duration.format(timeout)) of inactivity")
+        return .success
+    }
+}
+
+struct LockCommand: Command {
+    static let name = "lock"
+    static let summary = "end the unlock session now, for every process"
+    static let usage = "lock"
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        _ = try context.positionals(0...0, names: "")
+        let vault = try context.openVault()
+        let ended = try context.configuration.sessions?.revoke(for: vault.vaultID) ?? false
+        context.note(ended ? "locked" : "was not unlocked")
+        return .success
+    }
+}
+
+struct StatusCommand: Command {
+    static let name = "status"
+    static let summary = "show whether the vault is locked, and the identity store's state"
+    static let usage = "status [--json]"
+    static let options: [OptionSpec] = [.flag("json", "print one JSON object")]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        _ = try context.positionals(0...0, names: "")
+        let vault = try context.openVault()
+        let session = (try? context.configuration.sessions?.status(for: vault.vaultID)) ?? .locked
+        let store = vault.identityStore.state
+        var object: [String: Any] = [
+            "container": vault.container.path, "vaultIdentifier": vault.vaultID.hex,
+            "identityStoreEnabled": store.isEnabled, "locked": session == .locked,
+        ]
+        var lines = ["vault:    \(vault.vaultID)", "container: \(vault.container.path)"]
+        switch session {
+        case .locked:
+            lines.append("state:    locked")
+        case .unlocked(let remaining, let idle):
+            object["secondsRemaining"] = Int(remaining)
+            object["idleTimeoutSeconds"] = Int(idle)
+            lines.append("state:    unlocked, locks after \(Duration.format(remaining)) without use (idle timeout \(Duration.format(idle)))")
+        }
+        lines.append("autofill: identity store \(store.isEnabled ? "enabled" : "disabled") on this device")
+        context.print(context.wantsJSON ? JSONOutput.render(object) : lines.joined(separator: "\n"))
+        return .success
+    }
+}
+
+struct ProviderCommand: Command {
+    static let name = "provider"
+    static let summary = "turn AutoFill suggestions on or off for this device"
+    static let usage = "provider enable|disable"
+    static let discussion = """
+        'enable' runs the provider's configuration flow: it requires the master password, and a
+        cancelled or failed check leaves the provider off. 'disable' removes the device key that
+        lets 'list' and suggestions work while the vault is locked.
+        """
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        let action = try context.positionals(1...1, names: "enable or disable")[0]
+        let vault = try context.openVault()
+        switch action {
+        case "enable":
+            let provider = CredentialProvider(
+                vault: vault, interaction: CommandLineInteraction(context: context), sessions: context.configuration.sessions)
+            provider.prepareInterfaceForExtensionConfiguration()
+            if case .cancelled(let error)? = provider.extensionContext.outcome { throw CLIError.from(error) }
+            context.note("AutoFill enabled on this device")
+        case "disable":
+            try vault.identityStore.disable()
+            context.note("AutoFill disabled on this device")
+        default:
+            throw UsageError("expected 'enable' or 'disable', not '\(action)'")
+        }
+        return .success
+    }
+}
+
+/// Durations as users type them: `90`, `90s`, `15m`, `2h`, `1d`.
+enum Duration {
+    static func parse(_ text: String) throws -> TimeInterval {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var number = text
+        var unit = 1.0
+        if let last = text.last, let multiplier = units[last] {
+            unit = multiplier
+            number.removeLast()
+        }
+        guard let value = Double(number), value > 0, value * unit <= 7 * 86400 else {
+            throw UsageError("'\(text)' is not a duration between 1s and 7d (e.g. 90s, 15m, 2h)")
+        }
+        return value * unit
+    }
+
+    static func format(_ seconds: TimeInterval) -> String {
+        let total = Int(seconds.rounded())
+        if total >= 3600 { return "\(total / 3600)h\(total % 3600 / 60 > 0 ? "\(total % 3600 / 60)m" : "")" }
+        if total >= 60 { return "\(total / 60)m\(total % 60 > 0 ? "\(total % 60)s" : "")" }
+        return "\(total)s"
+    }
+}
