@@ -26,6 +26,7 @@ let package = Package(
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
 
         .executableTarget(name: "embed-vault", dependencies: ["Coffer"], path: "Examples/EmbedVault"),
+        .executableTarget(name: "autofill-tour", dependencies: ["Coffer"], path: "Examples/AutoFillTour"),
         .executableTarget(name: "coffer-bench", dependencies: ["Coffer"], path: "Benchmarks/CofferBench"),
 
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),

@@ -37,7 +37,7 @@ public final class CredentialProviderExtensionContext: Sendable {
     }
 
     /// Clears the answer so the same context can carry the host's next request.
-    func reset() {
+    public func reset() {
         state.withLock { $0 = nil }
     }
 }

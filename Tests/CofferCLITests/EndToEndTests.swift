@@ -1,0 +1,95 @@
+import Foundation
+import XCTest
+
+/// The real `coffer` binary in separate processes, without a controlling terminal (setsid), the
+/// way scripts, cron and a second shell run it.
+final class EndToEndTests: XCTestCase {
+    var home = ""
+    var environment: [String: String] = [:]
+    let master = "end to end master"
+
+    override func setUpWithError() throws {
+        home = FileManager.default.temporaryDirectory.path + "/coffer-e2e-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        environment = [
+            "HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_DATA_HOME": home + "/data",
+            "COFFER_CONTAINER": home + "/vault", "PATH": "/usr/bin:/bin",
+        ]
+    }
+
+    override func tearDown() {
+        _ = try? coffer(["lock"])
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    static var binary: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/coffer"
+    }
+
+    struct Output {
+        let code: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    @discardableResult
+    func coffer(_ arguments: [String], stdin: String = "") throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = ["-w", Self.binary] + arguments
+        process.environment = environment
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(code: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    func testMainFlowsAcrossProcesses() throws {
+        XCTAssertEqual(try coffer(["init", "--kdf", "interactive", "--password-stdin"], stdin: master + "\n").code, 0)
+        let add = try coffer(["add", "github.com", "alice", "--password-stdin"], stdin: "\(master)\nGitHubSecret\n")
+        XCTAssertEqual(add.code, 0, add.stderr)
+
+        // Locked: no terminal, so the provider's silent path answers userInteractionRequired.
+        let locked = try coffer(["fill", "https://github.com/login"])
+        XCTAssertEqual(locked.code, 75)
+        XCTAssertEqual(locked.stdout, "")
+        XCTAssertFalse(locked.stderr.contains("GitHubSecret"))
+
+        // One process unlocks; another fills silently; a third locks; the next is refused again.
+        XCTAssertEqual(try coffer(["unlock", "--timeout", "5m", "--password-stdin"], stdin: master + "\n").code, 0)
+        let status = try coffer(["status", "--json"])
+        XCTAssertTrue(status.stdout.contains("\"locked\":false"), status.stdout)
+        let filled = try coffer(["fill", "github.com", "--no-interaction"])
+        XCTAssertEqual(filled.code, 0, filled.stderr)
+        XCTAssertEqual(filled.stdout, "GitHubSecret\n")
+        XCTAssertEqual(try coffer(["lock"]).code, 0)
+        let relocked = try coffer(["fill", "github.com"])
+        XCTAssertEqual(relocked.code, 75)
+        XCTAssertEqual(relocked.stdout, "")
+
+        // list works while locked and never prints a password.
+        let list = try coffer(["list", "--json"])
+        XCTAssertEqual(list.code, 0, list.stderr)
+        XCTAssertTrue(list.stdout.contains("alice"))
+        XCTAssertFalse(list.stdout.contains("GitHubSecret"))
+
+        // Interactive path with the password supplied on stdin; wrong password is 77.
+        XCTAssertEqual(try coffer(["fill", "github.com", "--password-stdin"], stdin: master + "\n").stdout, "GitHubSecret\n")
+        XCTAssertEqual(try coffer(["fill", "github.com", "--password-stdin"], stdin: "wrong\n").code, 77)
+        XCTAssertEqual(try coffer(["fill", "unknown.example", "--password-stdin"], stdin: master + "\n").code, 66)
+    }
+
+    func testHelpAndVersion() throws {
+        XCTAssertEqual(try coffer(["--version"]).code, 0)
+        let help = try coffer(["help", "fill"])
+        XCTAssertTrue(help.stdout.contains("Usage: coffer fill"))
+        XCTAssertEqual(try coffer([]).code, 64)
+    }
+}
