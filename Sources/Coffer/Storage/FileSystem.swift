@@ -87,7 +87,7 @@ public struct FileSystem: Sendable {
             guard !durable || fsync(fd) == 0 else { throw error("fsync", temporary) }
             close(fd)
             try faults?.step()
-            guard rename(temporary, path) == 0 else { throw error("rename", path) }
+            guard Glibc.rename(temporary, path) == 0 else { throw error("rename", path) }
         } catch let failure {
             close(fd)  // harmless EBADF if already closed
             unlink(temporary)
@@ -103,6 +103,13 @@ public struct FileSystem: Sendable {
         guard fd >= 0 else { throw error("open directory", path) }
         defer { close(fd) }
         guard coffer_syncfs(fd) == 0 else { throw error("syncfs", path) }
+    }
+
+    /// Renames a file or directory and makes it durable.
+    public func rename(_ source: String, to destination: String) throws(StorageError) {
+        try faults?.step()
+        guard Glibc.rename(source, destination) == 0 else { throw error("rename", source) }
+        try syncDirectory(containing: destination)
     }
 
     /// Removes a file and makes the removal durable. Missing files are not an error.

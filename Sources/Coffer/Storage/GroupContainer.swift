@@ -85,14 +85,17 @@ public struct GroupContainer: Sendable, Equatable {
     /// Creates the container (and missing parents) with mode 0700 when `create` is true, then
     /// refuses a container that is a symlink, not a directory, not ours, or open to group/others.
     public func prepare(create: Bool, fileSystem: FileSystem) throws(StorageError) {
-        if create {
-            var prefix = path.hasPrefix("/") ? "" : "."
-            for component in path.split(separator: "/") {
-                prefix += "/" + component
-                if try fileSystem.status(prefix) == nil { try fileSystem.makeDirectory(prefix) }
-            }
-        }
+        if create { try prepareParents(fileSystem: fileSystem) }
         try checkPrivateDirectory(path, fileSystem: fileSystem)
+    }
+
+    /// Creates this path and its missing parents with mode 0700.
+    func prepareParents(fileSystem: FileSystem) throws(StorageError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if try fileSystem.status(prefix) == nil { try fileSystem.makeDirectory(prefix) }
+        }
     }
 
     func checkPrivateDirectory(_ directory: String, fileSystem: FileSystem) throws(StorageError) {
