@@ -7,7 +7,8 @@ public enum CommandLineTool {
     static let commands: [Command.Type] = [
         InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, FillCommand.self, ShowCommand.self,
         RemoveCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
-        ProviderCommand.self, PasswdCommand.self, HelpCommand.self,
+        ProviderCommand.self, PasswdCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
+        HelpCommand.self,
     ]
 
     static func command(named name: String) -> Command.Type? {

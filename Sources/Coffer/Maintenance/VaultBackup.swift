@@ -5,20 +5,20 @@ import Foundation
 public enum VaultBackup {
     /// The files a backup holds, relative to the container: the header, every record, the
     /// manifest and the shards it names. Never `lock`, `tmp/` or unreferenced shards.
-    static func snapshot(of vault: Vault) throws -> [TarArchive.Entry] {
-        let container = vault.container
-        let fileSystem = vault.fileSystem
+    static func snapshot(ofDirectory directory: String, fileSystem: FileSystem) throws -> [TarArchive.Entry] {
+        let container = GroupContainer(path: directory)
         func file(_ relative: String, limit: Int) throws -> TarArchive.Entry {
             .init(path: relative, kind: .file, mode: 0o600, contents: try fileSystem.readFile(container.path + "/" + relative, limit: limit))
         }
         var entries: [TarArchive.Entry] = [try file("vault.coffer", limit: VaultHeader.length)]
         entries.append(.init(path: "records", kind: .directory, mode: 0o700, contents: []))
-        for id in try vault.recordIDs() {
-            let shard = "records/" + String(id.hex.prefix(2))
-            if entries.last?.path != shard && !entries.contains(where: { $0.path == shard }) {
-                entries.append(.init(path: shard, kind: .directory, mode: 0o700, contents: []))
+        for shard in try fileSystem.contentsOfDirectory(container.recordsDirectory).sorted() where isVaultPath("records/" + shard) {
+            entries.append(.init(path: "records/" + shard, kind: .directory, mode: 0o700, contents: []))
+            for name in try fileSystem.contentsOfDirectory(container.recordsDirectory + "/" + shard).sorted() {
+                let relative = "records/" + shard + "/" + name
+                guard isVaultPath(relative) else { continue }  // verify reports strays; a backup leaves them out
+                entries.append(try file(relative, limit: RecordEnvelope.maximumFileLength))
             }
-            entries.append(try file(shard + "/" + id.hex, limit: RecordEnvelope.maximumFileLength))
         }
         entries.append(.init(path: "index", kind: .directory, mode: 0o700, contents: []))
         if try fileSystem.status(container.indexDirectory + "/manifest") != nil {
@@ -47,7 +47,9 @@ public enum VaultBackup {
             if let index = try? vault.identityIndex(), index.journalExists {
                 try vault.fileLock.withLock(.exclusive) { try vault.recover(index) }
             }
-            let entries = try vault.fileLock.withLock(.shared) { try snapshot(of: vault) }
+            let entries = try vault.fileLock.withLock(.shared) {
+                try snapshot(ofDirectory: vault.container.path, fileSystem: fileSystem)
+            }
             if destination.hasSuffix(".tar") {
                 let parent = (destination as NSString).deletingLastPathComponent
                 try fileSystem.writeAtomically(TarArchive.encode(entries), to: destination, temporaryDirectory: parent.isEmpty ? "." : parent)
@@ -65,7 +67,10 @@ public enum VaultBackup {
         from source: String, into container: GroupContainer, replacing: Bool, fileSystem: FileSystem = .standard
     ) throws(VaultError) {
         try mappingErrors(file: source) {
-            let entries = try readBackup(source, fileSystem: fileSystem)
+            // A plain tar of a container also holds its lock file and temp directory: not data.
+            let entries = try readBackup(source, fileSystem: fileSystem).filter {
+                $0.path != "lock" && $0.path != "tmp" && !$0.path.hasPrefix("tmp/")
+            }
             guard entries.contains(where: { $0.path == "vault.coffer" }) else {
                 throw VaultError.invalidInput("\(source) holds no vault.coffer: not a Coffer backup")
             }
@@ -97,10 +102,9 @@ public enum VaultBackup {
     static func readBackup(_ source: String, fileSystem: FileSystem) throws -> [TarArchive.Entry] {
         guard let info = try fileSystem.status(source) else { throw StorageError.system(operation: "open", path: source, errno: ENOENT) }
         if info.st_mode & S_IFMT == S_IFDIR {
-            // A directory backup, or a plain `cp -a` / `rsync -a` copy of a quiet vault.
-            let vault = try Vault.open(GroupContainer(path: source), configuration: VaultConfiguration(
-                kdfPolicy: .relaxedForTesting, fileSystem: fileSystem, stateDirectory: "/nonexistent"))
-            return try snapshot(of: vault)
+            // A directory backup, or a plain `cp -a` / `rsync -a` copy of a quiet vault; read
+            // as it is, without taking its lock (it may sit on read-only media).
+            return try snapshot(ofDirectory: source, fileSystem: fileSystem)
         }
         let bytes = try fileSystem.readFile(source, limit: 4 << 30)
         do { return try TarArchive.decode(bytes) } catch let TarArchive.DecodeError.malformed(reason) {

@@ -1,0 +1,182 @@
+@testable import Coffer
+import Foundation
+import XCTest
+
+final class VerifyTests: XCTestCase {
+    func testCleanVaultVerifiesAtEveryDepth() throws {
+        let vault = try Fixture.vault()
+        try vault.add((0..<20).map { Fixture.draft("site\($0).example", user: "u\($0)") })
+        let deep = vault.verify()
+        XCTAssertTrue(deep.isClean, "\(deep.problems)")
+        XCTAssertEqual(deep.recordCount, 20)
+        XCTAssertTrue(deep.checkedContents)
+
+        let locked = try Fixture.open(vault).verify()
+        XCTAssertTrue(locked.isClean, "\(locked.problems)")
+        XCTAssertTrue(locked.checkedIndex, "the device key reads the index while locked")
+        XCTAssertFalse(locked.checkedContents)
+    }
+
+    func testEachKindOfDamageIsNamedWithItsFile() throws {
+        let vault = try Fixture.vault()
+        let records = try vault.add((0..<5).map { Fixture.draft("site\($0).example") })
+        let paths = records.map { vault.container.recordPath($0.id) }
+        let old = try Fixture.bytes(paths[2])
+        try vault.updateRecord(withID: records[2].id) { $0.password = "newer" }
+
+        var flipped = try Fixture.bytes(paths[0])
+        flipped[100] ^= 1
+        try Fixture.write(flipped, to: paths[0])                          // bit flip
+        try FileManager.default.removeItem(atPath: paths[1])              // deletion
+        try Fixture.write(old, to: paths[2])                               // rollback of one record
+        try Fixture.write(Array(try Fixture.bytes(paths[3]).prefix(100)), to: paths[3])  // truncation
+        chmod(paths[4], 0o644)                                            // permissions
+        try Fixture.write([1, 2, 3], to: vault.container.recordsDirectory + "/zz")  // a stray
+
+        let report = vault.verify()
+        let files = Set(report.problems.map(\.file))
+        for path in paths { XCTAssertTrue(files.contains(path), "no problem reported for \(path): \(report.problems)") }
+        XCTAssertTrue(files.contains(vault.container.recordsDirectory + "/zz"))
+        XCTAssertTrue(report.problems.contains { $0.file == paths[1] && $0.message.contains("missing") })
+        XCTAssertTrue(report.problems.contains { $0.file == paths[2] && $0.message.contains("rolled back") })
+    }
+
+    func testSwappedRecordsAndForeignRecordsAreReported() throws {
+        let vault = try Fixture.vault()
+        let a = try vault.add(Fixture.draft("a.example")), b = try vault.add(Fixture.draft("b.example"))
+        let (pathA, pathB) = (vault.container.recordPath(a.id), vault.container.recordPath(b.id))
+        let bytesA = try Fixture.bytes(pathA)
+        try Fixture.write(try Fixture.bytes(pathB), to: pathA)
+        try Fixture.write(bytesA, to: pathB)
+        let report = vault.verify()
+        XCTAssertEqual(Set(report.problems.map(\.file)), [pathA, pathB])
+    }
+}
+
+final class BackupRestoreTests: XCTestCase {
+    func testTarBackupIsReadableByGNUTarAndRestoresOnANewDevice() throws {
+        let vault = try Fixture.vault()
+        let record = try vault.add(Fixture.draft("backup.example", user: "dora", password: "BackupSecret"))
+        let tar = Fixture.containerPath("backup.tar")
+        XCTAssertEqual(try VaultBackup.backup(vault, to: tar), 1)
+        let listing = try run("/bin/tar", ["-tf", tar])
+        XCTAssertTrue(listing.contains("vault.coffer"), listing)
+        XCTAssertTrue(listing.contains("records/\(record.id.hex.prefix(2))/\(record.id.hex)"), listing)
+        XCTAssertFalse(String(decoding: try Fixture.bytes(tar), as: UTF8.self).contains("BackupSecret"))
+
+        let target = GroupContainer(path: Fixture.containerPath("restored"))
+        try VaultBackup.restore(from: tar, into: target, replacing: false)
+        var configuration = Fixture.configuration()
+        configuration.stateDirectory = Fixture.containerPath("fresh-device")
+        let restored = try Vault.open(target, configuration: configuration)
+        XCTAssertFalse(restored.identityStore.state.isEnabled, "a new device starts unconfigured")
+        try restored.unlock(masterPassword: Fixture.secret())
+        XCTAssertTrue(restored.identityStore.state.isEnabled)
+        XCTAssertEqual(try restored.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "backup.example")]).map(\.identity.user), ["dora"])
+        XCTAssertEqual(try restored.record(withID: record.id).password, "BackupSecret")
+        XCTAssertTrue(restored.verify().isClean)
+    }
+
+    func testPlainCopiesAreValidBackups() throws {
+        let vault = try Fixture.vault()
+        try vault.add(Fixture.draft("copy.example"))
+        let copy = Fixture.containerPath("cp-a")
+        _ = try run("/bin/cp", ["-a", vault.container.path, copy])
+        let tarball = Fixture.containerPath("gnu.tar")
+        _ = try run("/bin/tar", ["-cf", tarball, "-C", vault.container.path, "."])
+        for source in [copy, tarball] {
+            let target = GroupContainer(path: Fixture.containerPath("from-copy"))
+            try VaultBackup.restore(from: source, into: target, replacing: false)
+            let restored = try Vault.open(target, configuration: vault.configuration)
+            try restored.unlock(masterPassword: Fixture.secret())
+            let report = restored.verify()
+            XCTAssertTrue(report.isClean, "\(source): \(report.problems)")
+            XCTAssertEqual(report.recordCount, 1)
+        }
+    }
+
+    func testRestoreRefusesANonEmptyTargetUnlessForced() throws {
+        let vault = try Fixture.vault()
+        try vault.add(Fixture.draft())
+        let backup = Fixture.containerPath("dir-backup")
+        try VaultBackup.backup(vault, to: backup)
+        let other = try Fixture.vault()
+        XCTAssertThrows(try VaultBackup.restore(from: backup, into: other.container, replacing: false)) {
+            if case VaultError.vaultExists = $0 { return true }
+            return false
+        }
+        XCTAssertEqual(try Fixture.reopen(other).vaultID, other.vaultID, "the refused target is untouched")
+        try VaultBackup.restore(from: backup, into: other.container, replacing: true)
+        XCTAssertEqual(try Vault.open(other.container, configuration: vault.configuration).vaultID, vault.vaultID)
+        XCTAssertThrows(try VaultBackup.backup(vault, to: backup)) { _ in true }  // never overwrites
+    }
+
+    func testMaliciousArchivesAreRefused() throws {
+        let escape = TarArchive.encode([
+            .init(path: "vault.coffer", kind: .file, mode: 0o600, contents: [1]),
+            .init(path: "../escape", kind: .file, mode: 0o600, contents: [1]),
+        ])
+        let stray = TarArchive.encode([
+            .init(path: "vault.coffer", kind: .file, mode: 0o600, contents: [1]),
+            .init(path: "records/ab/not-an-id", kind: .file, mode: 0o600, contents: [1]),
+        ])
+        for (name, bytes) in [("escape.tar", escape), ("stray.tar", stray), ("garbage.tar", [UInt8](repeating: 7, count: 1024))] {
+            let path = Fixture.containerPath(name)
+            try Fixture.write(bytes, to: path)
+            let target = Fixture.containerPath("target")
+            XCTAssertThrows(try VaultBackup.restore(from: path, into: GroupContainer(path: target), replacing: false), name) { _ in true }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: target + "/vault.coffer"), name)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: (target as NSString).deletingLastPathComponent + "/escape"))
+        }
+    }
+
+    /// Two writer processes keep adding while backups are taken: each backup is one consistent
+    /// generation (its index agrees with its records).
+    func testBackupWhileTwoProcessesWrite() throws {
+        let vault = try Fixture.vault()
+        let writers = try (0..<2).map { _ in try startWriter(vault, count: 60) }
+        var backups: [String] = []
+        while writers.contains(where: \.isRunning) {
+            let destination = Fixture.containerPath("live-\(backups.count).tar")
+            try VaultBackup.backup(vault, to: destination)
+            backups.append(destination)
+        }
+        for writer in writers { XCTAssertEqual(writer.terminationStatus, 0) }
+        XCTAssertGreaterThan(backups.count, 1)
+        for tar in backups {
+            let target = GroupContainer(path: Fixture.containerPath("check"))
+            try VaultBackup.restore(from: tar, into: target, replacing: false)
+            let restored = try Vault.open(target, configuration: vault.configuration)
+            try restored.acceptRollback()  // older than what this device has seen since
+            try restored.unlock(masterPassword: Fixture.secret())
+            let report = restored.verify()
+            XCTAssertTrue(report.isClean, "\(tar): \(report.problems.prefix(3))")
+        }
+    }
+
+    func startWriter(_ vault: Vault, count: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixture.productsDirectory + "/coffer-test-writer")
+        process.arguments = ["add", vault.container.path, String(count)]
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        input.fileHandleForWriting.write(Data((Fixture.password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        return process
+    }
+
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "\(tool) \(arguments)")
+        return String(decoding: data, as: UTF8.self)
+    }
+}
