@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .library(name: "Coffer", targets: ["Coffer"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "git-credential-coffer", targets: ["git-credential-coffer"]),
+        .executable(name: "docker-credential-coffer", targets: ["docker-credential-coffer"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -24,6 +26,8 @@ let package = Package(
         .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "CLinux"]),
         .target(name: "CofferCLI", dependencies: ["Coffer"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
+        .executableTarget(name: "git-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
+        .executableTarget(name: "docker-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
 
         .executableTarget(name: "embed-vault", dependencies: ["Coffer"], path: "Examples/EmbedVault"),
         .executableTarget(name: "autofill-tour", dependencies: ["Coffer"], path: "Examples/AutoFillTour"),

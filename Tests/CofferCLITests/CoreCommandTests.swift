@@ -199,3 +199,35 @@ final class ListAndSearchTests: XCTestCase {
         XCTAssertTrue(unlocked.stdout.contains("alice"))
     }
 }
+
+final class InterchangeCommandTests: XCTestCase {
+    func testImportIsAllOrNothingAndExportNeedsPlaintext() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let broken = cli.container + "-broken.csv"
+        try Data("name,url,username,password,note\nA,https://a.example,u,p,\nB,https://b.example,u\n".utf8).write(to: URL(fileURLWithPath: broken))
+        let failed = cli.run(["import", broken, "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(failed.code, 65)
+        XCTAssertTrue(failed.stderr.contains("line 3"), failed.stderr)
+        XCTAssertEqual(cli.run(["list", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout, "", "nothing imported")
+
+        let good = cli.container + "-good.csv"
+        try Data("name,url,username,password,note\nA,https://a.example,u1,p1,\nA again,https://a.example,u1,p1,\nB,https://b.example,u2,\"p,2\",\n".utf8)
+            .write(to: URL(fileURLWithPath: good))
+        let dry = cli.run(["import", good, "--dry-run", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertTrue(dry.stderr.contains("would import 2, skip 1 duplicate"), dry.stderr)
+        XCTAssertEqual(cli.run(["list"]).stdout, "")
+        XCTAssertEqual(cli.run(["import", good, "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+
+        XCTAssertEqual(cli.run(["export", "--format", "csv", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 64)
+        let csv = cli.run(["export", "--format", "csv", "--plaintext", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(csv.code, 0)
+        XCTAssertTrue(csv.stdout.contains("\"p,2\""), csv.stdout)
+        // What export writes, import reads back.
+        let roundTrip = CLIHarness()
+        roundTrip.initVault()
+        try Data(csv.stdout.utf8).write(to: URL(fileURLWithPath: roundTrip.container + "-in.csv"))
+        XCTAssertEqual(roundTrip.run(["import", roundTrip.container + "-in.csv", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+        XCTAssertEqual(roundTrip.run(["list"]).stdout.split(separator: "\n").count, 2)
+    }
+}

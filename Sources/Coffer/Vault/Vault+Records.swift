@@ -94,8 +94,9 @@ extension Vault {
 
     /// Adds many records in one transaction and one index commit (the import path): all of
     /// them or, on an error, none.
+    /// - Parameter progress: called with (done, total) while sealing, for a progress line.
     @discardableResult
-    public func add(_ drafts: [RecordDraft]) throws(VaultError) -> [Record] {
+    public func add(_ drafts: [RecordDraft], progress: ((Int, Int) -> Void)? = nil) throws(VaultError) -> [Record] {
         let keys = try keys()
         let now = RecordCoding.wholeSeconds(Date())
         var records: [Record] = []
@@ -107,11 +108,13 @@ extension Vault {
                 notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1))
         }
         try writeTransaction { () throws in
-            let changes = try records.map { record in
-                RecordChange(
+            let changes = try records.enumerated().map { index, record in
+                if index % 1000 == 0 { progress?(index, records.count) }
+                return RecordChange(
                     id: record.id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
                     revision: 1, identities: Self.identities(of: record))
             }
+            progress?(records.count, records.count)
             try commit(changes, undoAddsOnFailure: true)
         }
         return records

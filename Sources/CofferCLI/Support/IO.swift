@@ -11,16 +11,20 @@ public final class IO: @unchecked Sendable {
     /// The controlling terminal, or `nil` when there is none (cron, CI, a pipe from a script).
     public let terminal: Terminal?
     public let environment: [String: String]
+    /// Whether stderr is a terminal: progress lines are drawn only there.
+    public let standardErrorIsTerminal: Bool
 
     public init(
         standardInput: LineReader, standardOutput: @escaping (String) -> Void,
-        standardError: @escaping (String) -> Void, terminal: Terminal?, environment: [String: String]
+        standardError: @escaping (String) -> Void, terminal: Terminal?, environment: [String: String],
+        standardErrorIsTerminal: Bool = false
     ) {
         self.standardInput = standardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.terminal = terminal
         self.environment = environment
+        self.standardErrorIsTerminal = standardErrorIsTerminal
     }
 
     /// Standard streams of this process and `/dev/tty` if it can be opened.
@@ -30,7 +34,8 @@ public final class IO: @unchecked Sendable {
             standardOutput: { text in writeAll(1, text) },
             standardError: { text in writeAll(2, text) },
             terminal: DeviceTerminal.open(),
-            environment: ProcessEnvironment.current())
+            environment: ProcessEnvironment.current(),
+            standardErrorIsTerminal: isatty(2) == 1)
     }
 
     static func writeAll(_ fd: Int32, _ text: String) {

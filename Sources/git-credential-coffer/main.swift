@@ -1,0 +1,6 @@
+import Coffer
+import CofferCLI
+import Glibc
+
+ProcessHardening.apply()
+exit(GitCredentialHelper.run(Array(CommandLine.arguments.dropFirst()), io: .process()))

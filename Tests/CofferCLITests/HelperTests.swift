@@ -1,0 +1,135 @@
+import Foundation
+import XCTest
+
+/// The helpers driven by the real clients' protocols, as separate processes without a terminal.
+final class HelperTests: XCTestCase {
+    var home = ""
+    var environment: [String: String] = [:]
+    let master = "helper master"
+    static var products: String { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path }
+
+    override func setUpWithError() throws {
+        home = FileManager.default.temporaryDirectory.path + "/coffer-helpers-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        environment = [
+            "HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_DATA_HOME": home + "/data",
+            "XDG_CONFIG_HOME": home + "/config", "COFFER_CONTAINER": home + "/vault",
+            "PATH": "\(Self.products):/usr/bin:/bin", "GIT_TERMINAL_PROMPT": "0",
+        ]
+        XCTAssertEqual(try run("coffer", ["init", "--kdf", "interactive", "--password-stdin"], stdin: master + "\n").code, 0)
+    }
+
+    override func tearDown() {
+        _ = try? run("coffer", ["lock"])
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    struct Output { let code: Int32; let stdout: String; let stderr: String }
+
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String], stdin: String = "") throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        let path = tool.hasPrefix("/") ? tool : (tool == "git" ? "/usr/bin/git" : Self.products + "/" + tool)
+        process.arguments = ["-w", "/usr/bin/timeout", "60", path] + arguments
+        process.environment = environment
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        (process.standardInput, process.standardOutput, process.standardError) = (input, output, errors)
+        try process.run()
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(code: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    func testGitCredentialFillApproveRejectAndTheLockedCase() throws {
+        try run("git", ["config", "--global", "credential.helper", Self.products + "/git-credential-coffer"])
+        let request = "protocol=https\nhost=git.example.com\n\n"
+
+        // Locked, no terminal: the helper prints nothing, git falls back (and, with prompts
+        // disabled, gives up) instead of hanging; no password anywhere.
+        XCTAssertEqual(try run("coffer", ["add", "https://git.example.com", "alice", "--password-stdin"], stdin: "\(master)\nGitSecret\n").code, 0)
+        let locked = try run("git", ["credential", "fill"], stdin: request)
+        XCTAssertNotEqual(locked.code, 0)
+        XCTAssertNotEqual(locked.code, 124, "timed out: the helper hung")
+        XCTAssertFalse((locked.stdout + locked.stderr).contains("GitSecret"))
+
+        XCTAssertEqual(try run("coffer", ["unlock", "--password-stdin"], stdin: master + "\n").code, 0)
+        let filled = try run("git", ["credential", "fill"], stdin: request)
+        XCTAssertEqual(filled.code, 0, filled.stderr)
+        XCTAssertTrue(filled.stdout.contains("username=alice\n"), filled.stdout)
+        XCTAssertTrue(filled.stdout.contains("password=GitSecret\n"))
+
+        // approve stores a new credential; a second approve with a new password updates it.
+        XCTAssertEqual(try run("git", ["credential", "approve"], stdin: "protocol=https\nhost=other.example.com:8443\nusername=bob\npassword=first\n\n").code, 0)
+        XCTAssertEqual(try run("git", ["credential", "approve"], stdin: "protocol=https\nhost=other.example.com:8443\nusername=bob\npassword=second\n\n").code, 0)
+        let other = try run("git", ["credential", "fill"], stdin: "protocol=https\nhost=other.example.com:8443\n\n")
+        XCTAssertTrue(other.stdout.contains("password=second"), other.stdout)
+        XCTAssertEqual(try run("coffer", ["list", "other.example.com:8443", "--json"]).stdout.components(separatedBy: "bob").count - 1, 1,
+                       "updated, not doubled")
+
+        // An https credential is not offered to http.
+        let http = try run("git", ["credential", "fill"], stdin: "protocol=http\nhost=git.example.com\n\n")
+        XCTAssertFalse(http.stdout.contains("GitSecret"))
+
+        XCTAssertEqual(try run("git", ["credential", "reject"], stdin: "protocol=https\nhost=git.example.com\nusername=alice\n\n").code, 0)
+        XCTAssertFalse(try run("coffer", ["list", "https://git.example.com"]).stdout.contains("alice"), "rejected credential erased")
+        XCTAssertTrue(try run("coffer", ["list", "other.example.com"]).stdout.contains("bob"), "only the matching one")
+
+        // Unknown operations and attributes are ignored.
+        let helper = Self.products + "/git-credential-coffer"
+        XCTAssertEqual(try run(helper, ["frobnicate"], stdin: "protocol=https\nhost=x\nwwwauth[]=Basic\n\n").code, 0)
+    }
+
+    func testDockerProtocol() throws {
+        let helper = "docker-credential-coffer"
+        let locked = try run(helper, ["store"], stdin: #"{"ServerURL":"registry.example.com:5000","Username":"ci","Secret":"DockerSecret"}"#)
+        XCTAssertEqual(locked.code, 1)
+        XCTAssertTrue(locked.stdout.contains("locked"), locked.stdout)
+
+        XCTAssertEqual(try run("coffer", ["unlock", "--password-stdin"], stdin: master + "\n").code, 0)
+        XCTAssertEqual(try run(helper, ["store"], stdin: #"{"ServerURL":"registry.example.com:5000","Username":"ci","Secret":"DockerSecret"}"#).code, 0)
+        XCTAssertEqual(try run(helper, ["store"], stdin: #"{"ServerURL":"https://index.docker.io/v1/","Username":"me","Secret":"HubSecret"}"#).code, 0)
+        let got = try run(helper, ["get"], stdin: "registry.example.com:5000\n")
+        XCTAssertEqual(got.code, 0, got.stdout)
+        let object = try JSONSerialization.jsonObject(with: Data(got.stdout.utf8)) as? [String: String]
+        XCTAssertEqual(object, ["ServerURL": "registry.example.com:5000", "Username": "ci", "Secret": "DockerSecret"])
+
+        let list = try JSONSerialization.jsonObject(with: Data(try run(helper, ["list"]).stdout.utf8)) as? [String: String]
+        XCTAssertEqual(list, ["registry.example.com:5000": "ci", "https://index.docker.io/v1/": "me"])
+
+        XCTAssertEqual(try run(helper, ["erase"], stdin: "registry.example.com:5000\n").code, 0)
+        let miss = try run(helper, ["get"], stdin: "registry.example.com:5000\n")
+        XCTAssertEqual(miss.code, 1)
+        XCTAssertEqual(miss.stdout, "credentials not found in native keychain\n")
+        XCTAssertTrue(try run(helper, ["version"]).stdout.contains("coffer"))
+    }
+
+    func testImportOfARealKeePassXCExport() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/keepassxc-cli") else {
+            return XCTFail("keepassxc-cli is missing; scripts/test installs Debian's keepassxc")
+        }
+        let database = home + "/test.kdbx"
+        XCTAssertEqual(try run("/usr/bin/keepassxc-cli", ["db-create", "--set-password", database], stdin: "dbpw\ndbpw\n").code, 0)
+        for (title, user, url, password) in [("Bank", "zoë", "https://bank.example.com/login", "pa,ss \"q\""), ("Mail", "bob", "https://mail.example.org", "x\u{00e9}y")] {
+            let added = try run("/usr/bin/keepassxc-cli", ["add", "-u", user, "--url", url, "-p", database, title], stdin: "dbpw\n\(password)\n")
+            XCTAssertEqual(added.code, 0, added.stderr)
+        }
+        let export = try run("/usr/bin/keepassxc-cli", ["export", "--format", "csv", database], stdin: "dbpw\n")
+        XCTAssertEqual(export.code, 0, export.stderr)
+        let csv = home + "/export.csv"
+        try Data(export.stdout.utf8).write(to: URL(fileURLWithPath: csv))
+
+        let imported = try run("coffer", ["import", csv, "--password-stdin"], stdin: master + "\n")
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("imported 2 credentials from a keepassxc export"), imported.stderr)
+        let filled = try run("coffer", ["fill", "https://bank.example.com/login", "--json", "--password-stdin"], stdin: master + "\n")
+        let object = try JSONSerialization.jsonObject(with: Data(filled.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(object?["user"] as? String, "zoë")
+        XCTAssertEqual(object?["password"] as? String, "pa,ss \"q\"")
+
+        let again = try run("coffer", ["import", csv, "--password-stdin"], stdin: master + "\n")
+        XCTAssertTrue(again.stderr.contains("skipped 2 duplicates"), again.stderr)
+    }
+}
