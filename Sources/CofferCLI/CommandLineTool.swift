@@ -6,9 +6,9 @@ public enum CommandLineTool {
     /// Every command, in the order `coffer help` lists them.
     static let commands: [Command.Type] = [
         InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, FillCommand.self, ShowCommand.self,
-        RemoveCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
+        EditCommand.self, RemoveCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         ProviderCommand.self, PasswdCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
-        ImportCommand.self, ExportCommand.self,
+        ImportCommand.self, ExportCommand.self, CompletionCommand.self,
         HelpCommand.self,
     ]
 
@@ -78,7 +78,9 @@ public enum CommandLineTool {
     }
 
     static func report(_ error: CLIError, io: IO) {
-        var text = "coffer: error: \(error.message)\n"
+        // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+        let colour = io.standardErrorIsTerminal && (io.environment["NO_COLOR"] ?? "").isEmpty
+        var text = "coffer: \(colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:") \(error.message)\n"
         if let hint = error.hint { text += "coffer: hint: \(hint)\n" }
         io.standardError(text)
     }

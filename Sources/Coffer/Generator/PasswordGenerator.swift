@@ -7,6 +7,8 @@ public enum PasswordGenerator {
         case chars
         /// Apple's strong password: `xxxxxx-xxxxxx-xxxxxx`, lowercase, one uppercase and one digit.
         case apple
+        /// Words drawn uniformly from a word list, joined by `-`.
+        case words
     }
 
     public struct CharacterClasses: OptionSet, Sendable {
@@ -66,6 +68,25 @@ public enum PasswordGenerator {
         let groups = stride(from: 0, to: 18, by: 6).map { String(characters[$0..<$0 + 6]) }
         let bits = 16 * log2(Double(lowercase.count)) + log2(10) + log2(18) + log2(17)
         return Generated(password: groups.joined(separator: "-"), entropyBits: (bits * 10).rounded(.down) / 10)
+    }
+
+    /// `count` words drawn uniformly from `wordList` (duplicates removed first), joined by `-`.
+    /// - Throws: `VaultError.invalidInput` for fewer than 1,000 distinct words, which would make
+    ///   each word worth under 10 bits.
+    public static func passphrase(words count: Int = 6, from wordList: [String]) throws -> Generated {
+        let words = Array(Set(wordList)).sorted()
+        guard words.count >= 1000 else { throw VaultError.invalidInput("the word list has \(words.count) distinct words; at least 1,000 are needed") }
+        guard (3...40).contains(count) else { throw VaultError.invalidInput("use between 3 and 40 words") }
+        var chosen: [String] = []
+        for _ in 0..<count { chosen.append(words[Int(try SecureRandom.uniform(UInt32(words.count)))]) }
+        let bits = Double(count) * log2(Double(words.count))
+        return Generated(password: chosen.joined(separator: "-"), entropyBits: (bits * 10).rounded(.down) / 10)
+    }
+
+    /// Words usable in a passphrase from a dictionary file's lines: 4 to 8 lowercase ASCII
+    /// letters (no proper nouns, possessives or accents, so every word is easy to type).
+    public static func wordList(fromLines lines: [Substring]) -> [String] {
+        lines.filter { line in (4...8).contains(line.utf8.count) && line.utf8.allSatisfy { $0 >= 0x61 && $0 <= 0x7a } }.map(String.init)
     }
 
     /// Probability that `length` uniform draws from the union hit every class (inclusion–exclusion).

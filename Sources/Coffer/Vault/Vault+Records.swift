@@ -122,6 +122,8 @@ extension Vault {
 
     /// Reads a record, lets `change` edit it, and writes it back with revision + 1, all under the
     /// exclusive lock: concurrent updaters never lose each other's changes.
+    /// - Warning: `change` should throw `VaultError` (say `.invalidInput`) to refuse an edit; other
+    ///   errors are reported as corruption of the record.
     /// - Returns: the stored record.
     @discardableResult
     public func updateRecord(withID id: RecordID, _ change: (inout Record) throws -> Void) throws(VaultError) -> Record {

@@ -18,6 +18,7 @@ struct FillCommand: Command {
     static let options: [OptionSpec] = [
         .value("user", "only the identity with this user name"),
         .flag("json", "print {\"user\", \"password\", \"recordIdentifier\", \"serviceIdentifier\"}"),
+        .flag("clip", "copy the password to the clipboard (cleared after $COFFER_CLIP_TIME, default 45 s)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
@@ -28,7 +29,10 @@ struct FillCommand: Command {
         let host = AutoFillHost(provider: provider)
         switch host.fill(serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable) {
         case .filled(let credential, let identity):
-            if context.wantsJSON {
+            if context.arguments.has("clip") {
+                let delay = try Clipboard.copy(credential.password, io: context.io)
+                context.note("copied the password for \(credential.user) to the clipboard; it is cleared in \(delay) s")
+            } else if context.wantsJSON {
                 var object: [String: Any] = ["user": credential.user, "password": credential.password]
                 if let identity {
                     object["recordIdentifier"] = identity.recordIdentifier

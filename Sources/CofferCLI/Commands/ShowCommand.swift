@@ -10,12 +10,18 @@ struct ShowCommand: Command {
         pass does, so 'coffer show ID | head -1' is the password. --json prints one object.
         """
     static let examples = ["coffer show 3fa1c0…", "coffer show 3fa1c0… --json | jq -r .password"]
-    static let options: [OptionSpec] = [.flag("json", "print one JSON object")]
+    static let options: [OptionSpec] = [
+        .flag("json", "print one JSON object"),
+        .flag("clip", "copy the password to the clipboard instead (cleared after $COFFER_CLIP_TIME, default 45 s)"),
+    ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let id = try recordID(try context.positionals(1...1, names: "ID")[0])
         let record = try context.unlockedVault().record(withID: id)
-        if context.wantsJSON {
+        if context.arguments.has("clip") {
+            let delay = try Clipboard.copy(record.password, io: context.io)
+            context.note("copied the password for \(record.user) to the clipboard; it is cleared in \(delay) s")
+        } else if context.wantsJSON {
             context.print(JSONOutput.render(recordJSON(record)))
         } else {
             var lines = [record.password]

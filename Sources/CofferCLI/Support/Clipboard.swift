@@ -1,0 +1,76 @@
+import Coffer
+import Foundation
+import Glibc
+
+/// Copies a secret to the desktop clipboard with `wl-copy` (Wayland) or `xclip` (X11), as pass
+/// does, and schedules clearing it. The secret goes through a pipe, never argv.
+enum Clipboard {
+    /// Seconds before the clipboard is cleared: `$COFFER_CLIP_TIME`, default 45 (pass's habit).
+    static func clearDelay(_ environment: [String: String]) -> Int {
+        environment["COFFER_CLIP_TIME"].flatMap(Int.init).map { max(1, $0) } ?? 45
+    }
+
+    /// The copy and clear commands for this session, or `nil` without a usable clipboard.
+    static func tool(_ environment: [String: String]) -> (copy: [String], clear: String)? {
+        func find(_ name: String) -> String? {
+            (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
+                .first { FileManager.default.isExecutableFile(atPath: $0) }
+        }
+        if environment["WAYLAND_DISPLAY"] != nil, let wlCopy = find("wl-copy") {
+            return ([wlCopy], "'\(wlCopy)' --clear")
+        }
+        if environment["DISPLAY"] != nil, let xclip = find("xclip") {
+            return ([xclip, "-selection", "clipboard"], "printf '' | '\(xclip)' -selection clipboard")
+        }
+        return nil
+    }
+
+    /// Copies `secret` and starts a detached `sh` that clears the clipboard after the delay.
+    static func copy(_ secret: String, io: IO) throws -> Int {
+        guard let tool = tool(io.environment) else {
+            throw CLIError("no clipboard: neither wl-copy (Wayland) nor xclip (X11) is usable here",
+                           hint: "install wl-clipboard or xclip, or drop --clip")
+        }
+        let delay = clearDelay(io.environment)
+        let status = try spawn(tool.copy, environment: io.environment, input: Array(secret.utf8))
+        guard status == 0 else { throw CLIError("\(tool.copy[0]) failed (exit status \(status))") }
+        // setsid -f returns at once; its detached child sleeps, then clears.
+        _ = try spawn(["/usr/bin/setsid", "-f", "/bin/sh", "-c", "sleep \(delay); \(tool.clear)"], environment: io.environment, input: [])
+        return delay
+    }
+
+    /// Runs a program with `input` on its stdin and /dev/null for output, and waits for it
+    /// alone. posix_spawn rather than Foundation's Process, which also waits for descendants
+    /// (xclip and wl-copy fork a child that keeps serving the selection).
+    static func spawn(_ arguments: [String], environment: [String: String], input: [UInt8]) throws -> Int32 {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw CLIError("could not create a pipe for \(arguments[0])") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[0], 0)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        close(pipeEnds[0])
+        guard spawned == 0 else {
+            close(pipeEnds[1])
+            throw CLIError("could not start \(arguments[0])")
+        }
+        var written = 0
+        while written < input.count {
+            let count = input.withUnsafeBytes { write(pipeEnds[1], $0.baseAddress! + written, $0.count - written) }
+            if count <= 0 { break }
+            written += count
+        }
+        close(pipeEnds[1])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status >> 8) & 0xff
+    }
+}

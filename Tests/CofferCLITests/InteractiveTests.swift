@@ -1,0 +1,149 @@
+import Coffer
+@testable import CofferCLI
+import Foundation
+import XCTest
+
+/// Prompts through a real pseudo-terminal: what the user sees, and that secrets are not echoed.
+final class PseudoTerminalTests: XCTestCase {
+    var home = ""
+
+    override func setUpWithError() throws {
+        home = FileManager.default.temporaryDirectory.path + "/coffer-pty-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: home) }
+
+    func drive(_ arguments: [String], answers: [String]) throws -> (code: Int32, transcript: String) {
+        let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Helpers/pty_drive.py").standardized.path
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/coffer"
+        let transcriptPath = home + "/transcript-\(UUID().uuidString)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", driver, transcriptPath, binary] + arguments + ["--container", home + "/vault"]
+        process.environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "PATH": "/usr/bin:/bin", "TERM": "dumb"]
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        input.fileHandleForWriting.write(Data(answers.map { $0 + "\n" }.joined().utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let transcript = (try? String(contentsOfFile: transcriptPath, encoding: .utf8)) ?? ""
+        return (process.terminationStatus, transcript)
+    }
+
+    func testPasswordsAreNotEchoedAndMismatchesAreRefused() throws {
+        let mismatch = try drive(["init", "--kdf", "interactive"], answers: ["FirstSecret1", "OtherSecret2"])
+        XCTAssertEqual(mismatch.code, 64, mismatch.transcript)
+        XCTAssertTrue(mismatch.transcript.contains("New master password: "), mismatch.transcript)
+        XCTAssertTrue(mismatch.transcript.contains("do not match"), mismatch.transcript)
+        XCTAssertFalse(mismatch.transcript.contains("FirstSecret1"), "echoed: \(mismatch.transcript)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: home + "/vault/vault.coffer"))
+
+        let created = try drive(["init", "--kdf", "interactive"], answers: ["MasterSecret9", "MasterSecret9"])
+        XCTAssertEqual(created.code, 0, created.transcript)
+        XCTAssertFalse(created.transcript.contains("MasterSecret9"))
+
+        let added = try drive(["add", "example.com", "alice"], answers: ["MasterSecret9", "SitePassword7", "SitePassword7"])
+        XCTAssertEqual(added.code, 0, added.transcript)
+        XCTAssertTrue(added.transcript.contains("Password for example.com: "))
+        XCTAssertFalse(added.transcript.contains("SitePassword7") || added.transcript.contains("MasterSecret9"))
+
+        // fill on a terminal: locked, so the interactive path asks for the master password.
+        let filled = try drive(["fill", "example.com"], answers: ["MasterSecret9"])
+        XCTAssertEqual(filled.code, 0, filled.transcript)
+        XCTAssertTrue(filled.transcript.contains("SitePassword7"), "the password is printed on stdout: \(filled.transcript)")
+        XCTAssertFalse(filled.transcript.contains("MasterSecret9"))
+    }
+}
+
+final class MoreCommandTests: XCTestCase {
+    func testEditChangesOnlyWhatIsNamed() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("example.com", "alice", password: "old")
+        XCTAssertEqual(cli.run(["edit", id, "--password-stdin"], stdin: CLIHarness.master + "\n").code, 64, "nothing to change")
+        let edit = cli.run(["edit", id, "--user", "alice2", "--add-service", "https://login.example.org", "--new-password", "--password-stdin"],
+                           stdin: "\(CLIHarness.master)\nnewpw\n")
+        XCTAssertEqual(edit.code, 0, edit.stderr)
+        let show = cli.run(["show", id, "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        let object = try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(object?["user"] as? String, "alice2")
+        XCTAssertEqual(object?["password"] as? String, "newpw")
+        XCTAssertEqual(object?["revision"] as? Int, 2)
+        XCTAssertEqual((object?["serviceIdentifiers"] as? [Any])?.count, 2)
+        XCTAssertTrue(cli.run(["list", "https://login.example.org/x"]).stdout.contains("alice2"), "the identity store follows")
+        XCTAssertEqual(cli.run(["edit", id, "--remove-service", "nope.example", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 64)
+        let generated = cli.run(["edit", id, "--generate=40", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(generated.code, 0)
+        let after = cli.run(["show", id, "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(after.stdout.split(separator: "\n").first?.count, 40)
+    }
+
+    func testPassphrases() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/dict/words") else {
+            return XCTFail("/usr/share/dict/words is missing; scripts/install-deps installs wamerican")
+        }
+        let cli = CLIHarness()
+        let result = cli.run(["generate", "--style", "words", "--length", "5", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let words = (object?["password"] as? String)?.split(separator: "-") ?? []
+        XCTAssertEqual(words.count, 5)
+        XCTAssertTrue(words.allSatisfy { (4...8).contains($0.count) && $0.allSatisfy(\.isLowercase) })
+        XCTAssertGreaterThan(object?["entropyBits"] as? Double ?? 0, 70)
+        XCTAssertThrowsError(try PasswordGenerator.passphrase(words: 6, from: ["a", "b"]))
+    }
+
+    func testCompletionsAndManPageComeFromTheCommandTable() throws {
+        let cli = CLIHarness()
+        let bash = cli.run(["completion", "bash"]).stdout
+        for command in CommandLineTool.commands { XCTAssertTrue(bash.contains(command.name), command.name) }
+        XCTAssertTrue(bash.contains("--no-interaction"))
+        XCTAssertTrue(cli.run(["completion", "zsh"]).stdout.hasPrefix("#compdef coffer"))
+        XCTAssertTrue(cli.run(["completion", "fish"]).stdout.contains("complete -c coffer"))
+        XCTAssertEqual(cli.run(["completion", "tcsh"]).code, 64)
+        let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/coffer.1").standardized
+        XCTAssertEqual(try String(contentsOf: shipped, encoding: .utf8), cli.run(["help", "--man"]).stdout,
+                       "docs/coffer.1 is stale: regenerate it with 'coffer help --man > docs/coffer.1'")
+    }
+
+    func testClipboardGetsThePasswordThroughAPipeAndIsCleared() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        _ = cli.add("example.com", "alice", password: "ClipSecret")
+        let bin = cli.container + "-bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let clip = cli.container + "-clipboard", argv = cli.container + "-argv"
+        try "#!/bin/sh\necho \"$@\" >> '\(argv)'\ncat > '\(clip)'\n".write(toFile: bin + "/xclip", atomically: true, encoding: .utf8)
+        chmod(bin + "/xclip", 0o755)
+        var environment = cli.environment
+        environment["PATH"] = "\(bin):/usr/bin:/bin"
+        environment["DISPLAY"] = ":99"
+        environment["COFFER_CLIP_TIME"] = "3"
+        var out = "", err = ""
+        let io = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { out += $0 }, standardError: { err += $0 },
+                    terminal: nil, environment: environment)
+        let started = Date()
+        let code = CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io,
+                                       configuration: CLIHarness.configuration)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "fill --clip returned only after the clear delay")
+        XCTAssertEqual(code, 0, err)
+        XCTAssertFalse(out.contains("ClipSecret"), "--clip prints nothing on stdout")
+        XCTAssertEqual(try String(contentsOfFile: clip, encoding: .utf8), "ClipSecret")
+        XCTAssertFalse(try String(contentsOfFile: argv, encoding: .utf8).contains("ClipSecret"), "never on argv")
+        var cleared = false
+        for _ in 0..<80 where !cleared {
+            Thread.sleep(forTimeInterval: 0.1)
+            cleared = (try? String(contentsOfFile: clip, encoding: .utf8)) == ""
+        }
+        XCTAssertTrue(cleared, "the clipboard is cleared after COFFER_CLIP_TIME")
+
+        var noClipboard = cli.environment
+        noClipboard["PATH"] = "/nonexistent"
+        let io2 = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { _ in }, standardError: { err = $0 },
+                     terminal: nil, environment: noClipboard)
+        XCTAssertEqual(CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io2,
+                                           configuration: CLIHarness.configuration), 1)
+        XCTAssertTrue(err.contains("no clipboard"), err)
+    }
+}
