@@ -36,14 +36,20 @@ struct VaultVerifier {
 
     func run() -> VerificationReport {
         var report = VerificationReport()
+        let index = try? vault.identityIndex()
+        if let index {
+            do {
+                // A crashed writer's journal is finished first, as any access would.
+                try vault.fileLock.withLock(.exclusive) { try vault.recover(index) }
+            } catch {
+                report.add(index.journalPath, "\(error)")
+            }
+        }
         checkLayout(&report)
         let files = recordFiles(&report)
         report.recordCount = files.count
-        guard let index = try? vault.identityIndex() else { return report }
+        guard let index else { return report }
         do {
-            try vault.fileLock.withLock(.exclusive) {
-                try vault.recover(index)  // a crashed writer's journal is finished first, as any access would
-            }
             try vault.fileLock.withLock(.shared) { try checkIndex(index, files: files, into: &report) }
         } catch {
             report.add(index.manifestPath, "\(error)")

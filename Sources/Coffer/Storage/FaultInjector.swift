@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// Makes the file layer fail at a chosen mutating step, so tests can prove that a write torn at
@@ -7,9 +8,13 @@ import Synchronization
 /// `StorageError.injectedFault` instead of happening.
 public final class FaultInjector: Sendable {
     private let state: Mutex<(steps: Int, failAt: Int?)>
+    /// Instead of throwing, die with SIGKILL at the chosen step: a crash, for the multi-process
+    /// crash tests (only their test-only writer sets it).
+    let crashes: Bool
 
-    public init(failAt step: Int?) {
+    public init(failAt step: Int?, crashing: Bool = false) {
         state = Mutex((0, step))
+        crashes = crashing
     }
 
     /// How many mutating steps have run (or been refused) so far.
@@ -25,6 +30,9 @@ public final class FaultInjector: Sendable {
             current.steps += 1
             return current.steps == current.failAt ? current.steps : nil
         }
-        if let failing { throw .injectedFault(step: failing) }
+        if let failing {
+            if crashes { kill(getpid(), SIGKILL) }
+            throw .injectedFault(step: failing)
+        }
     }
 }

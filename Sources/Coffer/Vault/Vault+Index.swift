@@ -93,21 +93,22 @@ extension Vault {
 
     /// Finishes or discards a crashed writer's transaction. Caller holds the exclusive lock.
     ///
-    /// Each journalled record is taken as it is on disk if its file hash is the journal's old
-    /// or new one; a file matching neither is left for `verify` to report (it was tampered with).
+    /// An uncommitted transaction's *new* records are removed (so an import lands whole or not
+    /// at all); an updated or deleted record is taken as it is on disk when its file is the
+    /// journal's new version (its old bytes are gone). A file matching neither the old nor the
+    /// new hash is left for `verify` to report: it was tampered with.
     func recover(_ index: IdentityIndex) throws {
         guard let journal = try index.readJournal() else { return }
         var editor = IndexEditor(index: index, manifest: try index.readManifest())
         if editor.manifest.generation < journal.generation {
             var rolledForward = false
             for change in journal.changes where change.newHash != change.oldHash {
-                let bytes = try? fileSystem.readFile(container.recordPath(change.recordID), limit: RecordEnvelope.maximumFileLength)
-                let current = try bytes.map { Hex.encode(try ciphertextHash($0)) }
-                if change.oldHash == nil, current != nil, current != change.newHash {
-                    // A new record torn by the crash (a bulk write flushes only at the end).
+                if change.oldHash == nil {
                     try fileSystem.removeFile(container.recordPath(change.recordID))
                     continue
                 }
+                let bytes = try? fileSystem.readFile(container.recordPath(change.recordID), limit: RecordEnvelope.maximumFileLength)
+                let current = try bytes.map { Hex.encode(try ciphertextHash($0)) }
                 guard current == change.newHash else { continue }
                 try editor.setRecord(
                     change.recordID, revision: change.revision, hash: current.flatMap(Hex.decode),

@@ -1,0 +1,21 @@
+// libFuzzer target: every index parser (manifest plaintext, identity bucket, ledger shard,
+// single-entry ledger scan, journal) is fed the same bytes; none may crash, and decoded
+// shards re-encode canonically.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzIndex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if let manifest = try? IndexManifest.decode(plaintext: bytes) {
+        precondition(manifest.encodedPlaintext() == bytes)
+    }
+    if let identities = try? IndexShardCoding.decodeIdentities(bytes) {
+        _ = IndexShardCoding.encode(identities: identities)
+        _ = try? IndexShardCoding.decodeIdentities(bytes, sites: ["example.com"])
+    }
+    if let ledger = try? IndexShardCoding.decodeLedger(bytes) {
+        precondition(IndexShardCoding.encode(ledger: ledger).count == bytes.count)
+        if let first = ledger.first { precondition((try? IndexShardCoding.ledgerEntry(for: first.recordID, in: bytes)) != nil) }
+    }
+    _ = try? IndexJournal.decode(bytes)
+    _ = try? SealedEnvelope.decode(bytes, as: .indexShard)
+    return 0
+}
