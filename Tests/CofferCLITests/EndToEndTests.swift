@@ -93,3 +93,60 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(try coffer([]).code, 64)
     }
 }
+
+/// Process hygiene, checked from outside through /proc while a `coffer` process holds the key.
+final class ProcessHygieneTests: XCTestCase {
+    func testNoSecretInArgvOrEnvironmentAndNoCoreDumps() throws {
+        let home = FileManager.default.temporaryDirectory.path + "/coffer-proc-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "COFFER_CONTAINER": home + "/vault", "PATH": "/usr/bin:/bin"]
+        let master = "ProcMasterSecret"
+        let binary = EndToEndTests.binary
+
+        let initProcess = Process()
+        initProcess.executableURL = URL(fileURLWithPath: binary)
+        initProcess.arguments = ["init", "--kdf", "interactive", "--password-stdin"]
+        initProcess.environment = environment
+        let initInput = Pipe()
+        initProcess.standardInput = initInput
+        initProcess.standardError = FileHandle.nullDevice
+        try initProcess.run()
+        initInput.fileHandleForWriting.write(Data((master + "\n").utf8))
+        try initInput.fileHandleForWriting.close()
+        initProcess.waitUntilExit()
+        XCTAssertEqual(initProcess.terminationStatus, 0)
+
+        // `add` reads the master password, unlocks, then waits for the credential's password.
+        let add = Process()
+        add.executableURL = URL(fileURLWithPath: binary)
+        add.arguments = ["add", "example.com", "alice", "--password-stdin"]
+        add.environment = environment
+        let input = Pipe()
+        add.standardInput = input
+        add.standardOutput = FileHandle.nullDevice
+        add.standardError = FileHandle.nullDevice
+        try add.run()
+        input.fileHandleForWriting.write(Data((master + "\n").utf8))
+        // Wait until it has unlocked: Argon2id (interactive) holds the key within a second or so.
+        var limits = ""
+        for _ in 0..<100 {
+            Thread.sleep(forTimeInterval: 0.05)
+            limits = (try? String(contentsOfFile: "/proc/\(add.processIdentifier)/limits", encoding: .utf8)) ?? ""
+            if limits.contains("Max core file size        0") { break }
+        }
+        let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(add.processIdentifier)/cmdline"))) ?? Data()
+        let environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(add.processIdentifier)/environ"))) ?? Data()
+        let status = (try? String(contentsOfFile: "/proc/\(add.processIdentifier)/status", encoding: .utf8)) ?? ""
+        input.fileHandleForWriting.write(Data("SitePassword\n".utf8))
+        try input.fileHandleForWriting.close()
+        add.waitUntilExit()
+        XCTAssertEqual(add.terminationStatus, 0)
+
+        XCTAssertFalse(cmdline.isEmpty, "could not read /proc/PID/cmdline")
+        XCTAssertFalse(String(decoding: cmdline, as: UTF8.self).contains(master))
+        XCTAssertFalse(String(decoding: environ, as: UTF8.self).contains(master))
+        XCTAssertTrue(limits.contains("Max core file size        0                    0"), "core dumps enabled:\n\(limits)")
+        XCTAssertFalse(status.isEmpty)
+    }
+}

@@ -123,6 +123,124 @@ def open_record(vault_id, vault_key, record_id_hex, data):
     return doc
 
 
+# --- §6 the identity index --------------------------------------------------------------------
+
+SUBKEY_INDEX = 2
+IDENTITY_SLOTS = 256
+SLOTS = 512
+
+
+def index_keys(vault_key):
+    index_key = kdf_subkey(vault_key, SUBKEY_INDEX)
+    return index_key, kdf_subkey(index_key, 1)
+
+
+def site_of(identifier):
+    """The registrable domain. The reference uses the last two labels, which is what the Public
+    Suffix List gives for the names in the vectors; a real reader MUST use the PSL (§7.1)."""
+    host = identifier.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower().rstrip(".")
+    return ".".join(host.split(".")[-2:])
+
+
+def bucket_of(bucket_key, site):
+    return hashlib.blake2b(site.encode(), digest_size=16, key=bucket_key).digest()[0]
+
+
+def lp(text):
+    data = text.encode()
+    return struct.pack("<H", len(data)) + data
+
+
+def identity_payload(entries):
+    """entries: (record id bytes, rank, type byte, site, identifier, user), sorted as §6.3."""
+    entries = sorted(entries, key=lambda e: (e[0], e[4].encode(), e[5].encode()))
+    out = b"\x00" + struct.pack("<I", len(entries))
+    for rid, rank, kind, site, identifier, user in entries:
+        out += rid + struct.pack("<q", rank) + bytes([kind]) + lp(site) + lp(identifier) + lp(user)
+    return out
+
+
+def ledger_payload(entries):
+    """entries: (record id bytes, revision, file hash, identity slots)."""
+    out = b"\x01" + struct.pack("<I", len(entries))
+    for rid, revision, digest, slots in sorted(entries):
+        out += rid + struct.pack("<Q", revision) + digest + bytes([len(slots)]) + bytes(slots)
+    return out
+
+
+def seal_shard(index_key, vault_id, slot, shard_id, payload, nonce):
+    ad = preamble(0x53) + vault_id + struct.pack("<H", slot) + shard_id
+    return preamble(0x53) + nonce + aead_encrypt(index_key, nonce, ad, pad(payload))
+
+
+def seal_manifest(index_key, vault_id, generation, shards, nonce):
+    plaintext = struct.pack("<QH", generation, SLOTS) + b"".join(shards.get(slot, bytes(16)) for slot in range(SLOTS))
+    return preamble(0x4D) + nonce + aead_encrypt(index_key, nonce, preamble(0x4D) + vault_id, plaintext)
+
+
+def build_index(vault_id, vault_key, records, generation, next_bytes):
+    """records: (doc, sealed file bytes). Returns {relative path: bytes}; `next_bytes(n)` supplies
+    the shard ids and nonces, so vectors are reproducible."""
+    index_key, bucket_key = index_keys(vault_key)
+    buckets, ledgers = {}, {}
+    for doc, sealed in records:
+        rid = bytes.fromhex(doc["id"])
+        slots = set()
+        for service in doc["serviceIdentifiers"]:
+            site = site_of(service["identifier"])
+            slot = bucket_of(bucket_key, site)
+            slots.add(slot)
+            kind = 1 if service["type"] == "URL" else 0
+            buckets.setdefault(slot, []).append((rid, 0, kind, site, service["identifier"], doc["user"]))
+        digest = hashlib.blake2b(sealed, digest_size=32).digest()
+        ledgers.setdefault(IDENTITY_SLOTS + rid[0], []).append((rid, doc["revision"], digest, sorted(slots)))
+    files, shards = {}, {}
+    for slot, payload in sorted([(s, identity_payload(e)) for s, e in buckets.items()] + [(s, ledger_payload(e)) for s, e in ledgers.items()]):
+        shard_id = next_bytes(16)
+        shards[slot] = shard_id
+        files["index/shards/" + shard_id.hex()] = seal_shard(index_key, vault_id, slot, shard_id, payload, next_bytes(24))
+    files["index/manifest"] = seal_manifest(index_key, vault_id, generation, shards, next_bytes(24))
+    return files
+
+
+def read_index(container, vault_id, vault_key):
+    """Every identity and ledger entry, checked as §6 requires."""
+    index_key, bucket_key = index_keys(vault_key)
+    with open(os.path.join(container, "index", "manifest"), "rb") as f:
+        data = f.read()
+    if data[:8] != preamble(0x4D):
+        raise Corrupt("not a manifest")
+    plaintext = aead_decrypt(index_key, data[8:32], preamble(0x4D) + vault_id, data[32:])
+    generation, count = struct.unpack("<QH", plaintext[:10])
+    identities, ledger = [], {}
+    for slot in range(count):
+        shard_id = plaintext[10 + 16 * slot:26 + 16 * slot]
+        if shard_id == bytes(16):
+            continue
+        with open(os.path.join(container, "index", "shards", shard_id.hex()), "rb") as f:
+            blob = f.read()
+        ad = preamble(0x53) + vault_id + struct.pack("<H", slot) + shard_id
+        payload = unpad(aead_decrypt(index_key, blob[8:32], ad, blob[32:]))
+        kind, n, at = payload[0], struct.unpack("<I", payload[1:5])[0], 5
+        for _ in range(n):
+            rid = payload[at:at + 16]
+            if kind == 0:
+                rank, service_type = struct.unpack("<q", payload[at + 16:at + 24])[0], payload[at + 24]
+                at += 25
+                strings = []
+                for _ in range(3):
+                    length = struct.unpack("<H", payload[at:at + 2])[0]
+                    strings.append(payload[at + 2:at + 2 + length].decode())
+                    at += 2 + length
+                identities.append((rid.hex(), strings[1], strings[2], rank, slot))
+            else:
+                revision = struct.unpack("<Q", payload[at + 16:at + 24])[0]
+                digest, nslots = payload[at + 24:at + 56], payload[at + 56]
+                ledger[rid.hex()] = (revision, digest)
+                at += 57 + nslots
+    return generation, identities, ledger
+
+
 def read_container(container, password, **policy):
     with open(os.path.join(container, "vault.coffer"), "rb") as f:
         vault_id, vault_key = read_header(f.read(), password, **policy)
@@ -147,3 +265,8 @@ if __name__ == "__main__":
         sys.exit("wrong password")
     for doc in docs:
         print(json.dumps(doc, sort_keys=True, ensure_ascii=False))
+    if os.path.exists(os.path.join(sys.argv[2], "index", "manifest")):
+        with open(os.path.join(sys.argv[2], "vault.coffer"), "rb") as f:
+            vault_id, vault_key = read_header(f.read(), password, **policy)
+        generation, identities, ledger = read_index(sys.argv[2], vault_id, vault_key)
+        print(f"index generation {generation}: {len(identities)} identities, {len(ledger)} ledger entries")

@@ -6,6 +6,7 @@
 import hashlib
 import os
 import shutil
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -58,6 +59,15 @@ def primitives():
         ref.aead_encrypt(key, nonce, ad, message), ad, nonce, key) == message
 
 
+def deterministic_bytes(start):
+    counter = [start]
+
+    def next_bytes(n):
+        counter[0] += 1
+        return hashlib.blake2b(struct.pack("<Q", counter[0]), digest_size=n).digest()
+    return next_bytes
+
+
 def vault():
     out = os.path.join(ROOT, "vault")
     shutil.rmtree(out, ignore_errors=True)
@@ -84,17 +94,85 @@ def vault():
     fields = [("expect", "ok"), ("password", password.decode()), ("opslimit", 1), ("memlimit", 8192),
               ("vault_id", vault_id), ("vault_key", vault_key), ("salt", salt), ("header_nonce", header_nonce),
               ("header", header)]
+    sealed_records = []
     for index, doc in enumerate(docs):
         nonce = seq(0xC0 + index, 24)
         sealed = ref.seal_record(vault_id, vault_key, doc, nonce)
+        sealed_records.append((doc, sealed))
         shard = os.path.join(container, "records", doc["id"][:2])
         os.makedirs(shard, exist_ok=True)
         with open(os.path.join(shard, doc["id"]), "wb") as f:
             f.write(sealed)
         fields += [(f"record{index}_id", doc["id"]), (f"record{index}_nonce", nonce),
                    (f"record{index}_document", ref.record_document(doc)), (f"record{index}_file", sealed)]
+    index_files = ref.build_index(vault_id, vault_key, sealed_records, 1, deterministic_bytes(1000))
+    for path, data in index_files.items():
+        os.makedirs(os.path.dirname(os.path.join(container, path)), exist_ok=True)
+        with open(os.path.join(container, path), "wb") as f:
+            f.write(data)
+    fields += [("index_generation", 1), ("index_files", len(index_files))]
     write_vector(os.path.join(out, "vault.vector"), "a v1 container made by the reference writer", fields)
     assert len(ref.read_container(container, password, ops_range=(1, 10), mem_range=(8192, 1 << 30))[1]) == 2
+    generation, identities, ledger = ref.read_index(container, vault_id, vault_key)
+    assert generation == 1 and len(identities) == 3 and len(ledger) == 2
+    tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
+
+
+def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files):
+    """One file per tampering case: mutations of the reference container and what a reader must
+    conclude (SPEC.md §11). Paths are relative to the container; r0 and r1 are its records."""
+    out = os.path.join(ROOT, "tamper")
+    shutil.rmtree(out, ignore_errors=True)
+    r = [f"records/{doc['id'][:2]}/{doc['id']}" for doc in docs]
+    header = ref.write_header(vault_id, vault_key, password, salt, header_nonce, 1, 8192)
+
+    def with_checksum(body):
+        return body[:128] + hashlib.blake2b(body[:128], digest_size=16).digest()
+
+    def kdf_header(ops, mem):
+        body = bytearray(header)
+        body[28:40] = struct.pack("<IQ", ops, mem)
+        return with_checksum(bytes(body))
+
+    future = bytearray(header)
+    future[7] = 2
+    other_vault_record = ref.seal_record(seq(0x77, 16), seq(0x55, 32), docs[0], seq(0xE0, 24))
+    older = dict(docs[1], password="an older password", revision=6)
+    rolled_back = ref.seal_record(vault_id, vault_key, older, seq(0xE1, 24))
+    ghost = dict(docs[0], id="5a" + seq(0x31, 15).hex(), user="ghost")
+    ghost_record = ref.seal_record(vault_id, vault_key, ghost, seq(0xE2, 24))
+    forged_doc = dict(docs[0], serviceIdentifiers=[{"identifier": "bank.example", "type": "domain"}])
+    forged_index = ref.build_index(vault_id, vault_key, [(forged_doc, sealed_records[0][1]), sealed_records[1]], 2,
+                                   deterministic_bytes(5000))
+    cases = [
+        ("header_checksum_flip", "a flipped salt byte", "corrupt-header", [("flip", "vault.coffer 45")]),
+        ("header_truncated", "a header cut to 100 bytes", "corrupt-header", [("truncate", "vault.coffer 100")]),
+        ("header_empty", "an empty header", "corrupt-header", [("truncate", "vault.coffer 0")]),
+        ("header_future_version", "format version 2, checksum fixed", "corrupt-header", [("write", "vault.coffer " + with_checksum(bytes(future)).hex())]),
+        ("header_kdf_memory_2gib", "memlimit 2 GiB, checksum fixed: refused before deriving", "kdf-out-of-range",
+         [("write", "vault.coffer " + kdf_header(1, 2 << 30).hex())]),
+        ("header_kdf_ops_max", "opslimit 2^32-1, checksum fixed: refused before deriving", "kdf-out-of-range",
+         [("write", "vault.coffer " + kdf_header(0xFFFFFFFF, 8192).hex())]),
+        ("record_bitflip_ciphertext", "one flipped ciphertext bit", "corrupt r0", [("flip", r[0] + " 100")]),
+        ("record_bitflip_nonce", "one flipped nonce bit", "corrupt r0", [("flip", r[0] + " 10")]),
+        ("record_bitflip_tag", "one flipped tag bit", "corrupt r0", [("flip", r[0] + " -1")]),
+        ("record_truncated", "a record cut to 100 bytes", "corrupt r0", [("truncate", r[0] + " 100")]),
+        ("record_empty", "an empty record file", "corrupt r0", [("truncate", r[0] + " 0")]),
+        ("records_swapped", "two record files swapped", "corrupt r0 r1",
+         [("write", r[0] + " " + sealed_records[1][1].hex()), ("write", r[1] + " " + sealed_records[0][1].hex())]),
+        ("record_from_other_vault", "a record of another vault under the same id", "corrupt r0", [("write", r[0] + " " + other_vault_record.hex())]),
+        ("record_rolled_back", "an authentic older revision of r1", "corrupt r1", [("write", r[1] + " " + rolled_back.hex())]),
+        ("record_deleted", "r0's file removed", "missing r0", [("delete", r[0])]),
+        ("record_resurrected", "an authentic record the index does not list", "corrupt records/5a/" + ghost["id"],
+         [("write", f"records/5a/{ghost['id']} " + ghost_record.hex())]),
+        ("index_claims_foreign_service", "a validly sealed index offering r0 for bank.example", "identity-mismatch r0",
+         [("delete", path) for path in sorted(index_files)] + [("write", f"{path} {data.hex()}") for path, data in sorted(forged_index.items())]),
+        ("index_manifest_bitflip", "one flipped manifest bit", "corrupt-index", [("flip", "index/manifest 60")]),
+        ("record_huge", "r0 replaced by a sparse 1 GiB file: refused without reading it", "too-large r0", [("sparse", r[0] + " 1073741824")]),
+        ("stray_file", "a file that is no record in records/", "verify-reports records/zz", [("write", "records/zz 00")]),
+    ]
+    for name, comment, expect, mutations in cases:
+        write_vector(os.path.join(out, name + ".vector"), comment, [("expect", expect)] + mutations)
 
 
 if __name__ == "__main__":

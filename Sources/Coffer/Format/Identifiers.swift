@@ -69,7 +69,7 @@ enum Hex {
     /// Lowercase digits only; `nil` for odd lengths, uppercase or any other character.
     static func decode(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0, utf8.count <= 256 else { return nil }
+        guard utf8.count % 2 == 0 else { return nil }
         var bytes = [UInt8]()
         bytes.reserveCapacity(utf8.count / 2)
         var index = 0

@@ -9,13 +9,17 @@ final class VaultVectorTests: XCTestCase {
         vector = try VectorFile.load("vault/vault.vector")
     }
 
+    func copyOfContainer() throws -> GroupContainer { try Self.privateCopy() }
+
     /// A private copy: the bundle's files may be group-readable, which a container must not be.
-    func copyOfContainer() throws -> GroupContainer {
+    static func privateCopy() throws -> GroupContainer {
         let path = Fixture.containerPath()
         try FileManager.default.copyItem(atPath: VectorFile.directory + "/vault/container", toPath: path)
-        for file in [path] + (FileManager.default.enumerator(atPath: path)?.compactMap { path + "/" + ($0 as! String) } ?? []) {
-            chmod(file, Fixture.allFiles(under: path).contains(file) ? 0o600 : 0o700)
+        let files = Set(Fixture.allFiles(under: path))
+        for case let relative as String in FileManager.default.enumerator(atPath: path)! {
+            chmod(path + "/" + relative, files.contains(path + "/" + relative) ? 0o600 : 0o700)
         }
+        chmod(path, 0o700)
         return GroupContainer(path: path)
     }
 
@@ -37,6 +41,17 @@ final class VaultVectorTests: XCTestCase {
             CredentialServiceIdentifier(identifier: "example.org", type: .domain),
         ])
         XCTAssertEqual(records[1].created, ISO8601DateFormatter().date(from: "2025-12-31T23:59:59Z"))
+    }
+
+    func testReferenceIndexIsReadAndTheWholeContainerVerifies() throws {
+        let vault = try Vault.open(copyOfContainer(), configuration: Fixture.configuration())
+        try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
+        let report = vault.verify()
+        XCTAssertTrue(report.isClean, "\(report.problems)")
+        XCTAssertEqual(report.generation, 1)
+        XCTAssertTrue(report.checkedContents)
+        let found = try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://www.example.org/")])
+        XCTAssertEqual(found.map(\.identity.user), ["zoë"], "the reference writer's buckets are where Swift looks")
     }
 
     func testStandardPolicyRefusesTheCheapVectorBeforeDeriving() throws {

@@ -4,15 +4,21 @@ import Foundation
 struct VectorFile {
     let name: String
     let fields: [String: String]
+    /// Every `name: value` line in order (keys may repeat, as mutations do).
+    let lines: [(key: String, value: String)]
 
     init(path: String) throws {
         name = URL(fileURLWithPath: path).lastPathComponent
         var fields: [String: String] = [:]
+        var lines: [(String, String)] = []
         for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") where !line.hasPrefix("#") {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[String(line[..<colon])] = String(line[line.index(colon, offsetBy: 2)...])
+            let (key, value) = (String(line[..<colon]), String(line[line.index(colon, offsetBy: 2)...]))
+            fields[key] = value
+            lines.append((key, value))
         }
         self.fields = fields
+        self.lines = lines
     }
 
     /// The vectors directory inside the test bundle.

@@ -16,6 +16,15 @@ final class VaultLifecycleTests: XCTestCase {
         XCTAssertThrows(try reopened.add(Fixture.draft())) { $0 as? VaultError == .locked }
     }
 
+    func testUnlockingDisablesCoreDumps() throws {
+        let vault = try Fixture.vault()
+        XCTAssertFalse(ProcessHardening.isDumpable, "a process holding a vault key must not dump core")
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_CORE.rawValue), &limit)
+        XCTAssertEqual(limit.rlim_cur, 0)
+        _ = vault
+    }
+
     func testWrongPasswordIsItsOwnError() throws {
         let vault = try Fixture.vault()
         let reopened = try Fixture.open(vault)
