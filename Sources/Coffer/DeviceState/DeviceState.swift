@@ -101,7 +101,7 @@ public struct DeviceState: Sendable {
         var bytes: [UInt8] = []
         for (id, time) in kept { bytes += id.bytes + LittleEndian.bytes(time) }
         try? prepare()
-        try? fileSystem.writeAtomically(bytes, to: usagePath, temporaryDirectory: directory)
+        try? fileSystem.writeAtomically(bytes, to: usagePath, temporaryDirectory: directory, durable: false)
     }
 
     private func prepare() throws(StorageError) {

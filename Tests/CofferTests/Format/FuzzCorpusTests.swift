@@ -1,0 +1,36 @@
+@testable import Coffer
+import Foundation
+import XCTest
+
+/// Every input the fuzzers kept (Fuzz/corpus, and any crash under Fuzz/crashes) runs through the
+/// same parsers in the normal test suite: a crash found once stays fixed.
+final class FuzzCorpusTests: XCTestCase {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../Fuzz").standardized.path
+
+    func inputs(_ directory: String) -> [[UInt8]] {
+        let path = Self.root + "/" + directory
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.sorted().compactMap { FileManager.default.contents(atPath: path + "/" + $0).map(Array.init) }
+    }
+
+    func testCorporaAndCrashesParseWithoutCrashing() throws {
+        let headers = inputs("corpus/vault-header"), records = inputs("corpus/record"), index = inputs("corpus/index")
+        XCTAssertFalse(headers.isEmpty || records.isEmpty || index.isEmpty, "the fuzz corpora are missing")
+        let crashes = inputs("crashes")
+        for bytes in headers + crashes {
+            if let header = try? VaultHeader.decode(bytes, policy: .relaxedForTesting) { XCTAssertEqual(try header.encoded(), bytes) }
+        }
+        for bytes in records + crashes {
+            if let envelope = try? RecordEnvelope.decode(bytes) { XCTAssertEqual(envelope.encoded(), bytes) }
+            if let record = try? RecordCoding.decode(bytes) { XCTAssertEqual(try RecordCoding.decode(RecordCoding.encode(record)), record) }
+        }
+        for bytes in index + crashes {
+            if let manifest = try? IndexManifest.decode(plaintext: bytes) { XCTAssertEqual(manifest.encodedPlaintext(), bytes) }
+            if let entries = try? IndexShardCoding.decodeIdentities(bytes) { _ = IndexShardCoding.encode(identities: entries) }
+            if let ledger = try? IndexShardCoding.decodeLedger(bytes), let first = ledger.first {
+                XCTAssertEqual(try IndexShardCoding.ledgerEntry(for: first.recordID, in: bytes)?.recordID, first.recordID)
+            }
+            _ = try? IndexJournal.decode(bytes)
+        }
+    }
+}
