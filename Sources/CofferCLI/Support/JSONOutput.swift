@@ -19,6 +19,6 @@ enum JSONOutput {
     }
 
     static func date(_ date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
+        UTCTimestamp.format(date)
     }
 }
