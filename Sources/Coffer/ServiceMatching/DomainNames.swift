@@ -41,8 +41,11 @@ public enum DomainNames {
     /// `example.co.uk`. `nil` for a public suffix itself, a single label or an IP literal.
     public static func registrableDomain(ofCanonicalHost host: String) -> String? {
         guard !isIPLiteral(host), let list = publicSuffixList.context else { return nil }
-        guard let result = psl_registrable_domain(list, host) else { return nil }
-        return String(cString: result)
+        // psl_registrable_domain returns a pointer *into* its argument: the C string must stay
+        // alive while we copy from it (found by the ThreadSanitizer run as a use-after-free).
+        return host.withCString { cHost in
+            psl_registrable_domain(list, cHost).map { String(cString: $0) }
+        }
     }
 
     /// Whether the list was loaded; without it only exact host matches are made.
