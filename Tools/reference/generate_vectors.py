@@ -120,7 +120,7 @@ def vault():
 
 def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files):
     """One file per tampering case: mutations of the reference container and what a reader must
-    conclude (SPEC.md §11). Paths are relative to the container; r0 and r1 are its records."""
+    conclude (SPEC.md §12). Paths are relative to the container; r0 and r1 are its records."""
     out = os.path.join(ROOT, "tamper")
     shutil.rmtree(out, ignore_errors=True)
     r = [f"records/{doc['id'][:2]}/{doc['id']}" for doc in docs]

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The exports Coffer imports, recognised by their header (SPEC.md §12).
+/// The exports Coffer imports, recognised by their header (SPEC.md §11).
 public enum ImportFormat: String, CaseIterable, Sendable {
     case chrome, firefox, bitwarden, bitwardenJSON = "bitwarden-json", keepassxc, apple, onePassword = "1password"
 
@@ -53,7 +53,7 @@ public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Reads the exports of browsers and password managers (SPEC.md §12). All or nothing: the
+/// Reads the exports of browsers and password managers (SPEC.md §11). All or nothing: the
 /// first malformed row stops the whole import, naming its line.
 public enum CredentialImporter {
     public static func parse(_ text: String, format requested: ImportFormat?) throws(ImportError) -> (ImportFormat, [ImportedCredential]) {
