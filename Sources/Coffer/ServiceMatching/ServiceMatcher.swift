@@ -124,7 +124,8 @@ public enum ServiceMatcher {
             }
             if a.identity.rank != b.identity.rank { return a.identity.rank > b.identity.rank }
             if a.lastUsed != b.lastUsed { return a.lastUsed > b.lastUsed }
-            return a.identity.recordIdentifier < b.identity.recordIdentifier
+            // Byte order (ids are ASCII hex): far cheaper than String's Unicode-aware `<`.
+            return a.identity.recordIdentifier.utf8.lexicographicallyPrecedes(b.identity.recordIdentifier.utf8)
         }
     }
 }

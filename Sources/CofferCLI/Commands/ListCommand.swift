@@ -63,12 +63,19 @@ extension CommandContext {
             print(JSONOutput.render(identities.map(JSONOutput.identity)))
             return
         }
+        func padded(_ text: String, _ width: Int) -> String {
+            let count = text.count
+            return count >= width ? text : text + String(repeating: " ", count: width - count)
+        }
         let width = min(40, identities.map(\.serviceIdentifier.identifier.count).max() ?? 0)
         let userWidth = min(24, identities.map(\.user.count).max() ?? 0)
+        // One write for the whole list: 10,000 lines are 10,000 system calls otherwise.
+        var output = ""
+        output.reserveCapacity(identities.count * 80)
         for identity in identities {
-            let service = identity.serviceIdentifier.identifier.padding(toLength: max(width, identity.serviceIdentifier.identifier.count), withPad: " ", startingAt: 0)
-            let user = identity.user.padding(toLength: max(userWidth, identity.user.count), withPad: " ", startingAt: 0)
-            print("\(service)  \(user)  \(identity.recordIdentifier)")
+            output += padded(identity.serviceIdentifier.identifier, width) + "  " + padded(identity.user, userWidth) + "  "
+                + identity.recordIdentifier + "\n"
         }
+        io.standardOutput(output)
     }
 }
