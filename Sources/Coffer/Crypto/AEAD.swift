@@ -50,25 +50,10 @@ public enum XChaCha20Poly1305 {
     public static func open(
         _ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>, associatedData: [UInt8]
     ) throws(CryptoError) -> SecureBytes {
-        try Sodium.ready()
-        try check(key: key, nonce: Array(nonce))
-        guard ciphertext.count >= tagLength else { throw .authenticationFailed }
-        let plaintext = try SecureBytes(count: ciphertext.count - tagLength)
-        var plaintextLength: UInt64 = 0
-        let status = ciphertext.withUnsafeBufferPointer { sealed in
-            nonce.withUnsafeBufferPointer { nonceBytes in
-                key.withUnsafeBytes { keyBytes in
-                    plaintext.withUnsafeMutableBytes { output in
-                        crypto_aead_xchacha20poly1305_ietf_decrypt(
-                            output.baseAddress?.assumingMemoryBound(to: UInt8.self), &plaintextLength, nil,
-                            sealed.baseAddress!, UInt64(sealed.count),
-                            associatedData, UInt64(associatedData.count),
-                            nonceBytes.baseAddress!, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                    }
-                }
-            }
+        let plaintext = try SecureBytes(count: try plaintextLength(ciphertext, key: key, nonce: nonce))
+        try plaintext.withUnsafeMutableBytes { (output) throws(CryptoError) in
+            try decrypt(ciphertext, key: key, nonce: nonce, associatedData: associatedData, into: output)
         }
-        guard status == 0 else { throw .authenticationFailed }
         return plaintext
     }
 
@@ -77,25 +62,40 @@ public enum XChaCha20Poly1305 {
     public static func openUnguarded(
         _ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>, associatedData: [UInt8]
     ) throws(CryptoError) -> [UInt8] {
+        var plaintext = [UInt8](repeating: 0, count: try plaintextLength(ciphertext, key: key, nonce: nonce))
+        let result = plaintext.withUnsafeMutableBytes { output in
+            Result { () throws(CryptoError) in
+                try decrypt(ciphertext, key: key, nonce: nonce, associatedData: associatedData, into: output)
+            }
+        }
+        try result.get()
+        return plaintext
+    }
+
+    private static func plaintextLength(_ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>) throws(CryptoError) -> Int {
         try Sodium.ready()
         try check(key: key, nonce: Array(nonce))
         guard ciphertext.count >= tagLength else { throw .authenticationFailed }
-        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - tagLength)
+        return ciphertext.count - tagLength
+    }
+
+    /// The one `crypto_aead_xchacha20poly1305_ietf_decrypt` call; `output` has the plaintext's length.
+    private static func decrypt(
+        _ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>, associatedData: [UInt8],
+        into output: UnsafeMutableRawBufferPointer
+    ) throws(CryptoError) {
         var plaintextLength: UInt64 = 0
         let status = ciphertext.withUnsafeBufferPointer { sealed in
             nonce.withUnsafeBufferPointer { nonceBytes in
                 key.withUnsafeBytes { keyBytes in
-                    plaintext.withUnsafeMutableBufferPointer { output in
-                        crypto_aead_xchacha20poly1305_ietf_decrypt(
-                            output.baseAddress, &plaintextLength, nil, sealed.baseAddress!, UInt64(sealed.count),
-                            associatedData, UInt64(associatedData.count),
-                            nonceBytes.baseAddress!, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                    }
+                    crypto_aead_xchacha20poly1305_ietf_decrypt(
+                        output.baseAddress?.assumingMemoryBound(to: UInt8.self), &plaintextLength, nil,
+                        sealed.baseAddress!, UInt64(sealed.count), associatedData, UInt64(associatedData.count),
+                        nonceBytes.baseAddress!, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
         }
         guard status == 0 else { throw .authenticationFailed }
-        return plaintext
     }
 
     private static func check(key: SecureBytes, nonce: [UInt8]) throws(CryptoError) {
