@@ -16,7 +16,7 @@ struct ListCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operands = try context.positionals(0...1, names: "SERVICE")
         let request = operands.map(CredentialServiceIdentifier.init(parsing:))
-        let identities = try context.identities(for: request).map(\.identity)
+        let identities = try context.identities(for: request).map { $0.identity }
         if request.count == 1 && identities.isEmpty && !context.wantsJSON {
             throw CLIError("no credential for \(operands[0])", code: .noInput)
         }
@@ -36,7 +36,7 @@ struct SearchCommand: Command {
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let text = try context.positionals(1...1, names: "TEXT")[0].lowercased()
-        let found = try context.identities(for: []).map(\.identity).filter {
+        let found = try context.identities(for: []).map { $0.identity }.filter {
             $0.user.lowercased().contains(text) || $0.serviceIdentifier.identifier.lowercased().contains(text)
         }
         guard !found.isEmpty || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
@@ -63,12 +63,17 @@ extension CommandContext {
             print(JSONOutput.render(identities.map(JSONOutput.identity)))
             return
         }
+        // Columns by Unicode scalars: cheap, and right for the ASCII that fills most lists.
         func padded(_ text: String, _ width: Int) -> String {
-            let count = text.count
+            let count = text.unicodeScalars.count
             return count >= width ? text : text + String(repeating: " ", count: width - count)
         }
-        let width = min(40, identities.map(\.serviceIdentifier.identifier.count).max() ?? 0)
-        let userWidth = min(24, identities.map(\.user.count).max() ?? 0)
+        var width = 0, userWidth = 0
+        for identity in identities {  // a loop, not key paths: those are slow in hot code
+            width = max(width, identity.serviceIdentifier.identifier.unicodeScalars.count)
+            userWidth = max(userWidth, identity.user.unicodeScalars.count)
+        }
+        (width, userWidth) = (min(width, 40), min(userWidth, 24))
         // One write for the whole list: 10,000 lines are 10,000 system calls otherwise.
         var output = ""
         output.reserveCapacity(identities.count * 80)
