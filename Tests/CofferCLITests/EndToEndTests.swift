@@ -104,30 +104,28 @@ final class ProcessHygieneTests: XCTestCase {
         let master = "ProcMasterSecret"
         let binary = EndToEndTests.binary
 
-        let initProcess = Process()
-        initProcess.executableURL = URL(fileURLWithPath: binary)
-        initProcess.arguments = ["init", "--kdf", "interactive", "--password-stdin"]
-        initProcess.environment = environment
-        let initInput = Pipe()
-        initProcess.standardInput = initInput
-        initProcess.standardError = FileHandle.nullDevice
-        try initProcess.run()
-        initInput.fileHandleForWriting.write(Data((master + "\n").utf8))
+        /// Starts `coffer ARGUMENTS` with the master password as the first line of its stdin.
+        func launch(_ arguments: [String]) throws -> (Process, Pipe) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+            process.environment = environment
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data((master + "\n").utf8))
+            return (process, input)
+        }
+
+        let (initProcess, initInput) = try launch(["init", "--kdf", "interactive", "--password-stdin"])
         try initInput.fileHandleForWriting.close()
         initProcess.waitUntilExit()
         XCTAssertEqual(initProcess.terminationStatus, 0)
 
         // `add` reads the master password, unlocks, then waits for the credential's password.
-        let add = Process()
-        add.executableURL = URL(fileURLWithPath: binary)
-        add.arguments = ["add", "example.com", "alice", "--password-stdin"]
-        add.environment = environment
-        let input = Pipe()
-        add.standardInput = input
-        add.standardOutput = FileHandle.nullDevice
-        add.standardError = FileHandle.nullDevice
-        try add.run()
-        input.fileHandleForWriting.write(Data((master + "\n").utf8))
+        let (add, input) = try launch(["add", "example.com", "alice", "--password-stdin"])
         // Wait until it has unlocked: Argon2id (interactive) holds the key within a second or so.
         var limits = ""
         for _ in 0..<100 {

@@ -54,13 +54,6 @@ public final class SecureBytes: @unchecked Sendable {
     ) throws(Failure) -> Result {
         try body(UnsafeMutableRawBufferPointer(start: storage, count: count))
     }
-
-    /// A copy of the first `length` bytes in new guarded memory.
-    public func prefix(_ length: Int) throws(CryptoError) -> SecureBytes {
-        let copy = try SecureBytes(count: Swift.min(length, count))
-        copy.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: storage, count: $0.count)) }
-        return copy
-    }
 }
 
 extension SecureBytes: Equatable {
