@@ -109,6 +109,26 @@ def seal_record(vault_id, vault_key, doc, nonce):
     return preamble(0x52) + nonce + aead_encrypt(key, nonce, ad, pad(record_document(doc)))
 
 
+def strict_json(data):
+    """SPEC §5.2: UTF-8 JSON; duplicate member names, lone surrogates and NaN/Infinity are errors."""
+    def no_duplicates(pairs):
+        names = [name for name, _ in pairs]
+        if len(names) != len(set(names)):
+            raise Corrupt("duplicate member name")
+        return dict(pairs)
+
+    def no_constants(name):
+        raise Corrupt(f"{name} is not JSON")
+
+    try:
+        text = data.decode("utf-8")  # strict: invalid UTF-8 and encoded surrogates are errors
+        doc = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constants)
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # a lone \ud800 escape cannot be encoded
+    except (ValueError, UnicodeError) as error:
+        raise Corrupt(f"not JSON: {error}")
+    return doc
+
+
 def open_record(vault_id, vault_key, record_id_hex, data):
     if data[:8] != preamble(0x52) or len(data) < 32 + BLOCK + 16 or (len(data) - 48) % BLOCK:
         raise Corrupt("not a v1 record")
@@ -117,8 +137,8 @@ def open_record(vault_id, vault_key, record_id_hex, data):
         padded = aead_decrypt(kdf_subkey(vault_key, SUBKEY_RECORDS), data[8:32], ad, data[32:])
     except Exception:
         raise Corrupt("authentication failed")
-    doc = json.loads(unpad(padded))
-    if doc.get("id") != record_id_hex:
+    doc = strict_json(unpad(padded))
+    if not isinstance(doc, dict) or doc.get("id") != record_id_hex:
         raise Corrupt("id does not match file name")
     return doc
 

@@ -4,6 +4,7 @@
     pip install pynacl && python3 Tools/reference/generate_vectors.py
 """
 import hashlib
+import json
 import os
 import shutil
 import struct
@@ -55,6 +56,14 @@ def primitives():
     write_vector(os.path.join(out, "padding.vector"), "sodium_pad, block size 512", [
         ("expect", "ok"), ("input", b"abc"), ("padded", ref.pad(b"abc")),
         ("input511", bytes(511)), ("padded511", ref.pad(bytes(511)))])
+    # Canonical JSON (SPEC.md §5.2): Python's json.dumps is the reference writer.
+    document = {"z": 1, "Z": [True, False, None, -0.5, 12345678901234567890], "\u00e9": "caf\u00e9",
+                "\U0001F600": "\x00\x01\x08\x0c\x1f\x7f \\ \" / \u2028 \n\r\t", "\uffff": {"b": {}, "a": []},
+                "\ue000": "", "": "empty name"}
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    spaced = json.dumps(document, sort_keys=False, indent=2, ensure_ascii=True).replace("/", "\\/").encode()
+    write_vector(os.path.join(out, "json_canonical.vector"), "canonical JSON writer; a spaced, escaped spelling of the same document", [
+        ("expect", "ok"), ("input", spaced), ("canonical", canonical)])
     assert sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(
         ref.aead_encrypt(key, nonce, ad, message), ad, nonce, key) == message
 

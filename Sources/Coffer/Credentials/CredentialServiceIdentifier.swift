@@ -1,7 +1,7 @@
 /// What a credential is for: a domain or a URL. Apple's `ASCredentialServiceIdentifier`.
-public struct CredentialServiceIdentifier: Hashable, Sendable, Codable {
+public struct CredentialServiceIdentifier: Hashable, Sendable {
     /// Apple's `ASCredentialServiceIdentifier.IdentifierType`; raw values are the JSON spelling.
-    public enum IdentifierType: String, Hashable, Sendable, Codable {
+    public enum IdentifierType: String, Hashable, Sendable {
         case domain
         case URL
     }

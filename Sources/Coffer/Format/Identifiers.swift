@@ -38,19 +38,9 @@ public struct VaultID: RandomIdentifier {
 }
 
 /// Identifies one record and names its file. Apple's `recordIdentifier`, as a string.
-public struct RecordID: RandomIdentifier, Codable {
+public struct RecordID: RandomIdentifier {
     public let bytes: [UInt8]
     public init(validatedBytes: [UInt8]) { bytes = validatedBytes }
-
-    public init(from decoder: Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        do { try self.init(hex: text) } catch { throw FormatError.invalidDocument("id") }
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(hex)
-    }
 }
 
 /// Lowercase hexadecimal, strict on input.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Identifies one immutable index shard file (`index/shards/<hex>`).
 public struct ShardID: RandomIdentifier {
@@ -49,7 +49,7 @@ public struct IndexManifest: Equatable, Sendable {
 }
 
 /// One suggestion in an identity bucket (SPEC.md §6.3).
-public struct IdentityEntry: Hashable, Sendable, Codable {
+public struct IdentityEntry: Hashable, Sendable {
     public var recordID: RecordID
     public var serviceIdentifier: CredentialServiceIdentifier
     public var user: String
@@ -199,8 +199,8 @@ public enum IndexShardCoding {
 
 /// The intent a writer records before touching records (SPEC.md §6.5): enough to finish or
 /// ignore the transaction after a crash, without the vault key.
-public struct IndexJournal: Codable, Equatable, Sendable {
-    public struct Change: Codable, Equatable, Sendable {
+public struct IndexJournal: Equatable, Sendable {
+    public struct Change: Equatable, Sendable {
         public var recordID: RecordID
         /// Hash of the record file before the transaction; `nil` if it did not exist.
         public var oldHash: String?
@@ -216,12 +216,67 @@ public struct IndexJournal: Codable, Equatable, Sendable {
     public var changes: [Change]
 
     public func encoded() throws(FormatError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        do { return Array(try encoder.encode(self)) } catch { throw .invalidDocument("journal") }
+        JSONValue.object([
+            "generation": .integer(generation),
+            "changes": .array(changes.map { change in
+                .object([
+                    "recordID": .string(change.recordID.hex),
+                    "oldHash": change.oldHash.map(JSONValue.string) ?? .null,
+                    "newHash": change.newHash.map(JSONValue.string) ?? .null,
+                    "revision": .integer(change.revision),
+                    "identities": .array(change.identities.map(\.journalJSON)),
+                ])
+            }),
+        ]).canonicalBytes
     }
 
+    /// - Throws: `FormatError.invalidDocument("journal")` for anything but a well-formed journal.
     public static func decode(_ bytes: [UInt8]) throws(FormatError) -> IndexJournal {
-        do { return try JSONDecoder().decode(IndexJournal.self, from: Data(bytes)) } catch { throw .invalidDocument("journal") }
+        guard let document = try? JSONValue.parse(bytes), let members = document.objectValue,
+              let generation = members["generation"]?.uint64Value, let changes = members["changes"]?.arrayValue
+        else { throw .invalidDocument("journal") }
+        var decoded: [Change] = []
+        decoded.reserveCapacity(changes.count)
+        for change in changes {
+            guard let members = change.objectValue,
+                  let recordID = members["recordID"]?.stringValue.flatMap({ try? RecordID(hex: $0) }),
+                  let oldHash = optionalString(members["oldHash"]), let newHash = optionalString(members["newHash"]),
+                  let revision = members["revision"]?.uint64Value,
+                  let identityValues = members["identities"]?.arrayValue
+            else { throw .invalidDocument("journal") }
+            let identities = identityValues.compactMap(IdentityEntry.init(journalJSON:))
+            guard identities.count == identityValues.count else { throw .invalidDocument("journal") }
+            decoded.append(Change(recordID: recordID, oldHash: oldHash, newHash: newHash, revision: revision, identities: identities))
+        }
+        return IndexJournal(generation: generation, changes: decoded)
+    }
+
+    /// A hash member: absent or `null` is `.some(nil)`, a string is itself, anything else `nil`.
+    private static func optionalString(_ value: JSONValue?) -> String?? {
+        switch value {
+        case nil, .null?: .some(nil)
+        case .string(let text)?: .some(text)
+        default: nil
+        }
+    }
+}
+
+extension IdentityEntry {
+    /// `{"rank", "recordID", "serviceIdentifier": {...}, "site", "user"}` in the journal.
+    var journalJSON: JSONValue {
+        .object([
+            "recordID": .string(recordID.hex), "serviceIdentifier": serviceIdentifier.json,
+            "user": .string(user), "rank": .integer(rank), "site": .string(site),
+        ])
+    }
+
+    init?(journalJSON: JSONValue) {
+        guard let members = journalJSON.objectValue,
+              let recordID = members["recordID"]?.stringValue.flatMap({ try? RecordID(hex: $0) }),
+              let service = members["serviceIdentifier"].flatMap(CredentialServiceIdentifier.init(json:)),
+              let user = members["user"]?.stringValue, let rank = members["rank"]?.int64Value,
+              let site = members["site"]?.stringValue
+        else { return nil }
+        self.init(recordID: recordID, serviceIdentifier: service, user: user, rank: rank, site: site)
     }
 }

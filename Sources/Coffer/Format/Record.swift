@@ -1,10 +1,9 @@
-import Foundation
-import Glibc
+import FoundationEssentials
 
 /// One credential: the JSON document sealed inside a record file (SPEC.md §5.2).
 ///
 /// - Warning: holds the password in ordinary memory; keep records short-lived and never log them.
-public struct Record: Equatable, Sendable, Codable {
+public struct Record: Equatable, Sendable {
     public var id: RecordID
     /// Most specific first; what the identity store indexes and the provider matches.
     public var serviceIdentifiers: [CredentialServiceIdentifier]
@@ -17,10 +16,14 @@ public struct Record: Equatable, Sendable, Codable {
     public var modified: Date
     /// 1 on creation, +1 on every update; the identity index stores it to detect rollback.
     public var revision: UInt64
+    /// Members this version does not know, kept as read so that a rewrite preserves what a
+    /// newer writer added (SPEC.md §5.2).
+    public var otherMembers: [String: JSONValue]
 
     public init(
         id: RecordID, serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
-        notes: String = "", fields: [String: String] = [:], created: Date, modified: Date, revision: UInt64
+        notes: String = "", fields: [String: String] = [:], created: Date, modified: Date, revision: UInt64,
+        otherMembers: [String: JSONValue] = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -31,62 +34,62 @@ public struct Record: Equatable, Sendable, Codable {
         self.created = created
         self.modified = modified
         self.revision = revision
-    }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(RecordID.self, forKey: .id)
-        serviceIdentifiers = try c.decode([CredentialServiceIdentifier].self, forKey: .serviceIdentifiers)
-        user = try c.decode(String.self, forKey: .user)
-        password = try c.decode(String.self, forKey: .password)
-        notes = try c.decodeIfPresent(String.self, forKey: .notes) ?? ""
-        fields = try c.decodeIfPresent([String: String].self, forKey: .fields) ?? [:]
-        created = try c.decode(Date.self, forKey: .created)
-        modified = try c.decode(Date.self, forKey: .modified)
-        revision = try c.decode(UInt64.self, forKey: .revision)
+        self.otherMembers = otherMembers
     }
 }
 
-/// Canonical JSON for records: UTF-8, sorted keys, no insignificant white space, ISO 8601 UTC
-/// dates with whole seconds.
+/// The record document's JSON: canonical on write, strict on read (SPEC.md §5.2).
 public enum RecordCoding {
+    static let knownMembers: Set<String> = [
+        "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision",
+    ]
+
     public static func encode(_ record: Record) throws(FormatError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(UTCTimestamp.format(date))
-        }
-        do { return Array(try encoder.encode(record)) } catch { throw .invalidDocument("unencodable record") }
+        var members = record.otherMembers
+        members["id"] = .string(record.id.hex)
+        members["serviceIdentifiers"] = .array(record.serviceIdentifiers.map(\.json))
+        members["user"] = .string(record.user)
+        members["password"] = .string(record.password)
+        members["notes"] = .string(record.notes)
+        members["fields"] = .object(record.fields.mapValues { .string($0) })
+        members["created"] = .string(UTCTimestamp.format(record.created))
+        members["modified"] = .string(UTCTimestamp.format(record.modified))
+        members["revision"] = .integer(record.revision)
+        return JSONValue.object(members).canonicalBytes
     }
 
     /// Decodes and validates a record document.
-    /// - Throws: `FormatError.invalidDocument` naming the offending field.
+    /// - Throws: `FormatError.invalidDocument` naming the offending member (never its value).
     public static func decode<Bytes: ContiguousBytesCollection>(_ bytes: Bytes) throws(FormatError) -> Record {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            guard let date = UTCTimestamp.parse(try container.decode(String.self)) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not YYYY-MM-DDTHH:MM:SSZ")
+        let document: JSONValue
+        do { document = try JSONValue.parse(bytes) } catch { throw .invalidDocument("not JSON (\(error))") }
+        guard let members = document.objectValue else { throw .invalidDocument("not a JSON object") }
+        let reader = MemberReader(members: members)
+        let fields = try reader.optional("fields") { value -> [String: String]? in
+            guard let object = value.objectValue else { return nil }
+            var strings: [String: String] = [:]
+            for (name, member) in object {
+                guard let text = member.stringValue else { return nil }
+                strings[name] = text
             }
-            return date
+            return strings
         }
-        let record: Record
-        do {
-            let data = bytes.withContiguousBytes { Data($0) }
-            record = try decoder.decode(Record.self, from: data)
-        } catch let error as FormatError {
-            throw error
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw .invalidDocument("missing \(key.stringValue)")
-        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw .invalidDocument("wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
-        } catch let DecodingError.dataCorrupted(context) {
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw .invalidDocument(path.isEmpty ? "not JSON" : "bad value at \(path)")
-        } catch {
-            throw .invalidDocument("not a record")
-        }
+        let record = Record(
+            id: try reader.required("id") { value in value.stringValue.flatMap { try? RecordID(hex: $0) } },
+            serviceIdentifiers: try reader.required("serviceIdentifiers") { value in
+                value.arrayValue.flatMap { elements in
+                    let services = elements.compactMap(CredentialServiceIdentifier.init(json:))
+                    return services.count == elements.count ? services : nil
+                }
+            },
+            user: try reader.required("user") { $0.stringValue },
+            password: try reader.required("password") { $0.stringValue },
+            notes: try reader.optional("notes") { $0.stringValue } ?? "",
+            fields: fields ?? [:],
+            created: try reader.required("created") { $0.stringValue.flatMap(UTCTimestamp.parse) },
+            modified: try reader.required("modified") { $0.stringValue.flatMap(UTCTimestamp.parse) },
+            revision: try reader.required("revision") { $0.uint64Value },
+            otherMembers: members.filter { !knownMembers.contains($0.key) })
         try validate(record)
         return record
     }
@@ -107,47 +110,33 @@ public enum RecordCoding {
     }
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ`, the one date spelling of SPEC.md §5.2, by hand: Foundation's ISO 8601
-/// support loads the time-zone database, which costs more than the rest of a fill.
-public enum UTCTimestamp {
-    public static func format(_ date: Date) -> String {
-        var time = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        // Years are always four digits (0226, not 226): the fuzzer found that a short year did
-        // not survive a round trip.
-        let year = String(parts.tm_year + 1900)
-        return "\(String(repeating: "0", count: max(0, 4 - year.count)) + year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+/// Reads named members of a JSON object, with errors that name the member and never its value.
+struct MemberReader {
+    let members: [String: JSONValue]
+
+    func required<T>(_ name: String, _ convert: (JSONValue) -> T?) throws(FormatError) -> T {
+        guard let value = members[name] else { throw .invalidDocument("missing \(name)") }
+        guard let converted = convert(value) else { throw .invalidDocument("wrong type or value at \(name)") }
+        return converted
     }
 
-    public static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "Z")
+    func optional<T>(_ name: String, _ convert: (JSONValue) -> T?) throws(FormatError) -> T? {
+        guard let value = members[name] else { return nil }
+        guard let converted = convert(value) else { throw .invalidDocument("wrong type or value at \(name)") }
+        return converted
+    }
+}
+
+extension CredentialServiceIdentifier {
+    /// `{"identifier": string, "type": "domain" | "URL"}`, as records and the journal store it.
+    var json: JSONValue {
+        .object(["identifier": .string(identifier), "type": .string(type.rawValue)])
+    }
+
+    init?(json: JSONValue) {
+        guard let members = json.objectValue, let identifier = members["identifier"]?.stringValue,
+              let type = members["type"]?.stringValue.flatMap(IdentifierType.init(rawValue:))
         else { return nil }
-        func number(_ range: Range<Int>) -> Int32? {
-            var value: Int32 = 0
-            for byte in bytes[range] {
-                guard byte >= 0x30 && byte <= 0x39 else { return nil }
-                value = value * 10 + Int32(byte - 0x30)
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
-        else { return nil }
-        var parts = tm()
-        parts.tm_year = year - 1900
-        parts.tm_mon = month - 1
-        parts.tm_mday = day
-        parts.tm_hour = hour
-        parts.tm_min = minute
-        parts.tm_sec = second
-        let time = timegm(&parts)
-        // timegm normalises 31 February into March: refuse dates that are not what they say.
-        guard parts.tm_mday == day, parts.tm_mon == month - 1 else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(time))
+        self.init(identifier: identifier, type: type)
     }
 }

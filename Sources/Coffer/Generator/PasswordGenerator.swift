@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Random passwords from libsodium's CSPRNG, with their entropy, in the styles users know.
 public enum PasswordGenerator {

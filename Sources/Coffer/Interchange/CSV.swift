@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// RFC 4180 CSV: fields separated by commas, optionally quoted; quotes doubled inside quotes;
 /// quoted fields may hold commas and line breaks. Pure.
@@ -76,6 +76,6 @@ public enum CSV {
     /// One field as a writer must spell it: quoted when it holds a comma, quote or line break.
     public static func quote(_ field: String) -> String {
         guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) || field.hasPrefix(" ") else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + field.replacing("\"", with: "\"\"") + "\""
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The exports Coffer imports, recognised by their header (SPEC.md §11).
 public enum ImportFormat: String, CaseIterable, Sendable {
@@ -19,7 +19,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
 
     /// Recognises a CSV header.
     static func detect(header: [String]) -> ImportFormat? {
-        let names = Set(header.map { $0.lowercased().trimmingCharacters(in: .whitespaces) })
+        let names = Set(header.map { $0.lowercased().trimmingSpaces() })
         if names.isSuperset(of: ["login_uri", "login_username", "login_password"]) { return .bitwarden }
         if names.isSuperset(of: ["group", "title", "username", "password", "url"]) { return .keepassxc }
         if names.isSuperset(of: ["url", "username", "password", "httprealm"]) { return .firefox }
@@ -69,7 +69,7 @@ public enum CredentialImporter {
         }
         guard let header = rows.first else { throw .unknownFormat }
         guard let format = requested ?? ImportFormat.detect(header: header.fields) else { throw .unknownFormat }
-        let names = header.fields.map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
+        let names = header.fields.map { $0.lowercased().trimmingSpaces() }
         func column(_ name: String?) -> Int? { name.flatMap { names.firstIndex(of: $0) } }
         let columns = format.columns
         guard let userColumn = column(columns.user), let passwordColumn = column(columns.password),
@@ -94,9 +94,9 @@ public enum CredentialImporter {
     /// URLs (1Password and Bitwarden may list several, comma or newline separated); a bare
     /// host becomes a domain; without any, the title.
     static func serviceIdentifiers(_ text: String, title: String?) -> [CredentialServiceIdentifier] {
-        let parts = text.split(whereSeparator: { $0 == "\n" || $0 == "," }).map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.split(whereSeparator: { $0 == "\n" || $0 == "," }).map { $0.trimmingSpaces() }
         var services = parts.filter { !$0.isEmpty }.map(CredentialServiceIdentifier.init(parsing:))
-        if services.isEmpty, let title = title?.trimmingCharacters(in: .whitespaces), !title.isEmpty {
+        if services.isEmpty, let title = title?.trimmingSpaces(), !title.isEmpty {
             services = [CredentialServiceIdentifier(parsing: title)]
         }
         return services
@@ -105,20 +105,20 @@ public enum CredentialImporter {
     /// Bitwarden's unencrypted JSON export: `{"items": [{"type": 1, "name", "notes", "login":
     /// {"username", "password", "uris": [{"uri"}]}}]}`; items of other types are skipped.
     static func parseBitwardenJSON(_ text: String) throws(ImportError) -> [ImportedCredential] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+        guard let object = (try? JSONValue.parse(text))?.objectValue else {
             throw .malformed(line: 1, reason: "not a JSON object")
         }
-        if object["encrypted"] as? Bool == true { throw .malformed(line: 1, reason: "an encrypted Bitwarden export; export it unencrypted") }
-        guard let items = object["items"] as? [[String: Any]] else { throw .malformed(line: 1, reason: "no \"items\" array") }
+        if object["encrypted"]?.boolValue == true { throw .malformed(line: 1, reason: "an encrypted Bitwarden export; export it unencrypted") }
+        guard let items = object["items"]?.arrayValue else { throw .malformed(line: 1, reason: "no \"items\" array") }
         var credentials: [ImportedCredential] = []
-        for (number, item) in items.enumerated() where item["type"] as? Int == 1 {
-            let login = item["login"] as? [String: Any] ?? [:]
-            let uris = (login["uris"] as? [[String: Any]] ?? []).compactMap { $0["uri"] as? String }
-            let services = serviceIdentifiers(uris.joined(separator: "\n"), title: item["name"] as? String)
+        for (number, item) in items.compactMap(\.objectValue).enumerated() where item["type"]?.int64Value == 1 {
+            let login = item["login"]?.objectValue ?? [:]
+            let uris = (login["uris"]?.arrayValue ?? []).compactMap { $0.objectValue?["uri"]?.stringValue }
+            let services = serviceIdentifiers(uris.joined(separator: "\n"), title: item["name"]?.stringValue)
             guard !services.isEmpty else { throw .malformed(line: number + 1, reason: "item \(number + 1) has no URI and no name") }
             credentials.append(ImportedCredential(line: number + 1, draft: RecordDraft(
-                serviceIdentifiers: services, user: login["username"] as? String ?? "", password: login["password"] as? String ?? "",
-                notes: item["notes"] as? String ?? "")))
+                serviceIdentifiers: services, user: login["username"]?.stringValue ?? "", password: login["password"]?.stringValue ?? "",
+                notes: item["notes"]?.stringValue ?? "")))
         }
         return credentials
     }

@@ -1,5 +1,5 @@
 import CKeyutils
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Unlock sessions shared by every process of the user, in the Linux kernel key retention

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The POSIX ustar format, enough for vault backups that GNU tar reads (and for reading them
 /// back): regular files and directories, paths under 100 bytes, no links. Pure: bytes in, bytes out.
@@ -88,7 +89,7 @@ enum TarArchive {
     }
 
     private static func octalValue(_ bytes: ArraySlice<UInt8>) -> Int? {
-        let text = string(bytes).trimmingCharacters(in: .whitespaces)
+        let text = string(bytes).trimmingSpaces()
         return text.isEmpty ? 0 : Int(text, radix: 8)
     }
 }

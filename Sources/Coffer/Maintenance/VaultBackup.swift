@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Offline backup and restore of a vault directory (SPEC.md §10). A backup is the container's
 /// sealed files as they are: it needs no key to make, and reveals nothing a copy would not.
@@ -51,8 +52,8 @@ public enum VaultBackup {
                 try snapshot(ofDirectory: vault.container.path, fileSystem: fileSystem)
             }
             if destination.hasSuffix(".tar") {
-                let parent = (destination as NSString).deletingLastPathComponent
-                try fileSystem.writeAtomically(TarArchive.encode(entries), to: destination, temporaryDirectory: parent.isEmpty ? "." : parent)
+                let parent = FileSystem.parentDirectory(of: destination)
+                try fileSystem.writeAtomically(TarArchive.encode(entries), to: destination, temporaryDirectory: parent)
             } else {
                 try write(entries, into: destination, fileSystem: fileSystem)
             }
@@ -84,8 +85,8 @@ public enum VaultBackup {
                     throw VaultError.vaultExists(container: container.path)
                 }
             }
-            let parent = (container.path as NSString).deletingLastPathComponent
-            try GroupContainer(path: parent.isEmpty ? "." : parent).prepareParents(fileSystem: fileSystem)
+            let parent = FileSystem.parentDirectory(of: container.path)
+            try GroupContainer(path: parent).prepareParents(fileSystem: fileSystem)
             let staging = container.path + ".restoring-" + Hex.encode(try SecureRandom.bytes(4))
             try write(entries, into: staging, fileSystem: fileSystem)
             if try fileSystem.status(container.path) != nil {
@@ -132,7 +133,7 @@ public enum VaultBackup {
             switch entry.kind {
             case .directory: try fileSystem.makeDirectory(path)
             case .file:
-                let parent = (path as NSString).deletingLastPathComponent
+                let parent = FileSystem.parentDirectory(of: path)
                 try fileSystem.makeDirectory(parent)
                 try fileSystem.writeAtomically(entry.contents, to: path, temporaryDirectory: directory + "/tmp", durable: false)
             }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Coffer's `ASCredentialProviderViewController`: the extension logic, with Apple's four entry
 /// points and semantics (SPEC.md §7.2). It never hands out a password without user interaction

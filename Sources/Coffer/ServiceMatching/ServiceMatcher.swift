@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How closely a stored identity matches a requested service, most specific highest (SPEC.md §7.1).
 public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {

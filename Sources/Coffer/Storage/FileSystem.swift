@@ -16,6 +16,16 @@ public struct FileSystem: Sendable {
 
     public static let standard = FileSystem()
 
+    /// The directory part of `path` (`"."` when there is none, `"/"` for a file in the root);
+    /// trailing slashes are ignored.
+    public static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        let parent = trimmed[..<slash]
+        return parent.isEmpty ? "/" : String(parent)
+    }
+
     // MARK: Reading
 
     /// Reads a whole regular file, refusing symlinks and anything larger than `limit` before reading.
@@ -64,6 +74,15 @@ public struct FileSystem: Sendable {
     }
 
     // MARK: Writing
+
+    /// A new, empty directory only this user can enter, under `$TMPDIR` (or `/tmp`), named
+    /// unpredictably (`mkdtemp`), so no other user can plant a link where it will be.
+    public func makeTemporaryDirectory(prefix: String) throws(StorageError) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw error("create temporary directory", base) }
+        return String(cString: created)
+    }
 
     /// Creates a directory with mode 0700 (no error if it exists).
     public func makeDirectory(_ path: String) throws(StorageError) {

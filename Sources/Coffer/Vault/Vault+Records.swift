@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a caller supplies to add a credential; the vault assigns id, dates and revision.
 public struct RecordDraft: Sendable {

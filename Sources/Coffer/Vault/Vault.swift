@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A vault in a group container: opened from its header, locked until a master password (or a

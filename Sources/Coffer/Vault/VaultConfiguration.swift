@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where a vault keeps device-local state and how strictly it reads headers. Hosts use
 /// `.standard(environment:)`; tests point `stateDirectory` at a temp directory and relax the

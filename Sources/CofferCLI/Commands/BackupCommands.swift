@@ -1,5 +1,5 @@
 import Coffer
-import Foundation
+import FoundationEssentials
 
 struct BackupCommand: Command {
     static let name = "backup"
@@ -45,7 +45,7 @@ struct VerifyCommand: Command {
         var container = try context.container()
         if let path = operands.first {
             if path.hasSuffix(".tar") {
-                let directory = NSTemporaryDirectory() + "coffer-verify-\(getpid())"
+                let directory = try FileSystem.standard.makeTemporaryDirectory(prefix: "coffer-verify")
                 scratch = directory
                 try VaultBackup.restore(from: path, into: GroupContainer(path: directory + "/vault"), replacing: false)
                 container = GroupContainer(path: directory + "/vault")

@@ -33,12 +33,12 @@ struct FillCommand: Command {
                 let delay = try Clipboard.copy(credential.password, io: context.io)
                 context.note("copied the password for \(credential.user) to the clipboard; it is cleared in \(delay) s")
             } else if context.wantsJSON {
-                var object: [String: Any] = ["user": credential.user, "password": credential.password]
+                var object: [String: JSONValue] = ["user": .string(credential.user), "password": .string(credential.password)]
                 if let identity {
-                    object["recordIdentifier"] = identity.recordIdentifier
-                    object["serviceIdentifier"] = ShowCommand.serviceJSON(identity.serviceIdentifier)
+                    object["recordIdentifier"] = .string(identity.recordIdentifier)
+                    object["serviceIdentifier"] = JSONOutput.service(identity.serviceIdentifier)
                 }
-                context.print(JSONOutput.render(object))
+                context.print(JSONOutput.render(.object(object)))
             } else {
                 context.print(credential.password)
             }

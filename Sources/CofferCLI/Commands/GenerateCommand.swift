@@ -1,5 +1,5 @@
 import Coffer
-import Foundation
+import FoundationEssentials
 
 struct GenerateCommand: Command {
     static let name = "generate"
@@ -30,7 +30,7 @@ struct GenerateCommand: Command {
         let generated = try generate(
             lengthText: context.arguments.value("length"), style: context.arguments.value("style") ?? "chars", classes: classes)
         if context.wantsJSON {
-            context.print(JSONOutput.render(["password": generated.password, "entropyBits": generated.entropyBits]))
+            context.print(JSONOutput.render(["password": .string(generated.password), "entropyBits": .double(generated.entropyBits)]))
         } else {
             context.print(generated.password)
         }

@@ -1,5 +1,5 @@
 import Coffer
-import Foundation
+import FoundationEssentials
 
 struct ImportCommand: Command {
     static let name = "import"
@@ -91,7 +91,7 @@ struct ExportCommand: Command {
         guard ["csv", "json"].contains(format) else { throw UsageError("--format must be csv or json") }
         let records = try context.unlockedVault().allRecords()
         if format == "json" {
-            context.print(JSONOutput.render(records.map(ShowCommand.recordJSON)))
+            context.print(JSONOutput.render(.array(records.map(JSONOutput.record))))
         } else {
             var lines = ["name,url,username,password,note"]
             for record in records {

@@ -60,7 +60,7 @@ extension CommandContext {
 
     func printIdentities(_ identities: [PasswordCredentialIdentity]) {
         if wantsJSON {
-            print(JSONOutput.render(identities.map(JSONOutput.identity)))
+            print(JSONOutput.render(.array(identities.map(JSONOutput.identity))))
             return
         }
         // Columns by Unicode scalars: cheap, and right for the ASCII that fills most lists.

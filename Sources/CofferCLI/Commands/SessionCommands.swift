@@ -1,5 +1,5 @@
 import Coffer
-import Foundation
+import FoundationEssentials
 
 struct UnlockCommand: Command {
     static let name = "unlock"
@@ -54,21 +54,21 @@ struct StatusCommand: Command {
         let vault = try context.openVault()
         let session = (try? context.configuration.sessions?.status(for: vault.vaultID)) ?? .locked
         let store = vault.identityStore.state
-        var object: [String: Any] = [
-            "container": vault.container.path, "vaultIdentifier": vault.vaultID.hex,
-            "identityStoreEnabled": store.isEnabled, "locked": session == .locked,
+        var object: [String: JSONValue] = [
+            "container": .string(vault.container.path), "vaultIdentifier": .string(vault.vaultID.hex),
+            "identityStoreEnabled": .bool(store.isEnabled), "locked": .bool(session == .locked),
         ]
         var lines = ["vault:    \(vault.vaultID)", "container: \(vault.container.path)"]
         switch session {
         case .locked:
             lines.append("state:    locked")
         case .unlocked(let remaining, let idle):
-            object["secondsRemaining"] = Int(remaining)
-            object["idleTimeoutSeconds"] = Int(idle)
+            object["secondsRemaining"] = .integer(Int(remaining))
+            object["idleTimeoutSeconds"] = .integer(Int(idle))
             lines.append("state:    unlocked, locks after \(Duration.format(remaining)) without use (idle timeout \(Duration.format(idle)))")
         }
         lines.append("autofill: identity store \(store.isEnabled ? "enabled" : "disabled") on this device")
-        context.print(context.wantsJSON ? JSONOutput.render(object) : lines.joined(separator: "\n"))
+        context.print(context.wantsJSON ? JSONOutput.render(.object(object)) : lines.joined(separator: "\n"))
         return .success
     }
 }

@@ -22,7 +22,7 @@ struct ShowCommand: Command {
             let delay = try Clipboard.copy(record.password, io: context.io)
             context.note("copied the password for \(record.user) to the clipboard; it is cleared in \(delay) s")
         } else if context.wantsJSON {
-            context.print(JSONOutput.render(recordJSON(record)))
+            context.print(JSONOutput.render(JSONOutput.record(record)))
         } else {
             var lines = [record.password]
             lines.append("user: \(record.user)")
@@ -42,21 +42,8 @@ struct ShowCommand: Command {
         }
     }
 
-    static func identityJSON(_ record: Record) -> [String: Any] {
+    static func identityJSON(_ record: Record) -> JSONValue {
         JSONOutput.identity(PasswordCredentialIdentity(
             serviceIdentifier: record.serviceIdentifiers[0], user: record.user, recordIdentifier: record.id.hex))
-    }
-
-    static func serviceJSON(_ service: CredentialServiceIdentifier) -> [String: Any] {
-        ["identifier": service.identifier, "type": service.type.rawValue]
-    }
-
-    static func recordJSON(_ record: Record) -> [String: Any] {
-        [
-            "id": record.id.hex, "user": record.user, "password": record.password, "notes": record.notes,
-            "fields": record.fields, "serviceIdentifiers": record.serviceIdentifiers.map(serviceJSON),
-            "created": JSONOutput.date(record.created), "modified": JSONOutput.date(record.modified),
-            "revision": record.revision,
-        ]
     }
 }

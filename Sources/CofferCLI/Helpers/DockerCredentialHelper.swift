@@ -1,5 +1,5 @@
 import Coffer
-import Foundation
+import FoundationEssentials
 
 /// `docker-credential-coffer`: the docker-credential-helpers protocol. JSON on stdin and
 /// stdout; on a miss `get` prints `credentials not found in native keychain` and exits 1.
@@ -32,7 +32,7 @@ public enum DockerCredentialHelper {
     }
 
     static func service(_ serverURL: String) -> CredentialServiceIdentifier {
-        CredentialServiceIdentifier(parsing: serverURL.trimmingCharacters(in: .whitespaces))
+        CredentialServiceIdentifier(parsing: serverURL.trimmingSpaces())
     }
 
     static func unlockedVault(_ helper: CredentialHelperSupport) throws -> Vault {
@@ -52,7 +52,7 @@ public enum DockerCredentialHelper {
         let provider = CredentialProvider(vault: vault, interaction: nil, sessions: helper.configuration.sessions)
         switch AutoFillHost(provider: provider).fill(serviceIdentifiers: [service(serverURL)], allowInteraction: false) {
         case .filled(let credential, _):
-            helper.io.standardOutput(JSONOutput.render(["ServerURL": serverURL, "Username": credential.user, "Secret": credential.password]) + "\n")
+            helper.io.standardOutput(JSONOutput.render(["ServerURL": .string(serverURL), "Username": .string(credential.user), "Secret": .string(credential.password)]) + "\n")
             return 0
         case .noMatch:
             helper.io.standardOutput(notFound + "\n")
@@ -65,9 +65,9 @@ public enum DockerCredentialHelper {
     static func store(_ helper: CredentialHelperSupport) throws -> Int32 {
         var text = ""
         while let line = helper.io.standardInput.readTextLine() { text += line + "\n" }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let serverURL = object["ServerURL"] as? String, let user = object["Username"] as? String,
-              let secret = object["Secret"] as? String
+        guard let object = (try? JSONValue.parse(text))?.objectValue,
+              let serverURL = object["ServerURL"]?.stringValue, let user = object["Username"]?.stringValue,
+              let secret = object["Secret"]?.stringValue
         else { throw CLIError("expected {\"ServerURL\", \"Username\", \"Secret\"} on stdin", code: .usage) }
         let vault = try unlockedVault(helper)
         try helper.save(in: vault, service: service(serverURL), user: user, password: secret, fields: [marker.0: marker.1])
@@ -90,7 +90,7 @@ public enum DockerCredentialHelper {
         for record in try vault.allRecords() where record.fields[marker.0] == marker.1 {
             if let service = record.serviceIdentifiers.first { servers[service.identifier] = record.user }
         }
-        helper.io.standardOutput(JSONOutput.render(servers) + "\n")
+        helper.io.standardOutput(JSONOutput.render(.object(servers.mapValues(JSONValue.string))) + "\n")
         return 0
     }
 }

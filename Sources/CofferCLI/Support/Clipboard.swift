@@ -1,5 +1,5 @@
 import Coffer
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Copies a secret to the desktop clipboard with `wl-copy` (Wayland) or `xclip` (X11), as pass

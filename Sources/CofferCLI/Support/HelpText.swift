@@ -4,7 +4,7 @@ enum HelpText {
     static func overview() -> String {
         var text = "coffer — an encrypted, file-based credential vault\n\nUsage: coffer <command> [options]\n\nCommands:\n"
         for command in CommandLineTool.commands {
-            text += "  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"
+            text += "  " + padded(command.name, to: 10) + command.summary + "\n"
         }
         text += """
 
@@ -23,16 +23,21 @@ enum HelpText {
         let options = command.options + GlobalOptions.all
         text += "\nOptions:\n"
         for option in options {
-            text += "  " + option.synopsis.padding(toLength: 24, withPad: " ", startingAt: 0) + option.help + "\n"
+            text += "  " + padded(option.synopsis, to: 24) + option.help + "\n"
         }
         if !command.examples.isEmpty {
             text += "\nExamples:\n" + command.examples.map { "  \($0)\n" }.joined()
         }
         return text
     }
+
+    /// `text` padded with spaces to `width` columns; a longer text keeps one space after it.
+    static func padded(_ text: String, to width: Int) -> String {
+        text.count < width ? text + String(repeating: " ", count: width - text.count) : text + " "
+    }
 }
 
-import Foundation
+import FoundationEssentials
 
 struct HelpCommand: Command {
     static let name = "help"
@@ -55,4 +60,5 @@ struct HelpCommand: Command {
         context.io.standardOutput(HelpText.help(for: command))
         return .success
     }
+
 }

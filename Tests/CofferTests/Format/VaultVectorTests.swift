@@ -173,6 +173,20 @@ final class RecordCodingTests: XCTestCase {
     func testUnknownMembersAreIgnored() throws {
         let id = try RecordID.random().hex
         let json = #"{"future":{"x":1},"id":"\#(id)","serviceIdentifiers":[],"user":"u","password":"p","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#
-        XCTAssertEqual(try RecordCoding.decode(Array(json.utf8)).user, "u")
+        let record = try RecordCoding.decode(Array(json.utf8))
+        XCTAssertEqual(record.user, "u")
+        XCTAssertEqual(record.otherMembers, ["future": ["x": 1]])
+        // A rewrite keeps what a newer writer added (SPEC.md §5.2), in canonical order.
+        let rewritten = String(decoding: try RecordCoding.encode(record), as: UTF8.self)
+        XCTAssertTrue(rewritten.hasPrefix(#"{"created":"2026-01-01T00:00:00Z","fields":{},"future":{"x":1},"id":"#), rewritten)
+    }
+
+    func testDuplicateMembersAreRejected() throws {
+        let id = try RecordID.random().hex
+        let json = #"{"id":"\#(id)","serviceIdentifiers":[],"user":"u","password":"p","password":"q","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#
+        XCTAssertThrows(try RecordCoding.decode(Array(json.utf8))) { error in
+            guard case FormatError.invalidDocument(let reason) = error else { return false }
+            return reason.contains("duplicate member name")
+        }
     }
 }
