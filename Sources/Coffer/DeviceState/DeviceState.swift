@@ -100,8 +100,12 @@ public struct DeviceState: Sendable {
         let kept = usage.sorted { $0.value > $1.value }.prefix(Self.usageCapacity)
         var bytes: [UInt8] = []
         for (id, time) in kept { bytes += id.bytes + LittleEndian.bytes(time) }
-        try? prepare()
-        try? fileSystem.writeAtomically(bytes, to: usagePath, temporaryDirectory: directory, durable: false)
+        do {
+            try fileSystem.overwriteInPlace(bytes, at: usagePath)
+        } catch {
+            try? prepare()
+            try? fileSystem.overwriteInPlace(bytes, at: usagePath)
+        }
     }
 
     private func prepare() throws(StorageError) {

@@ -1,8 +1,18 @@
 /// 16 random bytes written as 32 lowercase hex digits: the only spelling a reader accepts, so an
 /// identifier can never smuggle `/`, `..`, NUL or a long string into a path (SPEC.md §2.2).
 public protocol RandomIdentifier: Hashable, Comparable, Sendable, CustomStringConvertible {
-    var bytes: [UInt8] { get }
-    init(validatedBytes: [UInt8])
+    /// The bytes as two big-endian words: an identifier costs no heap allocation (a manifest
+    /// holds 512 of them, and every fill decodes one).
+    var words: IdentifierWords { get }
+    init(words: IdentifierWords)
+}
+
+/// The 16 bytes of an identifier; ordering the words orders the bytes lexicographically.
+public struct IdentifierWords: Hashable, Comparable, Sendable {
+    public let high: UInt64
+    public let low: UInt64
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 }
 
 public let identifierByteCount = 16
@@ -21,26 +31,44 @@ extension RandomIdentifier {
     }
 
     /// From raw bytes read out of a file.
-    public init(bytes: ArraySlice<UInt8>) throws(FormatError) {
+    public init<Bytes: Collection<UInt8>>(bytes: Bytes) throws(FormatError) {
         guard bytes.count == identifierByteCount else { throw .invalidIdentifier }
-        self.init(validatedBytes: Array(bytes))
+        self.init(validatedBytes: bytes)
     }
+
+    /// From exactly `identifierByteCount` bytes.
+    init<Bytes: Collection<UInt8>>(validatedBytes bytes: Bytes) {
+        var high: UInt64 = 0, low: UInt64 = 0
+        for (position, byte) in bytes.enumerated() {
+            if position < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.init(words: IdentifierWords(high: high, low: low))
+    }
+
+    public var bytes: [UInt8] {
+        (0..<identifierByteCount).map { position in
+            UInt8(truncatingIfNeeded: (position < 8 ? words.high : words.low) >> (56 - 8 * UInt64(position % 8)))
+        }
+    }
+
+    /// The first byte, which names the record's shard directory and ledger slot.
+    public var firstByte: UInt8 { UInt8(truncatingIfNeeded: words.high >> 56) }
 
     public var hex: String { Hex.encode(bytes) }
     public var description: String { hex }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.words < rhs.words }
 }
 
 /// Identifies one vault; bound into every ciphertext's associated data.
 public struct VaultID: RandomIdentifier {
-    public let bytes: [UInt8]
-    public init(validatedBytes: [UInt8]) { bytes = validatedBytes }
+    public let words: IdentifierWords
+    public init(words: IdentifierWords) { self.words = words }
 }
 
 /// Identifies one record and names its file. Apple's `recordIdentifier`, as a string.
 public struct RecordID: RandomIdentifier {
-    public let bytes: [UInt8]
-    public init(validatedBytes: [UInt8]) { bytes = validatedBytes }
+    public let words: IdentifierWords
+    public init(words: IdentifierWords) { self.words = words }
 }
 
 /// Lowercase hexadecimal, strict on input.

@@ -2,8 +2,8 @@ import FoundationEssentials
 
 /// Identifies one immutable index shard file (`index/shards/<hex>`).
 public struct ShardID: RandomIdentifier {
-    public let bytes: [UInt8]
-    public init(validatedBytes: [UInt8]) { bytes = validatedBytes }
+    public let words: IdentifierWords
+    public init(words: IdentifierWords) { self.words = words }
 }
 
 /// The root of the identity index (SPEC.md §6.2): a generation number and, for each of the
@@ -23,7 +23,7 @@ public struct IndexManifest: Equatable, Sendable {
         self.shards = shards
     }
 
-    public static func ledgerSlot(of id: RecordID) -> Int { identitySlots + Int(id.bytes[0]) }
+    public static func ledgerSlot(of id: RecordID) -> Int { identitySlots + Int(id.firstByte) }
 
     public func encodedPlaintext() -> [UInt8] {
         var bytes: [UInt8] = []
@@ -40,6 +40,7 @@ public struct IndexManifest: Equatable, Sendable {
         let generation = try reader.integer(UInt64.self)
         guard try reader.integer(UInt16.self) == UInt16(slotCount) else { throw .nonCanonical("slot count") }
         var shards: [ShardID?] = []
+        shards.reserveCapacity(slotCount)
         for _ in 0..<slotCount {
             let bytes = try reader.take(identifierByteCount)
             shards.append(bytes.allSatisfy { $0 == 0 } ? nil : try ShardID(bytes: bytes))
@@ -171,7 +172,7 @@ public enum IndexShardCoding {
             let revision = try reader.integer(UInt64.self)
             let hash = try reader.take(hashLength)
             let slots = try reader.take(Int(try reader.integer(UInt8.self)))
-            if idBytes.elementsEqual(id.bytes) {
+            if (try? RecordID(bytes: idBytes)) == id {
                 return LedgerEntry(recordID: id, revision: revision, ciphertextHash: Array(hash), identitySlots: Array(slots))
             }
         }

@@ -115,6 +115,17 @@ public struct FileSystem: Sendable {
         if durable { try syncDirectory(containing: path) }
     }
 
+    /// Overwrites `path` (mode 0600, created if missing) in place, without a temp file or rename:
+    /// for device state whose tearing by a crash costs nothing but an ordering. Replacing a file
+    /// by rename makes ext4 flush the new data first (`auto_da_alloc`), ~2 ms on every fill.
+    public func overwriteInPlace(_ bytes: [UInt8], at path: String) throws(StorageError) {
+        let fd = try openDescriptor(path, flags: O_WRONLY | O_CREAT)
+        defer { close(fd) }
+        try faults?.step()
+        try writeAll(bytes, to: fd, path: path)
+        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw error("truncate", path) }
+    }
+
     /// Flushes every pending write of the file system holding `path` (`syncfs(2)`): one flush
     /// for a bulk import instead of two fsyncs per file.
     public func syncFileSystem(containing path: String) throws(StorageError) {
@@ -148,8 +159,8 @@ public struct FileSystem: Sendable {
 
     /// fsyncs the directory that holds `path`, so a rename or unlink survives power loss.
     public func syncDirectory(containing path: String) throws(StorageError) {
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let directory = Self.parentDirectory(of: path)
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw error("open directory", directory) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw error("fsync", directory) }

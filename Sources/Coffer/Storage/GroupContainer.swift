@@ -73,7 +73,7 @@ public struct GroupContainer: Sendable, Equatable {
 
     /// Records are sharded by the first byte of their id: 256 directories, ~400 files each at 100,000.
     public func shardDirectory(of id: RecordID) -> String {
-        recordsDirectory + "/" + Hex.encode(id.bytes.prefix(1))
+        recordsDirectory + "/" + Hex.encode([id.firstByte])
     }
 
     public func recordPath(_ id: RecordID) -> String {

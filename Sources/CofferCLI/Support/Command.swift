@@ -2,7 +2,7 @@ import Coffer
 
 /// One CLI command: its name, its help, its options and what it does. One type per command,
 /// one file per command (swift-argument-parser's shape, without the dependency).
-protocol Command {
+protocol Command: SendableMetatype {
     static var name: String { get }
     static var aliases: [String] { get }
     /// One line for `coffer help`.

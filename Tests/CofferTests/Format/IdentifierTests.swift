@@ -39,4 +39,18 @@ final class IdentifierTests: XCTestCase {
         let relativeXDG = try GroupContainer(groupIdentifier: "g", environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"])
         XCTAssertEqual(relativeXDG.path, "/h/.local/share/coffer/group-containers/g", "XDG requires absolute paths")
     }
+
+    /// Identifiers are stored as two words; their order and bytes must be the bytes' own.
+    func testWordsKeepBytesAndOrder() throws {
+        let ids = try (0..<200).map { _ in try RecordID.random() }
+        for id in ids {
+            XCTAssertEqual(try RecordID(bytes: id.bytes), id)
+            XCTAssertEqual(try RecordID(hex: id.hex), id)
+            XCTAssertEqual(id.firstByte, id.bytes[0])
+        }
+        XCTAssertEqual(ids.sorted().map(\.bytes), ids.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) })
+        let edge = try RecordID(hex: "00000000000000ff0100000000000000")
+        XCTAssertEqual(edge.bytes, [0, 0, 0, 0, 0, 0, 0, 0xff, 1, 0, 0, 0, 0, 0, 0, 0])
+        XCTAssertLessThan(edge, try RecordID(hex: "0000000000000100000000000000000f"))
+    }
 }
