@@ -57,8 +57,9 @@ public enum XChaCha20Poly1305 {
         return plaintext
     }
 
-    /// Verifies and decrypts into ordinary memory: for bulk plaintexts that hold no key or
-    /// password (index shards), where a guarded allocation per file would dominate the cost.
+    /// Verifies and decrypts into ordinary memory, for plaintexts that hold no key and are
+    /// decoded at once (index shards; records, which their caller wipes), where a guarded
+    /// allocation per file would dominate the cost.
     public static func openUnguarded(
         _ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>, associatedData: [UInt8]
     ) throws(CryptoError) -> [UInt8] {

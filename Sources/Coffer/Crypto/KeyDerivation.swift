@@ -61,3 +61,7 @@ extension Array: ContiguousBytesCollection where Element == UInt8 {
 extension ArraySlice: ContiguousBytesCollection where Element == UInt8 {
     public func withContiguousBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { withUnsafeBytes(body) }
 }
+
+extension UnsafeRawBufferPointer: ContiguousBytesCollection {
+    public func withContiguousBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { body(self) }
+}

@@ -54,7 +54,16 @@ extension RandomIdentifier {
     /// The first byte, which names the record's shard directory and ledger slot.
     public var firstByte: UInt8 { UInt8(truncatingIfNeeded: words.high >> 56) }
 
-    public var hex: String { Hex.encode(bytes) }
+    public var hex: String {
+        String(unsafeUninitializedCapacity: 2 * identifierByteCount) { buffer in
+            for (position, word) in [words.high, words.low].enumerated() {
+                for nibble in 0..<16 {
+                    buffer[position * 16 + nibble] = Hex.digits[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble))) & 0x0f]
+                }
+            }
+            return 2 * identifierByteCount
+        }
+    }
     public var description: String { hex }
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.words < rhs.words }
 }
@@ -73,7 +82,7 @@ public struct RecordID: RandomIdentifier {
 
 /// Lowercase hexadecimal, strict on input.
 enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    static let digits = Array("0123456789abcdef".utf8)
 
     static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var characters = [UInt8]()

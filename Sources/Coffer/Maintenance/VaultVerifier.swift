@@ -1,7 +1,5 @@
-import Dispatch
 import FoundationEssentials
 import Glibc
-import Synchronization
 
 /// What `verify` found: every problem with the file it concerns.
 public struct VerificationReport: Sendable {
@@ -156,18 +154,15 @@ struct VaultVerifier {
         }
         let keys = try? vault.keys()
         report.checkedContents = keys != nil
-        let problems = Mutex<[VerificationReport.Problem]>([])
         let work = files.sorted { $0.key < $1.key }
-        let (ledgerTable, identityTable) = (ledger, identities)
-        // Hashing and decrypting 100,000 files is the slow part: both cores share it.
-        DispatchQueue.concurrentPerform(iterations: 2) { worker in
-            for (id, path) in work[(worker * work.count / 2)..<((worker + 1) * work.count / 2)] {
-                if let message = checkRecord(id, path: path, ledger: ledgerTable[id], identities: identityTable[id] ?? [], keys: keys) {
-                    problems.withLock { $0.append(.init(file: path, message: message)) }
-                }
-            }
+        // Hashing and decrypting 100,000 files is the slow part: all cores share it.
+        let messages = try concurrentMap(work.count) { position in
+            let (id, path) = work[position]
+            return checkRecord(id, path: path, ledger: ledger[id], identities: identities[id] ?? [], keys: keys)
         }
-        report.problems += problems.withLock { $0 }.sorted { $0.file < $1.file }
+        for ((_, path), message) in zip(work, messages) {
+            if let message { report.add(path, message) }
+        }
     }
 
     /// One record against its ledger entry and identities; `nil` when it is sound.

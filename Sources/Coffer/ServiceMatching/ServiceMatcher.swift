@@ -122,16 +122,12 @@ public enum ServiceMatcher {
         struct Key {
             let level: Int, requestIndex: Int, rank: Int, lastUsed: UInt64, idHigh: UInt64, idLow: UInt64, index: Int
         }
-        func halves(_ hex: String) -> (UInt64, UInt64) {
-            let utf8 = Array(hex.utf8)
-            guard utf8.count == 32 else { return (UInt64.max, UInt64.max) }
-            return (UInt64(String(decoding: utf8[0..<16], as: UTF8.self), radix: 16) ?? .max,
-                    UInt64(String(decoding: utf8[16..<32], as: UTF8.self), radix: 16) ?? .max)
-        }
-        let keys = candidates.enumerated().map { index, candidate in
-            let (high, low) = halves(candidate.identity.recordIdentifier)
-            return Key(level: candidate.match?.level.rawValue ?? 0, requestIndex: candidate.match?.requestIndex ?? 0,
-                       rank: candidate.identity.rank, lastUsed: candidate.lastUsed, idHigh: high, idLow: low, index: index)
+        var keys: [Key] = []
+        keys.reserveCapacity(candidates.count)
+        for (index, candidate) in candidates.enumerated() {
+            keys.append(Key(level: candidate.match?.level.rawValue ?? 0, requestIndex: candidate.match?.requestIndex ?? 0,
+                            rank: candidate.identity.rank, lastUsed: candidate.lastUsed,
+                            idHigh: candidate.tieBreak.high, idLow: candidate.tieBreak.low, index: index))
         }
         let sorted = keys.sorted { a, b in
             if a.level != b.level { return a.level > b.level }
@@ -160,4 +156,20 @@ public struct RankedIdentity: Sendable {
     public let match: ServiceMatcher.Match?
     /// Unix seconds of the last fill on this device; 0 if never.
     public let lastUsed: UInt64
+    /// The final tie-break; kept as words so that sorting never parses `recordIdentifier`.
+    let tieBreak: IdentifierWords
+
+    init(entry: IdentityEntry, match: ServiceMatcher.Match?, lastUsed: UInt64) {
+        self.identity = entry.identity
+        self.match = match
+        self.lastUsed = lastUsed
+        self.tieBreak = entry.recordID.words
+    }
+
+    public init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64) {
+        self.identity = identity
+        self.match = match
+        self.lastUsed = lastUsed
+        self.tieBreak = (try? RecordID(hex: identity.recordIdentifier))?.words ?? IdentifierWords(high: .max, low: .max)
+    }
 }

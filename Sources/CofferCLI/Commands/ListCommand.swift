@@ -63,24 +63,38 @@ extension CommandContext {
             print(JSONOutput.render(.array(identities.map(JSONOutput.identity))))
             return
         }
-        // Columns by Unicode scalars: cheap, and right for the ASCII that fills most lists.
-        func padded(_ text: String, _ width: Int) -> String {
-            let count = text.unicodeScalars.count
-            return count >= width ? text : text + String(repeating: " ", count: width - count)
+        // Columns by Unicode scalars (UTF-8 lead bytes): cheap, and right for the ASCII that
+        // fills most lists.
+        func columns(_ text: String) -> Int {
+            var text = text
+            return text.withUTF8 { bytes in
+                var count = 0
+                for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
+                return count
+            }
         }
         var width = 0, userWidth = 0
         for identity in identities {  // a loop, not key paths: those are slow in hot code
-            width = max(width, identity.serviceIdentifier.identifier.unicodeScalars.count)
-            userWidth = max(userWidth, identity.user.unicodeScalars.count)
+            width = max(width, columns(identity.serviceIdentifier.identifier))
+            userWidth = max(userWidth, columns(identity.user))
         }
         (width, userWidth) = (min(width, 40), min(userWidth, 24))
-        // One write for the whole list: 10,000 lines are 10,000 system calls otherwise.
-        var output = ""
-        output.reserveCapacity(identities.count * 80)
-        for identity in identities {
-            output += padded(identity.serviceIdentifier.identifier, width) + "  " + padded(identity.user, userWidth) + "  "
-                + identity.recordIdentifier + "\n"
+        // One buffer and one write for the whole list: 10,000 lines are 10,000 system calls otherwise.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(identities.count * 80)
+        func append(_ text: String, paddedTo width: Int) {
+            bytes.append(contentsOf: text.utf8)
+            let count = columns(text)
+            if count < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: width - count)) }
+            bytes.append(contentsOf: "  ".utf8)
         }
+        for identity in identities {
+            append(identity.serviceIdentifier.identifier, paddedTo: width)
+            append(identity.user, paddedTo: userWidth)
+            bytes.append(contentsOf: identity.recordIdentifier.utf8)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        let output = String(decoding: bytes, as: UTF8.self)
         io.standardOutput(output)
     }
 }
