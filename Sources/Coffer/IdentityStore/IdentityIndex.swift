@@ -92,11 +92,17 @@ struct IdentityIndex {
         return SealedEnvelope(type: type, nonce: nonce, ciphertext: ciphertext).encoded()
     }
 
-    func writeShard(_ payload: [UInt8], slot: Int) throws -> ShardID {
+    /// Writes a shard under a fresh random name. `inPlace` when a journal covers the edit: until
+    /// a manifest names it a torn shard is garbage that recovery removes (SPEC.md §2.4).
+    /// `durable: false` leaves the flush to the caller.
+    func writeShard(_ payload: [UInt8], slot: Int, inPlace: Bool, durable: Bool) throws -> ShardID {
         let id = try ShardID.random()
-        try fileSystem.makeDirectory(shardsDirectory)
         let bytes = try seal(payload, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
-        try fileSystem.writeAtomically(bytes, to: shardPath(id), temporaryDirectory: container.temporaryDirectory)
+        if inPlace {
+            try fileSystem.writeNewFile(bytes, to: shardPath(id), durable: durable)
+        } else {
+            try fileSystem.writeAtomically(bytes, to: shardPath(id), temporaryDirectory: container.temporaryDirectory, durable: durable)
+        }
         return id
     }
 

@@ -9,9 +9,14 @@ struct IndexEditor {
     /// Slots changed since the last commit; only these are rewritten.
     private var dirtySlots = Set<Int>()
 
-    init(index: IdentityIndex, manifest: IndexManifest) {
+    /// Whether a journal covers this edit, so a crash's torn shard is removed by recovery
+    /// and shards may be created in place (SPEC.md §2.4); otherwise they are written atomically.
+    let journaled: Bool
+
+    init(index: IdentityIndex, manifest: IndexManifest, journaled: Bool = false) {
         self.index = index
         self.manifest = manifest
+        self.journaled = journaled
     }
 
     // MARK: Reading through the edit
@@ -113,6 +118,9 @@ struct IndexEditor {
         var next = manifest
         next.generation = generation ?? manifest.generation + 1
         var replaced: [ShardID] = []
+        // A few shards: fsync each. Many (an import touches all 512): one file-system flush.
+        let durableEach = !journaled || dirtySlots.count <= 8
+        try index.fileSystem.makeDirectory(index.shardsDirectory)
         for slot in dirtySlots.sorted() {
             let payload: [UInt8]?
             if slot < IndexManifest.identitySlots {
@@ -122,8 +130,9 @@ struct IndexEditor {
                 let entries = ledgerShards[slot] ?? []
                 payload = entries.isEmpty ? nil : IndexShardCoding.encode(ledger: entries)
             }
-            try replace(slot: slot, in: &next, replaced: &replaced, payload: payload)
+            try replace(slot: slot, in: &next, replaced: &replaced, payload: payload, durable: durableEach)
         }
+        if !durableEach { try index.fileSystem.syncFileSystem(containing: index.shardsDirectory) }
         try index.writeManifest(next)
         for id in replaced { index.fileSystem.removeQuietly(index.shardPath(id)) }
         manifest = next
@@ -133,8 +142,8 @@ struct IndexEditor {
         return next
     }
 
-    private func replace(slot: Int, in manifest: inout IndexManifest, replaced: inout [ShardID], payload: [UInt8]?) throws {
+    private func replace(slot: Int, in manifest: inout IndexManifest, replaced: inout [ShardID], payload: [UInt8]?, durable: Bool) throws {
         if let old = manifest.shards[slot] { replaced.append(old) }
-        manifest.shards[slot] = try payload.map { try index.writeShard($0, slot: slot) }
+        manifest.shards[slot] = try payload.map { try index.writeShard($0, slot: slot, inPlace: journaled, durable: durable) }
     }
 }

@@ -126,6 +126,26 @@ public struct FileSystem: Sendable {
         guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw error("truncate", path) }
     }
 
+    /// Creates `path` (mode 0600) with `bytes`, failing if it exists: for files that nothing
+    /// refers to until a later commit (SPEC.md §2.4), where a torn file after a crash is
+    /// garbage that recovery removes, so the temp file and rename of `writeAtomically` buy nothing.
+    /// - Parameter durable: `false` skips the fsyncs, for bulk writes that end with one
+    ///   `syncFileSystem` before anything refers to them.
+    public func writeNewFile(_ bytes: [UInt8], to path: String, durable: Bool) throws(StorageError) {
+        let fd = try openDescriptor(path, flags: O_WRONLY | O_CREAT | O_EXCL)
+        do throws(StorageError) {
+            try faults?.step()
+            try writeAll(bytes, to: fd, path: path)
+            guard !durable || fsync(fd) == 0 else { throw error("fsync", path) }
+            close(fd)
+        } catch let failure {
+            close(fd)
+            unlink(path)
+            throw failure
+        }
+        if durable { try syncDirectory(containing: path) }
+    }
+
     /// Flushes every pending write of the file system holding `path` (`syncfs(2)`): one flush
     /// for a bulk import instead of two fsyncs per file.
     public func syncFileSystem(containing path: String) throws(StorageError) {

@@ -5,6 +5,8 @@ struct RecordChange {
     let sealed: [UInt8]?
     let revision: UInt64
     let identities: [IdentityEntry]
+    /// An add: the id is fresh, so there is no old file to hash and the new one is created in place.
+    var isAdd: Bool { revision == 1 && sealed != nil }
 }
 
 extension Vault {
@@ -47,7 +49,7 @@ extension Vault {
         try checkGeneration(of: manifest)
         var journalChanges: [IndexJournal.Change] = []
         for change in changes {
-            let oldBytes = try? fileSystem.readFile(container.recordPath(change.id), limit: RecordEnvelope.maximumFileLength)
+            let oldBytes = change.isAdd ? nil : try? fileSystem.readFile(container.recordPath(change.id), limit: RecordEnvelope.maximumFileLength)
             journalChanges.append(IndexJournal.Change(
                 recordID: change.id, oldHash: try oldBytes.map { Hex.encode(try ciphertextHash($0)) },
                 newHash: try change.sealed.map { Hex.encode(try ciphertextHash($0)) },
@@ -59,20 +61,28 @@ extension Vault {
         // One record: fsync it. Many (an import): write them all, then flush the file system
         // once before the index commits; recovery removes any add a crash left torn.
         let durableEach = changes.count == 1
+        var madeDirectories = Set<UInt8>()
         do {
             for change in changes {
                 if let sealed = change.sealed {
-                    try fileSystem.makeDirectory(container.shardDirectory(of: change.id))
-                    try fileSystem.writeAtomically(
-                        sealed, to: container.recordPath(change.id), temporaryDirectory: container.temporaryDirectory,
-                        durable: durableEach)
+                    if madeDirectories.insert(change.id.firstByte).inserted {
+                        try fileSystem.makeDirectory(container.shardDirectory(of: change.id))
+                    }
+                    if change.isAdd {
+                        // Only the journal names it until the commit: created in place (SPEC.md §2.4).
+                        try fileSystem.writeNewFile(sealed, to: container.recordPath(change.id), durable: durableEach)
+                    } else {
+                        try fileSystem.writeAtomically(
+                            sealed, to: container.recordPath(change.id), temporaryDirectory: container.temporaryDirectory,
+                            durable: durableEach)
+                    }
                 } else {
                     try fileSystem.removeFile(container.recordPath(change.id))
                 }
                 written.append(change.id)
             }
             if !durableEach { try fileSystem.syncFileSystem(containing: container.recordsDirectory) }
-            var editor = IndexEditor(index: index, manifest: manifest)
+            var editor = IndexEditor(index: index, manifest: manifest, journaled: true)
             for (change, entry) in zip(changes, journalChanges) {
                 try editor.setRecord(
                     change.id, revision: change.revision, hash: change.sealed == nil ? nil : Hex.decode(entry.newHash ?? ""),
@@ -99,7 +109,7 @@ extension Vault {
     /// new hash is left for `verify` to report: it was tampered with.
     func recover(_ index: IdentityIndex) throws {
         guard let journal = try index.readJournal() else { return }
-        var editor = IndexEditor(index: index, manifest: try index.readManifest())
+        var editor = IndexEditor(index: index, manifest: try index.readManifest(), journaled: true)
         if editor.manifest.generation < journal.generation {
             var rolledForward = false
             for change in journal.changes where change.newHash != change.oldHash {
