@@ -1,8 +1,8 @@
 /// Seals and opens record files: padding, AEAD with the record associated data, canonical JSON
 /// (SPEC.md §5). No file I/O here.
-enum RecordSealing {
+public enum RecordSealing {
     /// - Parameter nonce: fixed only by the test-vector check; `nil` draws a fresh random nonce.
-    static func seal(_ record: Record, vaultID: VaultID, key: SecureBytes, nonce fixedNonce: [UInt8]? = nil) throws -> [UInt8] {
+    public static func seal(_ record: Record, vaultID: VaultID, key: SecureBytes, nonce fixedNonce: [UInt8]? = nil) throws -> [UInt8] {
         try RecordCoding.validate(record)
         var json = try RecordCoding.encode(record)
         defer { json.withUnsafeMutableBytes { Sodium.wipe($0) } }
@@ -27,7 +27,7 @@ enum RecordSealing {
     /// the kernel.
     /// - Throws: `FormatError` or `CryptoError` for anything but an authentic record of this vault
     ///   stored under its own id.
-    static func open(_ bytes: [UInt8], id: RecordID, vaultID: VaultID, key: SecureBytes) throws -> Record {
+    public static func open(_ bytes: [UInt8], id: RecordID, vaultID: VaultID, key: SecureBytes) throws -> Record {
         let envelope = try RecordEnvelope.decode(bytes)
         var padded = try XChaCha20Poly1305.openUnguarded(
             envelope.ciphertext[...], key: key, nonce: envelope.nonce[...],
