@@ -37,7 +37,7 @@ struct SearchCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let text = try context.positionals(1...1, names: "TEXT")[0].lowercased()
         let found = try context.identities(for: []).map { $0.identity }.filter {
-            $0.user.lowercased().contains(text) || $0.serviceIdentifier.identifier.lowercased().contains(text)
+            $0.user.containsLowercased(text) || $0.serviceIdentifier.identifier.containsLowercased(text)
         }
         guard !found.isEmpty || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
         context.printIdentities(found)
@@ -96,5 +96,28 @@ extension CommandContext {
         }
         let output = String(decoding: bytes, as: UTF8.self)
         io.standardOutput(output)
+    }
+}
+
+extension String {
+    /// Whether the lower-cased string contains `needle` (already lower-cased). ASCII text, which
+    /// is nearly every service and user name, is compared byte by byte without allocating.
+    func containsLowercased(_ needle: String) -> Bool {
+        var (haystack, needle) = (self, needle)
+        let answer: Bool? = haystack.withUTF8 { text in
+            needle.withUTF8 { pattern -> Bool? in
+                guard text.allSatisfy({ $0 < 0x80 }), pattern.allSatisfy({ $0 < 0x80 }) else { return nil }
+                guard !pattern.isEmpty else { return true }
+                guard pattern.count <= text.count else { return false }
+                func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+                for start in 0...(text.count - pattern.count) {
+                    var position = 0
+                    while position < pattern.count, lower(text[start + position]) == pattern[position] { position += 1 }
+                    if position == pattern.count { return true }
+                }
+                return false
+            }
+        }
+        return answer ?? haystack.lowercased().contains(needle)
     }
 }
