@@ -107,7 +107,7 @@ extension String {
         let answer: Bool? = haystack.withUTF8 { text in
             needle.withUTF8 { pattern -> Bool? in
                 guard text.allSatisfy({ $0 < 0x80 }), pattern.allSatisfy({ $0 < 0x80 }) else { return nil }
-                guard !pattern.isEmpty else { return true }
+                guard !pattern.isEmpty else { return false }  // as String.contains("") answers
                 guard pattern.count <= text.count else { return false }
                 func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
                 for start in 0...(text.count - pattern.count) {
