@@ -102,12 +102,13 @@ extension CommandContext {
 extension String {
     /// Whether the lower-cased string contains `needle` (already lower-cased). ASCII text, which
     /// is nearly every service and user name, is compared byte by byte without allocating.
+    /// Every string contains the empty string (the overloads of `contains` disagree on that).
     func containsLowercased(_ needle: String) -> Bool {
+        guard !needle.isEmpty else { return true }
         var (haystack, needle) = (self, needle)
         let answer: Bool? = haystack.withUTF8 { text in
             needle.withUTF8 { pattern -> Bool? in
                 guard text.allSatisfy({ $0 < 0x80 }), pattern.allSatisfy({ $0 < 0x80 }) else { return nil }
-                guard !pattern.isEmpty else { return false }  // as String.contains("") answers
                 guard pattern.count <= text.count else { return false }
                 func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
                 for start in 0...(text.count - pattern.count) {
