@@ -161,9 +161,9 @@ private struct JSONParser {
                 let text: String?
                 if var buffer = assembled {
                     buffer.append(contentsOf: run)
-                    text = String(validating: buffer, as: UTF8.self)
+                    text = String(strictUTF8: buffer[...])
                 } else {
-                    text = String(validating: run, as: UTF8.self)
+                    text = String(strictUTF8: run)
                 }
                 guard let text else { throw JSONSyntaxError(offset: runStart, reason: "invalid UTF-8 in a string") }
                 index += 1

@@ -63,7 +63,7 @@ struct ByteReader {
     }
 
     static func utf8(_ bytes: ArraySlice<UInt8>) throws(FormatError) -> String {
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .nonCanonical("invalid UTF-8") }
+        guard let text = String(strictUTF8: bytes) else { throw .nonCanonical("invalid UTF-8") }
         return text
     }
 }

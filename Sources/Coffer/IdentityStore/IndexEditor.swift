@@ -52,16 +52,20 @@ struct IndexEditor {
 
     /// Records what the vault wrote for `id` (or its deletion, when `hash` is `nil`) and
     /// replaces its identities with `identities`.
+    ///
+    /// Shards are edited in place in the cache (`ledgerShards[slot]!.append`), never copied: an
+    /// import of 100,000 records once copied a whole shard per record.
     mutating func setRecord(_ id: RecordID, revision: UInt64, hash: [UInt8]?, identities: [IdentityEntry]) throws {
-        let previous = try ledgerEntry(for: id)
-        try removeIdentities(of: id, slots: previous?.identitySlots ?? [])
         let ledgerSlot = IndexManifest.ledgerSlot(of: id)
-        var ledger = try self.ledger(inSlot: ledgerSlot).filter { $0.recordID != id }
+        _ = try ledger(inSlot: ledgerSlot)  // loads the shard into the cache
+        if let position = ledgerShards[ledgerSlot]!.firstIndex(where: { $0.recordID == id }) {
+            let previous = ledgerShards[ledgerSlot]!.remove(at: position)
+            try removeIdentities(of: id, slots: previous.identitySlots)
+        }
         if let hash {
             let slots = try addIdentities(identities)
-            ledger.append(LedgerEntry(recordID: id, revision: revision, ciphertextHash: hash, identitySlots: slots))
+            ledgerShards[ledgerSlot]!.append(LedgerEntry(recordID: id, revision: revision, ciphertextHash: hash, identitySlots: slots))
         }
-        ledgerShards[ledgerSlot] = ledger
         dirtySlots.insert(ledgerSlot)
     }
 
@@ -98,11 +102,10 @@ struct IndexEditor {
         var slots = Set<Int>()
         for entry in identities {
             let slot = index.identitySlot(forSite: entry.site)
-            var bucket = try self.identities(inSlot: slot)
-            if !bucket.contains(where: { $0.recordID == entry.recordID && $0.serviceIdentifier == entry.serviceIdentifier }) {
-                bucket.append(entry)
+            _ = try self.identities(inSlot: slot)  // loads the bucket into the cache
+            if !identityBuckets[slot]!.contains(where: { $0.recordID == entry.recordID && $0.serviceIdentifier == entry.serviceIdentifier }) {
+                identityBuckets[slot]!.append(entry)
             }
-            identityBuckets[slot] = bucket
             dirtySlots.insert(slot)
             slots.insert(slot)
         }

@@ -64,34 +64,36 @@ extension CommandContext {
             return
         }
         // Columns by Unicode scalars (UTF-8 lead bytes): cheap, and right for the ASCII that
-        // fills most lists.
+        // fills most lists. Counted once per cell.
         func columns(_ text: String) -> Int {
             var text = text
             return text.withUTF8 { bytes in
-                var count = 0
-                for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
-                return count
+                var continuations = 0
+                for byte in bytes { continuations &+= Int(byte >> 6 == 0b10 ? 1 : 0) }
+                return bytes.count - continuations
             }
         }
-        var width = 0, userWidth = 0
+        var serviceColumns: [Int] = [], userColumns: [Int] = []
+        serviceColumns.reserveCapacity(identities.count)
+        userColumns.reserveCapacity(identities.count)
         for identity in identities {  // a loop, not key paths: those are slow in hot code
-            width = max(width, columns(identity.serviceIdentifier.identifier))
-            userWidth = max(userWidth, columns(identity.user))
+            serviceColumns.append(columns(identity.serviceIdentifier.identifier))
+            userColumns.append(columns(identity.user))
         }
-        (width, userWidth) = (min(width, 40), min(userWidth, 24))
+        let width = min(serviceColumns.max() ?? 0, 40), userWidth = min(userColumns.max() ?? 0, 24)
         // One buffer and one write for the whole list: 10,000 lines are 10,000 system calls otherwise.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(identities.count * 80)
-        func append(_ text: String, paddedTo width: Int) {
-            bytes.append(contentsOf: text.utf8)
-            let count = columns(text)
-            if count < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: width - count)) }
-            bytes.append(contentsOf: "  ".utf8)
+        func append(_ text: String, columns: Int, paddedTo width: Int) {
+            var text = text
+            text.withUTF8 { bytes.append(contentsOf: $0) }
+            for _ in 0..<(max(0, width - columns) + 2) { bytes.append(UInt8(ascii: " ")) }
         }
-        for identity in identities {
-            append(identity.serviceIdentifier.identifier, paddedTo: width)
-            append(identity.user, paddedTo: userWidth)
-            bytes.append(contentsOf: identity.recordIdentifier.utf8)
+        for (position, identity) in identities.enumerated() {
+            append(identity.serviceIdentifier.identifier, columns: serviceColumns[position], paddedTo: width)
+            append(identity.user, columns: userColumns[position], paddedTo: userWidth)
+            var id = identity.recordIdentifier
+            id.withUTF8 { bytes.append(contentsOf: $0) }
             bytes.append(UInt8(ascii: "\n"))
         }
         let output = String(decoding: bytes, as: UTF8.self)
