@@ -56,10 +56,9 @@ extension RandomIdentifier {
 
     public var hex: String {
         String(unsafeUninitializedCapacity: 2 * identifierByteCount) { buffer in
-            for (position, word) in [words.high, words.low].enumerated() {
-                for nibble in 0..<16 {
-                    buffer[position * 16 + nibble] = Hex.digits[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble))) & 0x0f]
-                }
+            for nibble in 0..<(2 * identifierByteCount) {
+                let word = nibble < 16 ? words.high : words.low
+                buffer[nibble] = Hex.digits[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f]
             }
             return 2 * identifierByteCount
         }
