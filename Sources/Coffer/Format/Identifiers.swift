@@ -55,10 +55,12 @@ extension RandomIdentifier {
     public var firstByte: UInt8 { UInt8(truncatingIfNeeded: words.high >> 56) }
 
     public var hex: String {
-        String(unsafeUninitializedCapacity: 2 * identifierByteCount) { buffer in
+        // A listing spells one id per row: a static table, no array access in the loop.
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 2 * identifierByteCount) { buffer in
             for nibble in 0..<(2 * identifierByteCount) {
                 let word = nibble < 16 ? words.high : words.low
-                buffer[nibble] = Hex.digits[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f]
+                buffer[nibble] = digits.utf8Start[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f]
             }
             return 2 * identifierByteCount
         }
