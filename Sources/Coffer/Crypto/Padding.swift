@@ -30,4 +30,19 @@ public enum Padding {
         guard status == 0 else { throw .invalidPadding }
         return length
     }
+
+    /// `unpaddedLength(of:blockSize:)` in time that depends on the padding's length, for index
+    /// shards only: the length of an identity bucket is nothing the threat model hides from a
+    /// process that could time this one (a same-user attacker can read the device's index key,
+    /// SPEC.md §9a), and `sodium_unpad`'s constant-time scan of a whole block per shard was a
+    /// seventh of listing 1,000 identities. Records keep the constant-time version.
+    /// - Throws: `CryptoError.invalidPadding` exactly when `sodium_unpad` would.
+    public static func unpaddedLengthInVariableTime(of padded: UnsafeRawBufferPointer, blockSize: Int) throws(CryptoError) -> Int {
+        guard padded.count > 0, blockSize > 0, padded.count % blockSize == 0 else { throw .invalidPadding }
+        let lowest = padded.count - blockSize
+        var index = padded.count - 1
+        while index > lowest && padded[index] == 0 { index -= 1 }
+        guard padded[index] == 0x80 else { throw .invalidPadding }
+        return index
+    }
 }

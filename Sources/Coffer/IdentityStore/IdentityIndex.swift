@@ -77,7 +77,7 @@ struct IdentityIndex {
             envelope.ciphertext[...], key: keys.sealing, nonce: envelope.nonce[...],
             associatedData: SealedEnvelope.associatedData(type, vaultID: vaultID) + extra)
         guard type == .indexShard else { return plaintext }
-        let length = try plaintext.withUnsafeBytes { try Padding.unpaddedLength(of: $0, blockSize: Self.shardBlockSize) }
+        let length = try plaintext.withUnsafeBytes { try Padding.unpaddedLengthInVariableTime(of: $0, blockSize: Self.shardBlockSize) }
         plaintext.removeLast(plaintext.count - length)
         return plaintext
     }

@@ -71,6 +71,24 @@ final class PrimitiveVectorTests: XCTestCase {
         XCTAssertEqual(Hex.encode(try BLAKE2b.hash(input, key: SecureBytes(copying: vector.hex("key")))), vector.string("keyed32"))
     }
 
+    /// The index's variable-time unpadding agrees with sodium_unpad on every padding, valid or not.
+    func testVariableTimeUnpaddingAgreesWithSodium() throws {
+        var generator = SystemRandomNumberGenerator()
+        for trial in 0..<2_000 {
+            let blockSize = [1, 16, 512][trial % 3]
+            var padded = try Padding.pad((0..<Int.random(in: 0...600, using: &generator)).map { _ in UInt8.random(in: 0...255) }, blockSize: blockSize)
+            if trial % 2 == 1 {  // corrupt: flip a byte in the last block
+                padded[padded.count - 1 - Int.random(in: 0..<min(blockSize, padded.count), using: &generator)] ^= UInt8.random(in: 1...255)
+            }
+            let constant = padded.withUnsafeBytes { try? Padding.unpaddedLength(of: $0, blockSize: blockSize) }
+            let variable = padded.withUnsafeBytes { try? Padding.unpaddedLengthInVariableTime(of: $0, blockSize: blockSize) }
+            XCTAssertEqual(constant, variable, "trial \(trial)")
+        }
+        for malformed: [UInt8] in [[], [0], [0, 0, 0, 0], [0x80, 0, 0, 1]] {
+            XCTAssertNil(malformed.withUnsafeBytes { try? Padding.unpaddedLengthInVariableTime(of: $0, blockSize: 4) })
+        }
+    }
+
     func testPaddingMatchesVectorAndRejectsMalformedPadding() throws {
         let vector = try VectorFile.load("primitives/padding.vector")
         XCTAssertEqual(try Padding.pad(vector.hex("input"), blockSize: 512), vector.hex("padded"))
