@@ -68,8 +68,9 @@ public final class CredentialIdentityStore: Sendable {
             try vault.readingIndex { index, manifest in
                 // One bucket at a time. (Reading them on both cores was measured slower: the
                 // per-identity work, not the 256 files, dominates a full listing.)
+                let shards = try? index.fileSystem.openDirectory(index.shardsDirectory)  // absent in a new vault
                 for slot in 0..<IndexManifest.identitySlots {
-                    for entry in try index.identities(inSlot: slot, of: manifest) { try body(entry) }
+                    for entry in try index.identities(inSlot: slot, of: manifest, shards: shards) { try body(entry) }
                 }
             }
         }

@@ -36,14 +36,15 @@ struct IdentityIndex {
     var journalExists: Bool { (try? fileSystem.status(journalPath)) != nil }
 
     /// The entries of a bucket; with `sites`, only those filed under one of them.
-    func identities(inSlot slot: Int, of manifest: IndexManifest, sites: Set<String>? = nil) throws -> [IdentityEntry] {
+    /// - Parameter shards: the shards directory held open, for callers that read many buckets.
+    func identities(inSlot slot: Int, of manifest: IndexManifest, sites: Set<String>? = nil, shards: OpenDirectory? = nil) throws -> [IdentityEntry] {
         guard let id = manifest.shards[slot] else { return [] }
-        return try IndexShardCoding.decodeIdentities(readShard(slot: slot, id: id), sites: sites)
+        return try IndexShardCoding.decodeIdentities(readShard(slot: slot, id: id, in: shards), sites: sites)
     }
 
-    func ledger(inSlot slot: Int, of manifest: IndexManifest) throws -> [LedgerEntry] {
+    func ledger(inSlot slot: Int, of manifest: IndexManifest, shards: OpenDirectory? = nil) throws -> [LedgerEntry] {
         guard let id = manifest.shards[slot] else { return [] }
-        return try IndexShardCoding.decodeLedger(readShard(slot: slot, id: id))
+        return try IndexShardCoding.decodeLedger(readShard(slot: slot, id: id, in: shards))
     }
 
     func ledgerEntry(for recordID: RecordID, in manifest: IndexManifest) throws -> LedgerEntry? {
@@ -63,8 +64,9 @@ struct IdentityIndex {
         return Int(digest[0])
     }
 
-    private func readShard(slot: Int, id: ShardID) throws -> [UInt8] {
-        let bytes = try fileSystem.readFile(shardPath(id), limit: Self.maximumShardLength)
+    private func readShard(slot: Int, id: ShardID, in shards: OpenDirectory? = nil) throws -> [UInt8] {
+        let bytes = try shards.map { try fileSystem.readFile(named: id.hex, in: $0, limit: Self.maximumShardLength) }
+            ?? fileSystem.readFile(shardPath(id), limit: Self.maximumShardLength)
         let padded = try open(bytes, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
         return padded
     }

@@ -130,17 +130,18 @@ struct VaultVerifier {
         }
         var ledger: [RecordID: LedgerEntry] = [:]
         var identities: [RecordID: [IdentityEntry]] = [:]
+        let shards = try? fileSystem.openDirectory(index.shardsDirectory)
         for slot in 0..<IndexManifest.slotCount where manifest.shards[slot] != nil {
             do {
                 if slot < IndexManifest.identitySlots {
-                    for entry in try index.identities(inSlot: slot, of: manifest) {
+                    for entry in try index.identities(inSlot: slot, of: manifest, shards: shards) {
                         identities[entry.recordID, default: []].append(entry)
                         if index.identitySlot(forSite: entry.site) != slot {
                             report.add(index.shardPath(manifest.shards[slot]!), "identity of \(entry.recordID) filed in the wrong bucket")
                         }
                     }
                 } else {
-                    for entry in try index.ledger(inSlot: slot, of: manifest) { ledger[entry.recordID] = entry }
+                    for entry in try index.ledger(inSlot: slot, of: manifest, shards: shards) { ledger[entry.recordID] = entry }
                 }
             } catch {
                 report.add(index.shardPath(manifest.shards[slot]!), "\(error)")

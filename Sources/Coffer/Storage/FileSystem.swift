@@ -30,22 +30,47 @@ public struct FileSystem: Sendable {
 
     /// Reads a whole regular file, refusing symlinks and anything larger than `limit` before reading.
     public func readFile(_ path: String, limit: Int) throws(StorageError) -> [UInt8] {
-        let fd = try openDescriptor(path, flags: O_RDONLY)
+        try readAll(openDescriptor(path, flags: O_RDONLY | O_NONBLOCK), path: path, limit: limit)
+    }
+
+    /// `readFile` of the file `name` in an open directory: many reads in one directory (a full
+    /// listing opens 256 index shards) resolve the directory's path once, through `openat`.
+    public func readFile(named name: String, in directory: OpenDirectory, limit: Int) throws(StorageError) -> [UInt8] {
+        let fd = openat(directory.descriptor, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .symbolicLink(path: directory.path + "/" + name) }
+            throw error("open", directory.path + "/" + name)
+        }
+        return try readAll(fd, path: directory.path + "/" + name, limit: limit)
+    }
+
+    /// Holds `path` open for `readFile(named:in:limit:)`.
+    public func openDirectory(_ path: String) throws(StorageError) -> OpenDirectory {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open directory", path) }
+        return OpenDirectory(path: path, descriptor: fd)
+    }
+
+    /// Reads all of the regular file open as `fd`, then closes it. `path` only names it in errors.
+    /// (Files are opened `O_NONBLOCK`, so a FIFO planted in the container is refused here
+    /// instead of blocking the open until someone writes to it.)
+    private func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int) throws(StorageError) -> [UInt8] {
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw error("stat", path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongFileType(path: path) }
-        guard info.st_size <= limit else { throw .fileTooLarge(path: path, size: Int64(info.st_size), limit: limit) }
+        guard fstat(fd, &info) == 0 else { throw error("stat", path()) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongFileType(path: path()) }
+        guard info.st_size <= limit else { throw .fileTooLarge(path: path(), size: Int64(info.st_size), limit: limit) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw error("read", path) }
+            guard count >= 0 else { throw error("read", path()) }
             if count == 0 { break }  // shrank under us: return what is there, decoding will judge it
             offset += count
         }
-        return Array(bytes[0..<offset])
+        if offset < bytes.count { bytes.removeLast(bytes.count - offset) }
+        return bytes
     }
 
     /// `lstat` of `path`, or `nil` when it does not exist.
@@ -211,4 +236,17 @@ public struct FileSystem: Sendable {
     func error(_ operation: String, _ path: String) -> StorageError {
         .system(operation: operation, path: path, errno: errno)
     }
+}
+
+/// A directory held open by `FileSystem.openDirectory`; closed when the last reference goes.
+public final class OpenDirectory: Sendable {
+    public let path: String
+    let descriptor: Int32
+
+    init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
 }

@@ -53,4 +53,29 @@ final class ContainerSecurityTests: XCTestCase {
             return false
         }
     }
+
+    /// A FIFO, a symlink or a directory where a record or shard should be is refused with an
+    /// error, never read, and never blocks the reader; through a path and through an open directory.
+    func testOddFilesAreRefusedWithoutBlocking() throws {
+        let directory = Fixture.containerPath("odd")
+        try FileSystem.standard.makeDirectory(directory)
+        XCTAssertEqual(mkfifo(directory + "/fifo", 0o600), 0)
+        XCTAssertEqual(symlink("/etc/passwd", directory + "/link"), 0)
+        try FileSystem.standard.makeDirectory(directory + "/dir")
+        try Fixture.write([1, 2, 3], to: directory + "/file")
+        let open = try FileSystem.standard.openDirectory(directory)
+        for name in ["fifo", "link", "dir"] {
+            XCTAssertThrowsError(try FileSystem.standard.readFile(directory + "/" + name, limit: 100), name)
+            XCTAssertThrowsError(try FileSystem.standard.readFile(named: name, in: open, limit: 100), name)
+        }
+        XCTAssertThrows(try FileSystem.standard.readFile(named: "link", in: open, limit: 100)) {
+            if case StorageError.symbolicLink = $0 { return true }
+            return false
+        }
+        XCTAssertEqual(try FileSystem.standard.readFile(named: "file", in: open, limit: 100), [1, 2, 3])
+        XCTAssertThrows(try FileSystem.standard.readFile(named: "file", in: open, limit: 2)) {
+            if case StorageError.fileTooLarge = $0 { return true }
+            return false
+        }
+    }
 }
