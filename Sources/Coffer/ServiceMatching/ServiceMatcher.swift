@@ -120,22 +120,21 @@ public enum ServiceMatcher {
         // Sort small integer keys, then gather: comparing the structs themselves (strings and
         // all) made listing 10,000 identities spend most of its time here.
         struct Key {
-            let level: Int, requestIndex: Int, rank: Int, lastUsed: UInt64, idHigh: UInt64, idLow: UInt64, index: Int
+            let level: Int, requestIndex: Int, rank: Int, lastUsed: UInt64, id: IdentifierWords, index: Int
         }
         var keys: [Key] = []
         keys.reserveCapacity(candidates.count)
         for (index, candidate) in candidates.enumerated() {
             keys.append(Key(level: candidate.match?.level.rawValue ?? 0, requestIndex: candidate.match?.requestIndex ?? 0,
                             rank: candidate.identity.rank, lastUsed: candidate.lastUsed,
-                            idHigh: candidate.tieBreak.high, idLow: candidate.tieBreak.low, index: index))
+                            id: candidate.tieBreak, index: index))
         }
         let sorted = keys.sorted { a, b in
             if a.level != b.level { return a.level > b.level }
             if a.requestIndex != b.requestIndex { return a.requestIndex < b.requestIndex }
             if a.rank != b.rank { return a.rank > b.rank }
             if a.lastUsed != b.lastUsed { return a.lastUsed > b.lastUsed }
-            if a.idHigh != b.idHigh { return a.idHigh < b.idHigh }
-            return a.idLow < b.idLow
+            return a.id < b.id
         }
         return sorted.map { candidates[$0.index] }
     }

@@ -123,17 +123,11 @@ public struct FileSystem: Sendable {
     ) throws(StorageError) {
         let name = (try? SecureRandom.bytes(8)).map { Hex.encode($0) } ?? String(getpid())
         let temporary = temporaryDirectory + "/" + name + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw error("create", temporary) }
+        try createFile(bytes, at: temporary, fsyncFile: durable)
         do throws(StorageError) {
-            try faults?.step()
-            try writeAll(bytes, to: fd, path: temporary)
-            guard !durable || fsync(fd) == 0 else { throw error("fsync", temporary) }
-            close(fd)
             try faults?.step()
             guard Glibc.rename(temporary, path) == 0 else { throw error("rename", path) }
         } catch let failure {
-            close(fd)  // harmless EBADF if already closed
             unlink(temporary)
             throw failure
         }
@@ -157,18 +151,24 @@ public struct FileSystem: Sendable {
     /// - Parameter durable: `false` skips the fsyncs, for bulk writes that end with one
     ///   `syncFileSystem` before anything refers to them.
     public func writeNewFile(_ bytes: [UInt8], to path: String, durable: Bool) throws(StorageError) {
+        try createFile(bytes, at: path, fsyncFile: durable)
+        if durable { try syncDirectory(containing: path) }
+    }
+
+    /// Creates `path` (`O_EXCL`, mode 0600) holding `bytes`, fsynced if asked; a failed write
+    /// removes it again. The common first half of `writeAtomically` and `writeNewFile`.
+    private func createFile(_ bytes: [UInt8], at path: String, fsyncFile: Bool) throws(StorageError) {
         let fd = try openDescriptor(path, flags: O_WRONLY | O_CREAT | O_EXCL)
         do throws(StorageError) {
             try faults?.step()
             try writeAll(bytes, to: fd, path: path)
-            guard !durable || fsync(fd) == 0 else { throw error("fsync", path) }
-            close(fd)
+            guard !fsyncFile || fsync(fd) == 0 else { throw error("fsync", path) }
         } catch let failure {
             close(fd)
             unlink(path)
             throw failure
         }
-        if durable { try syncDirectory(containing: path) }
+        close(fd)
     }
 
     /// Flushes every pending write of the file system holding `path` (`syncfs(2)`): one flush
