@@ -26,7 +26,6 @@ public enum JSONValue: Equatable, Sendable {
     public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
     public var arrayValue: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
     public var objectValue: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
-    public var isNull: Bool { self == .null }
 
     /// A number written as an integer (no fraction, no exponent) that fits in `UInt64`.
     public var uint64Value: UInt64? { if case .number(let text) = self { UInt64(text) } else { nil } }
