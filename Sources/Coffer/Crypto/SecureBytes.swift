@@ -1,7 +1,8 @@
 import CSodium
 
 /// Secret bytes in guarded memory: `sodium_malloc`ed (guard pages, `mlock`ed so they are not
-/// swapped), wiped by `sodium_free` on release, never printed, compared in constant time.
+/// swapped, left out of core dumps), wiped on release, never printed, compared in constant time.
+/// Secrets of up to 64 bytes share one such page (`SecretSlots`); longer ones get their own.
 ///
 /// Keys and master passwords live here. The bytes are reachable only through
 /// `withUnsafeBytes`, so a secret cannot leak through `description`, string interpolation or a
@@ -20,9 +21,13 @@ public final class SecureBytes: @unchecked Sendable {
     /// - Throws: `CryptoError.allocationFailed` when guarded memory is exhausted.
     public init(count: Int) throws(CryptoError) {
         try Sodium.ready()
-        guard let pointer = sodium_malloc(Swift.max(count, 1)) else { throw .allocationFailed }
-        sodium_memzero(pointer, Swift.max(count, 1))
-        storage = pointer
+        if count <= SecretSlots.slotLength, let slot = SecretSlots.take() {
+            storage = slot
+        } else {
+            guard let pointer = sodium_malloc(Swift.max(count, 1)) else { throw .allocationFailed }
+            sodium_memzero(pointer, Swift.max(count, 1))
+            storage = pointer
+        }
         self.count = count
     }
 
@@ -39,7 +44,10 @@ public final class SecureBytes: @unchecked Sendable {
         return secret
     }
 
-    deinit { sodium_free(storage) }  // sodium_free zeroes before unmapping
+    deinit {
+        // Both wipe before the memory is reused or unmapped.
+        if SecretSlots.owns(storage) { SecretSlots.release(storage) } else { sodium_free(storage) }
+    }
 
     /// Calls `body` with read-only access to the secret bytes.
     public func withUnsafeBytes<Result, Failure: Error>(

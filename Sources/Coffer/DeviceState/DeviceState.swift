@@ -79,32 +79,39 @@ public struct DeviceState: Sendable {
     static let usageEntryLength = identifierByteCount + 8
     static let usageCapacity = 2048
 
-    /// Unix seconds of the last fill of each recently used record.
-    public func lastUsed() -> [RecordID: UInt64] {
-        guard let bytes = try? fileSystem.readFile(usagePath, limit: Self.usageCapacity * Self.usageEntryLength) else { return [:] }
-        var result: [RecordID: UInt64] = [:]
-        var offset = 0
-        while offset + Self.usageEntryLength <= bytes.count {
-            if let id = try? RecordID(bytes: bytes[offset..<offset + identifierByteCount]) {
-                result[id] = LittleEndian.read(UInt64.self, from: bytes, at: offset + identifierByteCount)
-            }
-            offset += Self.usageEntryLength
-        }
-        return result
-    }
+    /// When each recently used record was last filled.
+    public func lastUsed() -> UsageLog { UsageLog(entries: usageEntries()) }
 
     /// Notes a fill. Best effort and not fsynced: losing it only changes an ordering.
     func recordUse(of id: RecordID, at time: UInt64) {
-        var usage = lastUsed()
-        usage[id] = time
-        let kept = usage.sorted { $0.value > $1.value }.prefix(Self.usageCapacity)
-        var bytes: [UInt8] = []
-        for (id, time) in kept { bytes += id.bytes + LittleEndian.bytes(time) }
+        var entries = usageEntries().filter { $0.id != id }
+        entries.insert(UsageLog.Entry(id: id, time: time), at: entries.firstIndex { $0.time <= time } ?? entries.endIndex)
+        let kept = entries.prefix(Self.usageCapacity)
+        var bytes = [UInt8](repeating: 0, count: kept.count * Self.usageEntryLength)
+        for (position, entry) in kept.enumerated() {
+            let offset = position * Self.usageEntryLength
+            LittleEndian.write(entry.id.words.high.bigEndian, into: &bytes, at: offset)
+            LittleEndian.write(entry.id.words.low.bigEndian, into: &bytes, at: offset + 8)
+            LittleEndian.write(entry.time, into: &bytes, at: offset + identifierByteCount)
+        }
         do {
             try fileSystem.overwriteInPlace(bytes, at: usagePath)
         } catch {
             try? prepare()
             try? fileSystem.overwriteInPlace(bytes, at: usagePath)
+        }
+    }
+
+    /// The `usage` file as stored (SPEC.md §6.6); a trailing partial entry is ignored.
+    private func usageEntries() -> [UsageLog.Entry] {
+        // Room for one torn entry past a full log; anything longer is not ours and is ignored.
+        let bytes = (try? fileSystem.readFile(usagePath, limit: (Self.usageCapacity + 1) * Self.usageEntryLength - 1)) ?? []
+        return (0..<bytes.count / Self.usageEntryLength).map { position in
+            let offset = position * Self.usageEntryLength
+            let words = IdentifierWords(
+                high: UInt64(bigEndian: LittleEndian.read(UInt64.self, from: bytes, at: offset)),
+                low: UInt64(bigEndian: LittleEndian.read(UInt64.self, from: bytes, at: offset + 8)))
+            return UsageLog.Entry(id: RecordID(words: words), time: LittleEndian.read(UInt64.self, from: bytes, at: offset + identifierByteCount))
         }
     }
 
@@ -114,5 +121,34 @@ public struct DeviceState: Sendable {
             prefix += "/" + component
             if try fileSystem.status(prefix) == nil { try fileSystem.makeDirectory(prefix) }
         }
+    }
+}
+
+/// When each recently used record was last filled (the device's `usage` file, SPEC.md §6.6),
+/// most recent first. Looked up through a copy sorted by identifier: a listing asks once per
+/// identity, and a hash table would cost a fill more to build than it saves.
+public struct UsageLog: Sendable {
+    struct Entry: Sendable {
+        let id: RecordID
+        let time: UInt64
+    }
+
+    /// As stored: most recent first, at most `DeviceState.usageCapacity`.
+    let entries: [Entry]
+    private let byIdentifier: [Entry]
+
+    init(entries: [Entry]) {
+        self.entries = entries
+        byIdentifier = entries.sorted { $0.id.words < $1.id.words }
+    }
+
+    /// Unix seconds of the last fill of `id`, or 0 if it was not filled recently.
+    public func lastUsed(_ id: RecordID) -> UInt64 {
+        var low = 0, high = byIdentifier.count
+        while low < high {
+            let middle = (low + high) / 2
+            if byIdentifier[middle].id.words < id.words { low = middle + 1 } else { high = middle }
+        }
+        return low < byIdentifier.count && byIdentifier[low].id == id ? byIdentifier[low].time : 0
     }
 }

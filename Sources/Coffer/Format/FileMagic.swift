@@ -40,4 +40,10 @@ enum LittleEndian {
         }
         return value
     }
+
+    static func write<T: FixedWidthInteger>(_ value: T, into bytes: inout [UInt8], at offset: Int) {
+        for index in 0..<MemoryLayout<T>.size {
+            bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index))
+        }
+    }
 }

@@ -117,7 +117,7 @@ public enum IndexShardCoding {
 
     /// Decodes a bucket; with `sites`, materialises only entries filed under one of them (the
     /// others are skipped by comparing bytes), so a lookup costs little even in a full bucket.
-    public static func decodeIdentities(_ bytes: [UInt8], sites: Set<String>? = nil) throws(FormatError) -> [IdentityEntry] {
+    public static func decodeIdentities(_ bytes: [UInt8], sites: [String]? = nil) throws(FormatError) -> [IdentityEntry] {
         let wanted = sites.map { $0.map { Array($0.utf8) } }
         var reader = ByteReader(bytes)
         guard try reader.integer(UInt8.self) == 0 else { throw .nonCanonical("not an identity bucket") }

@@ -35,24 +35,25 @@ public final class CredentialIdentityStore: Sendable {
         if serviceIdentifiers.isEmpty {
             var all: [RankedIdentity] = []
             try forEachIdentity { entry in
-                all.append(RankedIdentity(entry: entry, match: nil, lastUsed: usage[entry.recordID] ?? 0))
+                all.append(RankedIdentity(entry: entry, match: nil, lastUsed: usage.lastUsed(entry.recordID)))
             }
             return ServiceMatcher.ordered(all)
         }
         return try mapped {
             try vault.readingIndex { index, manifest in
                 let request = serviceIdentifiers.map(ParsedServiceList.init)
-                let sites = Set(serviceIdentifiers.map(IdentityIndex.site(of:)))
+                // A request names a handful of services: arrays, not hash tables (a fill builds
+                // no Set or Dictionary, whose first use costs a scan of every protocol conformance).
+                let sites = serviceIdentifiers.map(IdentityIndex.site(of:)).uniqued(by: ==)
                 var ranked: [RankedIdentity] = []
-                for slot in Set(sites.map(index.identitySlot(forSite:))).sorted() {
+                for slot in sites.map(index.identitySlot(forSite:)).sorted().uniqued(by: ==) {
                     for entry in try index.identities(inSlot: slot, of: manifest, sites: sites) {
                         guard let match = ServiceMatcher.bestMatch(of: entry.serviceIdentifier, in: request) else { continue }
-                        ranked.append(RankedIdentity(entry: entry, match: match, lastUsed: usage[entry.recordID] ?? 0))
+                        ranked.append(RankedIdentity(entry: entry, match: match, lastUsed: usage.lastUsed(entry.recordID)))
                     }
                 }
                 // A record listing several matching services is offered once, at its best match.
-                var seen = Set<String>()
-                return ServiceMatcher.ordered(ranked).filter { seen.insert($0.identity.recordIdentifier).inserted }
+                return ServiceMatcher.ordered(ranked).firstPerRecord()
             }
         }
     }

@@ -37,7 +37,7 @@ struct IdentityIndex {
 
     /// The entries of a bucket; with `sites`, only those filed under one of them.
     /// - Parameter shards: the shards directory held open, for callers that read many buckets.
-    func identities(inSlot slot: Int, of manifest: IndexManifest, sites: Set<String>? = nil, shards: OpenDirectory? = nil) throws -> [IdentityEntry] {
+    func identities(inSlot slot: Int, of manifest: IndexManifest, sites: [String]? = nil, shards: OpenDirectory? = nil) throws -> [IdentityEntry] {
         guard let id = manifest.shards[slot] else { return [] }
         return try IndexShardCoding.decodeIdentities(readShard(slot: slot, id: id, in: shards), sites: sites)
     }

@@ -172,3 +172,20 @@ public struct RankedIdentity: Sendable {
         self.tieBreak = (try? RecordID(hex: identity.recordIdentifier))?.words ?? IdentifierWords(high: .max, low: .max)
     }
 }
+
+extension Array where Element == RankedIdentity {
+    /// The first identity of each record, in order: a record listing several matching services
+    /// is offered once, at its best match. Sorting positions by record keeps this
+    /// O(n log n) for a site with thousands of accounts, without a hash table.
+    func firstPerRecord() -> [RankedIdentity] {
+        let byRecord = indices.sorted {
+            (self[$0].identity.recordIdentifier, $0) < (self[$1].identity.recordIdentifier, $1)
+        }
+        var keep = [Bool](repeating: false, count: count)
+        for (position, index) in byRecord.enumerated()
+        where position == 0 || self[byRecord[position - 1]].identity.recordIdentifier != self[index].identity.recordIdentifier {
+            keep[index] = true
+        }
+        return indices.filter { keep[$0] }.map { self[$0] }
+    }
+}

@@ -101,22 +101,3 @@ final class PrimitiveVectorTests: XCTestCase {
         }
     }
 }
-
-final class SecureBytesTests: XCTestCase {
-    func testDescriptionIsRedacted() throws {
-        let secret = Fixture.secret("hunter2")
-        XCTAssertFalse("\(secret)".contains("hunter2"))
-        XCTAssertFalse(String(reflecting: secret).contains("hunter2"))
-        XCTAssertEqual(secret.description, "SecureBytes(7 bytes, redacted)")
-    }
-
-    func testEqualityComparesContents() throws {
-        XCTAssertEqual(Fixture.secret("abc"), Fixture.secret("abc"))
-        XCTAssertNotEqual(Fixture.secret("abc"), Fixture.secret("abd"))
-        XCTAssertNotEqual(Fixture.secret("abc"), Fixture.secret("abcd"))
-    }
-
-    func testRandomSecretsDiffer() throws {
-        XCTAssertNotEqual(try SecureBytes.random(count: 32), try SecureBytes.random(count: 32))
-    }
-}

@@ -57,6 +57,45 @@ final class IdentityStoreTests: XCTestCase {
         ) { if case CredentialIdentityStoreError.internalError = $0 { return true }; return false }
     }
 
+    func testRecentlyFilledRecordsRankFirstAndTheUsageLogStaysBounded() throws {
+        let vault = try Fixture.vault()
+        let store = vault.identityStore
+        let a = try vault.add(Fixture.draft("example.com", user: "a"))
+        let b = try vault.add(Fixture.draft("example.com", user: "b"))
+        let c = try vault.add(Fixture.draft("example.com", user: "c"))
+        let byIdentifier = [a, b, c].sorted { $0.id < $1.id }.map(\.user)
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), byIdentifier)
+
+        vault.deviceState.recordUse(of: b.id, at: 1_000)
+        vault.deviceState.recordUse(of: c.id, at: 2_000)
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), ["c", "b", "a"])
+        vault.deviceState.recordUse(of: b.id, at: 3_000)
+        XCTAssertEqual(users(try store.credentialIdentities(for: [service("example.com")])), ["b", "c", "a"])
+        XCTAssertEqual(users(try store.credentialIdentities(for: [])), ["b", "c", "a"], "the whole list too")
+
+        // A clock that went backwards files the use where its time belongs, not first.
+        vault.deviceState.recordUse(of: a.id, at: 1_500)
+        XCTAssertEqual(vault.deviceState.lastUsed().entries.map(\.time), [3_000, 2_000, 1_500])
+
+        // Only the most recent uses are kept; the oldest fall off the end. The full log is
+        // written as SPEC.md §6.6 spells it (id ‖ u64 little-endian seconds, newest first).
+        let capacity = DeviceState.usageCapacity
+        var full = try (0..<capacity).flatMap { position in
+            try RecordID.random().bytes + withUnsafeBytes(of: UInt64(20_000 - position).littleEndian, Array.init)
+        }
+        full += a.id.bytes + [1, 2, 3]  // a torn trailing entry is ignored
+        try Data(full).write(to: URL(fileURLWithPath: vault.deviceState.usagePath))
+        XCTAssertEqual(vault.deviceState.lastUsed().entries.count, capacity)
+        vault.deviceState.recordUse(of: c.id, at: 30_000)
+        let log = vault.deviceState.lastUsed()
+        XCTAssertEqual(log.entries.count, capacity)
+        XCTAssertEqual(log.entries.first?.id, c.id)
+        XCTAssertEqual(log.entries.last?.time, 20_000 - UInt64(capacity) + 2, "the oldest entry fell off")
+        XCTAssertEqual(log.lastUsed(c.id), 30_000)
+        XCTAssertEqual(log.lastUsed(b.id), 0, "not in the log any more")
+        XCTAssertEqual(log.lastUsed(log.entries[capacity / 2].id), log.entries[capacity / 2].time)
+    }
+
     func testStoreOperationsAreAllOrNothing() throws {
         let faults = FaultInjector(failAt: nil)
         let vault = try Fixture.vault(fileSystem: FileSystem(faults: faults))
