@@ -34,7 +34,7 @@ struct RunResult {
 /// Runs the CLI in-process against a container with cheap KDF settings.
 final class CLIHarness {
     let container: String
-    let environment: [String: String]
+    let environment: Environment
     static let master = "master pw"
 
     init() {

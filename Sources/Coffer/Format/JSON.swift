@@ -15,7 +15,7 @@ public enum JSONValue: Equatable, Sendable {
     case number(String)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
     public static let maximumDepth = 64
@@ -25,7 +25,7 @@ public enum JSONValue: Equatable, Sendable {
     public var stringValue: String? { if case .string(let value) = self { value } else { nil } }
     public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
     public var arrayValue: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
-    public var objectValue: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
+    public var objectValue: JSONObject? { if case .object(let value) = self { value } else { nil } }
 
     /// A number written as an integer (no fraction, no exponent) that fits in `UInt64`.
     public var uint64Value: UInt64? { if case .number(let text) = self { UInt64(text) } else { nil } }
@@ -111,8 +111,8 @@ private struct JSONParser {
 
     private mutating func object() throws(JSONSyntaxError) -> JSONValue {
         try nest()
-        var members: [String: JSONValue] = [:]
-        if next == UInt8(ascii: "}") { index += 1; depth -= 1; return .object(members) }
+        var members: [(member: JSONObject.Member, offset: Int)] = []
+        if next == UInt8(ascii: "}") { index += 1; depth -= 1; return .object(JSONObject()) }
         while true {
             guard next == UInt8(ascii: "\"") else { throw failure("expected a member name") }
             let nameOffset = index
@@ -121,16 +121,27 @@ private struct JSONParser {
             guard next == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhiteSpace()
-            guard members.updateValue(try value(), forKey: name) == nil else {
-                throw JSONSyntaxError(offset: nameOffset, reason: "duplicate member name")
-            }
+            members.append(((name, try value()), nameOffset))
             skipWhiteSpace()
             switch next {
             case UInt8(ascii: ","): index += 1; skipWhiteSpace()
-            case UInt8(ascii: "}"): index += 1; depth -= 1; return .object(members)
+            case UInt8(ascii: "}"): index += 1; depth -= 1; return .object(try canonicalObject(members))
             default: throw failure("expected ',' or '}'")
             }
         }
+    }
+
+    /// Sorts members into canonical order; two names with the same bytes are an error, reported
+    /// at the later one.
+    private func canonicalObject(_ members: [(member: JSONObject.Member, offset: Int)]) throws(JSONSyntaxError) -> JSONObject {
+        let sorted = members.sorted {
+            $0.member.name.utf8.elementsEqual($1.member.name.utf8)
+                ? $0.offset < $1.offset : JSONValue.precedesInUTF8($0.member.name, $1.member.name)
+        }
+        for position in sorted.indices.dropFirst() where sorted[position - 1].member.name.utf8.elementsEqual(sorted[position].member.name.utf8) {
+            throw JSONSyntaxError(offset: sorted[position].offset, reason: "duplicate member name")
+        }
+        return JSONObject(sortedUniqueMembers: sorted.map(\.member))
     }
 
     private mutating func array() throws(JSONSyntaxError) -> JSONValue {
@@ -285,12 +296,11 @@ extension JSONValue {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            let names = members.keys.sorted(by: Self.precedesInUTF8)
-            for (position, name) in names.enumerated() {
+            for (position, member) in members.members.enumerated() {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                Self.writeString(name, to: &output)
+                Self.writeString(member.name, to: &output)
                 output.append(UInt8(ascii: ":"))
-                members[name]!.write(to: &output)
+                member.value.write(to: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -353,7 +363,9 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
     public init(integerLiteral value: Int) { self = .integer(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral members: (String, JSONValue)...) {
-        self = .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
+        var object = JSONObject()
+        for (name, value) in members { object[name] = value }
+        self = .object(object)
     }
 
     /// A finite number in Swift's shortest round-tripping spelling; `null` otherwise.

@@ -18,12 +18,12 @@ public struct Record: Equatable, Sendable {
     public var revision: UInt64
     /// Members this version does not know, kept as read so that a rewrite preserves what a
     /// newer writer added (SPEC.md §5.2).
-    public var otherMembers: [String: JSONValue]
+    public var otherMembers: JSONObject
 
     public init(
         id: RecordID, serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
         notes: String = "", fields: [String: String] = [:], created: Date, modified: Date, revision: UInt64,
-        otherMembers: [String: JSONValue] = [:]
+        otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -40,7 +40,7 @@ public struct Record: Equatable, Sendable {
 
 /// The record document's JSON: canonical on write, strict on read (SPEC.md §5.2).
 public enum RecordCoding {
-    static let knownMembers: Set<String> = [
+    static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision",
     ]
 
@@ -51,7 +51,7 @@ public enum RecordCoding {
         members["user"] = .string(record.user)
         members["password"] = .string(record.password)
         members["notes"] = .string(record.notes)
-        members["fields"] = .object(record.fields.mapValues { .string($0) })
+        members["fields"] = .object(JSONObject(record.fields.mapValues { .string($0) }))
         members["created"] = .string(UTCTimestamp.format(record.created))
         members["modified"] = .string(UTCTimestamp.format(record.modified))
         members["revision"] = .integer(record.revision)
@@ -69,8 +69,9 @@ public enum RecordCoding {
             guard let object = value.objectValue else { return nil }
             var strings: [String: String] = [:]
             for (name, member) in object {
-                guard let text = member.stringValue else { return nil }
-                strings[name] = text
+                // Two names a Dictionary would merge (equal after Unicode normalisation) are
+                // refused rather than one of them silently dropped.
+                guard let text = member.stringValue, strings.updateValue(text, forKey: name) == nil else { return nil }
             }
             return strings
         }
@@ -89,7 +90,7 @@ public enum RecordCoding {
             created: try reader.required("created") { $0.stringValue.flatMap(UTCTimestamp.parse) },
             modified: try reader.required("modified") { $0.stringValue.flatMap(UTCTimestamp.parse) },
             revision: try reader.required("revision") { $0.uint64Value },
-            otherMembers: members.filter { !knownMembers.contains($0.key) })
+            otherMembers: members.filter(names: { !knownMembers.contains($0) }))
         try validate(record)
         return record
     }
@@ -112,7 +113,7 @@ public enum RecordCoding {
 
 /// Reads named members of a JSON object, with errors that name the member and never its value.
 struct MemberReader {
-    let members: [String: JSONValue]
+    let members: JSONObject
 
     func required<T>(_ name: String, _ convert: (JSONValue) -> T?) throws(FormatError) -> T {
         guard let value = members[name] else { throw .invalidDocument("missing \(name)") }

@@ -28,7 +28,7 @@ public struct GroupContainer: Sendable, Equatable {
     /// The container of a group: `$XDG_DATA_HOME/coffer/group-containers/<id>`, with
     /// `$XDG_DATA_HOME` defaulting to `~/.local/share`.
     /// - Throws: `StorageError.invalidGroupIdentifier` for an unsafe identifier.
-    public init(groupIdentifier: String, environment: [String: String]) throws(StorageError) {
+    public init(groupIdentifier: String, environment: Environment) throws(StorageError) {
         try Self.validate(groupIdentifier: groupIdentifier)
         self.init(path: Self.dataHome(environment) + "/coffer/group-containers/" + groupIdentifier)
     }
@@ -52,12 +52,12 @@ public struct GroupContainer: Sendable, Equatable {
     }
 
     /// `$XDG_DATA_HOME`, else `$HOME/.local/share`, else the passwd entry's home.
-    static func dataHome(_ environment: [String: String]) -> String {
+    static func dataHome(_ environment: Environment) -> String {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg }
         return homeDirectory(environment) + "/.local/share"
     }
 
-    static func homeDirectory(_ environment: [String: String]) -> String {
+    static func homeDirectory(_ environment: Environment) -> String {
         if let home = environment["HOME"], !home.isEmpty { return home }
         if let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir { return String(cString: directory) }
         return "/"

@@ -17,11 +17,11 @@ public struct VaultConfiguration: Sendable {
         self.stateDirectory = stateDirectory
     }
 
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> VaultConfiguration {
+    public static func standard(environment: Environment = .process) -> VaultConfiguration {
         VaultConfiguration(stateDirectory: stateHome(environment) + "/coffer")
     }
 
-    static func stateHome(_ environment: [String: String]) -> String {
+    static func stateHome(_ environment: Environment) -> String {
         if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg }
         return GroupContainer.homeDirectory(environment) + "/.local/state"
     }

@@ -33,7 +33,7 @@ struct FillCommand: Command {
                 let delay = try Clipboard.copy(credential.password, io: context.io)
                 context.note("copied the password for \(credential.user) to the clipboard; it is cleared in \(delay) s")
             } else if context.wantsJSON {
-                var object: [String: JSONValue] = ["user": .string(credential.user), "password": .string(credential.password)]
+                var object: JSONObject = ["user": .string(credential.user), "password": .string(credential.password)]
                 if let identity {
                     object["recordIdentifier"] = .string(identity.recordIdentifier)
                     object["serviceIdentifier"] = JSONOutput.service(identity.serviceIdentifier)

@@ -54,7 +54,7 @@ struct StatusCommand: Command {
         let vault = try context.openVault()
         let session = (try? context.configuration.sessions?.status(for: vault.vaultID)) ?? .locked
         let store = vault.identityStore.state
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "container": .string(vault.container.path), "vaultIdentifier": .string(vault.vaultID.hex),
             "identityStoreEnabled": .bool(store.isEnabled), "locked": .bool(session == .locked),
         ]

@@ -90,7 +90,7 @@ public enum DockerCredentialHelper {
         for record in try vault.allRecords() where record.fields[marker.0] == marker.1 {
             if let service = record.serviceIdentifiers.first { servers[service.identifier] = record.user }
         }
-        helper.io.standardOutput(JSONOutput.render(.object(servers.mapValues(JSONValue.string))) + "\n")
+        helper.io.standardOutput(JSONOutput.render(.object(JSONObject(servers.mapValues(JSONValue.string)))) + "\n")
         return 0
     }
 }

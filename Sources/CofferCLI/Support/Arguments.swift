@@ -39,14 +39,16 @@ struct UsageError: Error {
     init(_ message: String) { self.message = message }
 }
 
-/// The parsed command line of one command.
+/// The parsed command line of one command. Options are few: lists, not hash tables (see
+/// `Environment` for why a command avoids its first `String`-keyed `Dictionary`).
 struct ParsedArguments {
     var positionals: [String] = []
-    var values: [String: String] = [:]
-    var flags: Set<String> = []
+    /// In command-line order; a later `--name value` wins.
+    private var values: [(name: String, value: String)] = []
+    private var flags: [String] = []
 
-    func has(_ flag: String) -> Bool { flags.contains(flag) || values[flag] != nil }
-    func value(_ name: String) -> String? { values[name] }
+    func has(_ flag: String) -> Bool { flags.contains(flag) || value(flag) != nil }
+    func value(_ name: String) -> String? { values.last { $0.name == name }?.value }
 
     /// Parses `--name`, `--name=value`, `--name value` and `--` against `specs`.
     static func parse(_ arguments: [String], specs: [OptionSpec]) throws(UsageError) -> ParsedArguments {
@@ -61,7 +63,7 @@ struct ParsedArguments {
                 continue
             }
             if argument == "--" { onlyPositionals = true; continue }
-            if argument == "-h" { parsed.flags.insert("help"); continue }
+            if argument == "-h" { parsed.flags.append("help"); continue }
             guard argument.hasPrefix("--") else { throw UsageError("unknown option '\(argument)'") }
             let body = argument.dropFirst(2)
             let name = String(body.prefix { $0 != "=" })
@@ -73,15 +75,15 @@ struct ParsedArguments {
             switch spec.kind {
             case .flag:
                 guard inlineValue == nil else { throw UsageError("option '--\(name)' takes no value") }
-                parsed.flags.insert(name)
+                parsed.flags.append(name)
             case .optionalValue:
-                if let inlineValue { parsed.values[name] = inlineValue } else { parsed.flags.insert(name) }
+                if let inlineValue { parsed.values.append((name, inlineValue)) } else { parsed.flags.append(name) }
             case .value:
                 if let inlineValue {
-                    parsed.values[name] = inlineValue
+                    parsed.values.append((name, inlineValue))
                 } else {
                     guard index < arguments.count else { throw UsageError("option '--\(name)' needs a value") }
-                    parsed.values[name] = arguments[index]
+                    parsed.values.append((name, arguments[index]))
                     index += 1
                 }
             }

@@ -6,12 +6,12 @@ import Glibc
 /// does, and schedules clearing it. The secret goes through a pipe, never argv.
 enum Clipboard {
     /// Seconds before the clipboard is cleared: `$COFFER_CLIP_TIME`, default 45 (pass's habit).
-    static func clearDelay(_ environment: [String: String]) -> Int {
+    static func clearDelay(_ environment: Environment) -> Int {
         environment["COFFER_CLIP_TIME"].flatMap(Int.init).map { max(1, $0) } ?? 45
     }
 
     /// The copy and clear commands for this session, or `nil` without a usable clipboard.
-    static func tool(_ environment: [String: String]) -> (copy: [String], clear: String)? {
+    static func tool(_ environment: Environment) -> (copy: [String], clear: String)? {
         func find(_ name: String) -> String? {
             (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
                 .first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -42,7 +42,7 @@ enum Clipboard {
     /// Runs a program with `input` on its stdin and /dev/null for output, and waits for it
     /// alone. posix_spawn rather than Foundation's Process, which also waits for descendants
     /// (xclip and wl-copy fork a child that keeps serving the selection).
-    static func spawn(_ arguments: [String], environment: [String: String], input: [UInt8]) throws -> Int32 {
+    static func spawn(_ arguments: [String], environment: Environment, input: [UInt8]) throws -> Int32 {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw CLIError("could not create a pipe for \(arguments[0])") }
         var actions = posix_spawn_file_actions_t()
@@ -53,7 +53,7 @@ enum Clipboard {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)

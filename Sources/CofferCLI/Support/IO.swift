@@ -10,13 +10,13 @@ public final class IO: @unchecked Sendable {
     public let standardError: (String) -> Void
     /// The controlling terminal, or `nil` when there is none (cron, CI, a pipe from a script).
     public let terminal: Terminal?
-    public let environment: [String: String]
+    public let environment: Environment
     /// Whether stderr is a terminal: progress lines are drawn only there.
     public let standardErrorIsTerminal: Bool
 
     public init(
         standardInput: LineReader, standardOutput: @escaping (String) -> Void,
-        standardError: @escaping (String) -> Void, terminal: Terminal?, environment: [String: String],
+        standardError: @escaping (String) -> Void, terminal: Terminal?, environment: Environment,
         standardErrorIsTerminal: Bool = false
     ) {
         self.standardInput = standardInput
@@ -34,7 +34,7 @@ public final class IO: @unchecked Sendable {
             standardOutput: { text in writeAll(1, text) },
             standardError: { text in writeAll(2, text) },
             terminal: DeviceTerminal.open(),
-            environment: ProcessEnvironment.current(),
+            environment: .process,
             standardErrorIsTerminal: isatty(2) == 1)
     }
 
@@ -106,20 +106,5 @@ public final class BufferLineReader: LineReader {
 
     public func readLineBytes() -> [UInt8]? {
         lines.isEmpty ? nil : lines.removeFirst()
-    }
-}
-
-enum ProcessEnvironment {
-    static func current() -> [String: String] {
-        var result: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let pair = String(cString: entry)
-            if let equals = pair.firstIndex(of: "=") {
-                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-            }
-            pointer += 1
-        }
-        return result
     }
 }

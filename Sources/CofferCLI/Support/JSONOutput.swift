@@ -22,7 +22,7 @@ enum JSONOutput {
     static func record(_ record: Record) -> JSONValue {
         [
             "id": .string(record.id.hex), "user": .string(record.user), "password": .string(record.password),
-            "notes": .string(record.notes), "fields": .object(record.fields.mapValues(JSONValue.string)),
+            "notes": .string(record.notes), "fields": .object(JSONObject(record.fields.mapValues(JSONValue.string))),
             "serviceIdentifiers": .array(record.serviceIdentifiers.map(service)),
             "created": .string(date(record.created)), "modified": .string(date(record.modified)),
             "revision": .integer(record.revision),

@@ -17,6 +17,26 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(value.objectValue?["s"]?.stringValue, "é😀/\"\\\u{8}\u{c}\n\r\t")
     }
 
+    /// Names are compared byte for byte (RFC 8259, Python): "é" precomposed and decomposed are
+    /// two members, kept in UTF-8 byte order, and the duplicate is reported at the later name.
+    func testMemberNamesAreComparedByTheirBytes() throws {
+        let document = #"{"e\u0301":1,"\u00e9":2,"b":3}"#
+        let object = try XCTUnwrap(try JSONValue.parse(document).objectValue)
+        XCTAssertEqual(object.names.map { Array($0.utf8) }, [[0x62], [0x65, 0xCC, 0x81], [0xC3, 0xA9]])
+        XCTAssertEqual(object["\u{e9}"], 2)
+        XCTAssertEqual(object["e\u{301}"], 1)
+        XCTAssertEqual(JSONValue.object(object).canonicalText, "{\"b\":3,\"e\u{301}\":1,\"\u{e9}\":2}")
+        XCTAssertThrows(try JSONValue.parse(#"{"b":1,"a":2,"b":3}"#)) { ($0 as? JSONSyntaxError)?.offset == 13 }
+
+        var edited = object
+        edited["a"] = JSONValue.null
+        edited["b"] = nil
+        edited["zz"] = nil
+        XCTAssertEqual(edited.names, ["a", "e\u{301}", "\u{e9}"])
+        XCTAssertEqual(JSONObject(["b": 1, "a": 2]), ["a": 2, "b": 1])
+        XCTAssertNotEqual(JSONObject(["a": 1]), ["a": 2])
+    }
+
     func testIntegersAreExactAndBounded() throws {
         XCTAssertEqual(try JSONValue.parse("18446744073709551615").uint64Value, UInt64.max)
         XCTAssertNil(try JSONValue.parse("18446744073709551616").uint64Value)

@@ -161,6 +161,9 @@ final class RecordCodingTests: XCTestCase {
             (#"{"id":"\#(id)","serviceIdentifiers":[],"user":"","password":"","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":0}"#, "revision"),
             (#"{"id":"\#(id)","serviceIdentifiers":[],"user":5,"password":"","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#, "user"),
             (#"{"id":"\#(id)","serviceIdentifiers":[],"user":"","password":"","created":"yesterday","modified":"2026-01-01T00:00:00Z","revision":1}"#, ""),
+            // Two field names that differ only in Unicode normalisation: distinct JSON names, but
+            // one Swift dictionary key; refused rather than one value silently dropped.
+            (#"{"id":"\#(id)","serviceIdentifiers":[],"user":"","password":"","fields":{"\u00e9":"1","e\u0301":"2"},"created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#, "fields"),
         ]
         for (json, expectedWord) in cases {
             XCTAssertThrows(try RecordCoding.decode(Array(json.utf8)), json) { error in
