@@ -187,6 +187,30 @@ final class ListAndSearchTests: XCTestCase {
         XCTAssertFalse(search.stdout.contains("alice"))
     }
 
+    /// The table: service and user columns padded to the widest cell (counted in Unicode
+    /// scalars, at most 40 and 24), two spaces between columns, then the id; best first, ties
+    /// by id. `--json` of the whole list carries the same rows in the same order.
+    func testWholeListTableLayoutAndJSON() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let long = "https://a-service-name-well-past-forty-columns.example.com/login"
+        let rows = [
+            (cli.add("example.com", "ünïcødé", password: "pw1"), "example.com", "ünïcødé"),
+            (cli.add(long, "bob", password: "pw2"), long, "bob"),
+            (cli.add("x.org", "carol", password: "pw3"), "x.org", "carol"),
+        ].sorted { $0.0 < $1.0 }
+        func padded(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: max(0, width - text.unicodeScalars.count) + 2)
+        }
+        let expected = rows.map { padded($0.1, 40) + padded($0.2, 7) + $0.0 + "\n" }.joined()
+        XCTAssertEqual(cli.run(["list"]).stdout, expected)
+
+        let json = try JSONSerialization.jsonObject(with: Data(cli.run(["list", "--json"]).stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(json?.map { $0["recordIdentifier"] as? String }, rows.map(\.0))
+        XCTAssertEqual(json?.map { $0["user"] as? String }, rows.map(\.2))
+        XCTAssertEqual(cli.run(["search", "ÜNÏ"]).stdout, padded("example.com", 11) + padded("ünïcødé", 7) + rows.first { $0.2 == "ünïcødé" }!.0 + "\n")
+    }
+
     func testListNeedsThePasswordWhenTheStoreIsNotEnabledHere() {
         let cli = CLIHarness()
         cli.initVault()

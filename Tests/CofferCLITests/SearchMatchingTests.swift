@@ -6,11 +6,11 @@ final class SearchMatchingTests: XCTestCase {
     func testCaseInsensitiveContainsAgreesWithLowercased() {
         let haystacks = ["GitHub.com", "mail.EXAMPLE.org", "", "a", "Ünïcødé@Exämple.com", "straße", "ab", "xAbAbAc"]
         let needles = ["github", "example", "a", "ä", "exämple", "ss", "abac", "xabababac", "z", "ünï"]
-        for haystack in haystacks {
+        for var haystack in haystacks {
             for needle in needles {
-                XCTAssertEqual(haystack.containsLowercased(needle), haystack.lowercased().contains(needle), "\(haystack) / \(needle)")
+                XCTAssertEqual(haystack.withUTF8 { $0.containsLowercased(needle) }, haystack.lowercased().contains(needle), "\(haystack) / \(needle)")
             }
-            XCTAssertTrue(haystack.containsLowercased(""))
+            XCTAssertTrue(haystack.withUTF8 { $0.containsLowercased("") })
         }
     }
 }

@@ -55,14 +55,20 @@ extension RandomIdentifier {
     public var firstByte: UInt8 { UInt8(truncatingIfNeeded: words.high >> 56) }
 
     public var hex: String {
-        // A listing spells one id per row: a static table, no array access in the loop.
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 2 * identifierByteCount) { buffer in
-            for nibble in 0..<(2 * identifierByteCount) {
-                let word = nibble < 16 ? words.high : words.low
-                buffer[nibble] = digits.utf8Start[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f]
-            }
+        String(unsafeUninitializedCapacity: 2 * identifierByteCount) { buffer in
+            writeHex(to: buffer.baseAddress!)
             return 2 * identifierByteCount
+        }
+    }
+
+    /// Writes the 32 hex digits at `destination`: a listing spells one id per row straight into
+    /// its output.
+    public func writeHex(to destination: UnsafeMutablePointer<UInt8>) {
+        let digits: StaticString = "0123456789abcdef"  // a static table, no array access in the loop
+        let words = self.words
+        for nibble in 0..<(2 * identifierByteCount) {
+            let word = nibble < 16 ? words.high : words.low
+            destination[nibble] = digits.utf8Start[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f]
         }
     }
     public var description: String { hex }

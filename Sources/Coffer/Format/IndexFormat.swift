@@ -115,36 +115,63 @@ public enum IndexShardCoding {
         return bytes
     }
 
-    /// Decodes a bucket; with `sites`, materialises only entries filed under one of them (the
-    /// others are skipped by comparing bytes), so a lookup costs little even in a full bucket.
-    public static func decodeIdentities(_ bytes: [UInt8], sites: [String]? = nil) throws(FormatError) -> [IdentityEntry] {
-        let wanted = sites.map { $0.map { Array($0.utf8) } }
+    /// One entry of an identity bucket as positions in the payload: what a scan yields before
+    /// anything is copied into a `String`.
+    struct ScannedIdentity {
+        let recordID: RecordID
+        let rank: Int64
+        let type: CredentialServiceIdentifier.IdentifierType
+        let site: Range<Int>
+        let identifier: Range<Int>
+        let user: Range<Int>
+    }
+
+    /// Walks an identity bucket (SPEC.md §6.3), checking every length and that every string is
+    /// UTF-8, and calls `body` with each entry's positions. The one parser of the bucket layout:
+    /// `decodeIdentities` and `IdentityListing` are built on it.
+    static func scanIdentities(_ bytes: [UInt8], _ body: (ScannedIdentity) throws(FormatError) -> Void) throws(FormatError) {
         var reader = ByteReader(bytes)
         guard try reader.integer(UInt8.self) == 0 else { throw .nonCanonical("not an identity bucket") }
         let count = Int(try reader.integer(UInt32.self))
         guard count <= bytes.count / 31 else { throw .badLength }
-        var entries: [IdentityEntry] = []
-        entries.reserveCapacity(wanted == nil ? count : 4)
+        func text(_ reader: inout ByteReader) throws(FormatError) -> Range<Int> {
+            let range = try reader.lengthPrefixedBytes().indices
+            guard isUTF8(bytes, range) else { throw .nonCanonical("invalid UTF-8") }
+            return range
+        }
         for _ in 0..<count {
-            let idBytes = try reader.take(identifierByteCount)
+            let id = RecordID(validatedBytes: try reader.take(identifierByteCount))
             let rank = try reader.integer(Int64.self)
             let typeByte = try reader.integer(UInt8.self)
             guard typeByte <= 1 else { throw .nonCanonical("service type") }
-            let siteBytes = try reader.lengthPrefixedBytes()
-            if let wanted, !wanted.contains(where: { $0.elementsEqual(siteBytes) }) {
-                _ = try reader.lengthPrefixedBytes()
-                _ = try reader.lengthPrefixedBytes()
-                continue
-            }
-            let site = try ByteReader.utf8(siteBytes)
-            let identifier = try reader.string()
-            let user = try reader.string()
-            entries.append(IdentityEntry(
-                recordID: try RecordID(bytes: idBytes),
-                serviceIdentifier: CredentialServiceIdentifier(identifier: identifier, type: typeByte == 1 ? .URL : .domain),
-                user: user, rank: rank, site: site))
+            try body(ScannedIdentity(
+                recordID: id, rank: rank, type: typeByte == 1 ? .URL : .domain,
+                site: try text(&reader), identifier: try text(&reader), user: try text(&reader)))
         }
         guard reader.isAtEnd else { throw .badLength }
+    }
+
+    /// Whether `bytes[range]` is UTF-8; ASCII (nearly every name) is checked without decoding.
+    private static func isUTF8(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            let slice = UnsafeBufferPointer(rebasing: buffer[range])
+            return slice.allSatisfy { $0 < 0x80 } || String(strictUTF8: slice) != nil
+        }
+    }
+
+    /// Decodes a bucket; with `sites`, materialises only entries filed under one of them (the
+    /// others are skipped by comparing bytes), so a lookup costs little even in a full bucket.
+    public static func decodeIdentities(_ bytes: [UInt8], sites: [String]? = nil) throws(FormatError) -> [IdentityEntry] {
+        let wanted = sites.map { $0.map { Array($0.utf8) } }
+        var entries: [IdentityEntry] = []
+        func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }  // checked by the scan
+        try scanIdentities(bytes) { scanned throws(FormatError) in
+            if let wanted, !wanted.contains(where: { $0.elementsEqual(bytes[scanned.site]) }) { return }
+            entries.append(IdentityEntry(
+                recordID: scanned.recordID,
+                serviceIdentifier: CredentialServiceIdentifier(identifier: string(scanned.identifier), type: scanned.type),
+                user: string(scanned.user), rank: scanned.rank, site: string(scanned.site)))
+        }
         return entries
     }
 

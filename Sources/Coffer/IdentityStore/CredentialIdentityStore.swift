@@ -31,14 +31,11 @@ public final class CredentialIdentityStore: Sendable {
     /// Reads only the buckets of the requested sites, never the whole index.
     public func credentialIdentities(for serviceIdentifiers: [CredentialServiceIdentifier]) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
         try readable()
-        let usage = vault.deviceState.lastUsed()
         if serviceIdentifiers.isEmpty {
-            var all: [RankedIdentity] = []
-            try forEachIdentity { entry in
-                all.append(RankedIdentity(entry: entry, match: nil, lastUsed: usage.lastUsed(entry.recordID)))
-            }
-            return ServiceMatcher.ordered(all)
+            let listing = try identityListing()
+            return listing.rows.map { RankedIdentity(identity: listing.identity($0), match: nil, lastUsed: $0.lastUsed, tieBreak: $0.recordID.words) }
         }
+        let usage = vault.deviceState.lastUsed()
         return try mapped {
             try vault.readingIndex { index, manifest in
                 let request = serviceIdentifiers.map(ParsedServiceList.init)
@@ -54,6 +51,23 @@ public final class CredentialIdentityStore: Sendable {
                 }
                 // A record listing several matching services is offered once, at its best match.
                 return ServiceMatcher.ordered(ranked).firstPerRecord()
+            }
+        }
+    }
+
+    /// Every identity, best first, as compact rows (what `credentialIdentities(for: [])`
+    /// returns, without a `String` per field until one is asked for).
+    public func identityListing() throws(CredentialIdentityStoreError) -> IdentityListing {
+        try readable()
+        let usage = vault.deviceState.lastUsed()
+        return try mapped {
+            try vault.readingIndex { index, manifest in
+                let shards = try? index.fileSystem.openDirectory(index.shardsDirectory)  // absent in a new vault
+                var buckets: [[UInt8]] = []
+                for slot in 0..<IndexManifest.identitySlots {
+                    if let payload = try index.identityPayload(inSlot: slot, of: manifest, shards: shards) { buckets.append(payload) }
+                }
+                return try IdentityListing(buckets: buckets, usage: usage)
             }
         }
     }

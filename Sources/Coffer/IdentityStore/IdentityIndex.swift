@@ -38,8 +38,14 @@ struct IdentityIndex {
     /// The entries of a bucket; with `sites`, only those filed under one of them.
     /// - Parameter shards: the shards directory held open, for callers that read many buckets.
     func identities(inSlot slot: Int, of manifest: IndexManifest, sites: [String]? = nil, shards: OpenDirectory? = nil) throws -> [IdentityEntry] {
-        guard let id = manifest.shards[slot] else { return [] }
-        return try IndexShardCoding.decodeIdentities(readShard(slot: slot, id: id, in: shards), sites: sites)
+        guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { return [] }
+        return try IndexShardCoding.decodeIdentities(payload, sites: sites)
+    }
+
+    /// The decrypted payload of an identity bucket, `nil` for an empty one.
+    func identityPayload(inSlot slot: Int, of manifest: IndexManifest, shards: OpenDirectory? = nil) throws -> [UInt8]? {
+        guard let id = manifest.shards[slot] else { return nil }
+        return try readShard(slot: slot, id: id, in: shards)
     }
 
     func ledger(inSlot slot: Int, of manifest: IndexManifest, shards: OpenDirectory? = nil) throws -> [LedgerEntry] {

@@ -114,29 +114,42 @@ public enum ServiceMatcher {
         return best
     }
 
-    /// Orders matched identities: match level, then earlier request entry, then `rank`
-    /// (higher first), then most recently used, then record id for a stable order.
-    public static func ordered(_ candidates: [RankedIdentity]) -> [RankedIdentity] {
-        // Sort small integer keys, then gather: comparing the structs themselves (strings and
-        // all) made listing 10,000 identities spend most of its time here.
-        struct Key {
-            let level: Int, requestIndex: Int, rank: Int, lastUsed: UInt64, id: IdentifierWords, index: Int
+    /// What orders suggestions (SPEC.md §7.1): match level, then earlier request entry, then
+    /// `rank` (higher first), then most recently used, then record id for a stable order.
+    /// Small integers only: comparing the structs themselves (strings and all) made listing
+    /// 10,000 identities spend most of its time sorting.
+    struct RankingKey {
+        let level: Int, requestIndex: Int, rank: Int64, lastUsed: UInt64, id: IdentifierWords
+
+        /// An identity offered without a request (the whole list).
+        init(unmatchedRank rank: Int64, lastUsed: UInt64, id: IdentifierWords) {
+            self.init(level: 0, requestIndex: 0, rank: rank, lastUsed: lastUsed, id: id)
         }
-        var keys: [Key] = []
+
+        init(level: Int, requestIndex: Int, rank: Int64, lastUsed: UInt64, id: IdentifierWords) {
+            (self.level, self.requestIndex, self.rank, self.lastUsed, self.id) = (level, requestIndex, rank, lastUsed, id)
+        }
+
+        func precedes(_ other: RankingKey) -> Bool {
+            if level != other.level { return level > other.level }
+            if requestIndex != other.requestIndex { return requestIndex < other.requestIndex }
+            if rank != other.rank { return rank > other.rank }
+            if lastUsed != other.lastUsed { return lastUsed > other.lastUsed }
+            return id < other.id
+        }
+    }
+
+    /// Orders matched identities by `RankingKey`.
+    public static func ordered(_ candidates: [RankedIdentity]) -> [RankedIdentity] {
+        var keys: [(key: RankingKey, index: Int)] = []
         keys.reserveCapacity(candidates.count)
         for (index, candidate) in candidates.enumerated() {
-            keys.append(Key(level: candidate.match?.level.rawValue ?? 0, requestIndex: candidate.match?.requestIndex ?? 0,
-                            rank: candidate.identity.rank, lastUsed: candidate.lastUsed,
-                            id: candidate.tieBreak, index: index))
+            let key = RankingKey(level: candidate.match?.level.rawValue ?? 0, requestIndex: candidate.match?.requestIndex ?? 0,
+                                 rank: Int64(candidate.identity.rank), lastUsed: candidate.lastUsed, id: candidate.tieBreak)
+            keys.append((key, index))
         }
-        let sorted = keys.sorted { a, b in
-            if a.level != b.level { return a.level > b.level }
-            if a.requestIndex != b.requestIndex { return a.requestIndex < b.requestIndex }
-            if a.rank != b.rank { return a.rank > b.rank }
-            if a.lastUsed != b.lastUsed { return a.lastUsed > b.lastUsed }
-            return a.id < b.id
-        }
-        return sorted.map { candidates[$0.index] }
+        keys.sort { $0.key.precedes($1.key) }
+        return keys.map { candidates[$0.index] }
     }
 }
 
@@ -163,6 +176,13 @@ public struct RankedIdentity: Sendable {
         self.match = match
         self.lastUsed = lastUsed
         self.tieBreak = entry.recordID.words
+    }
+
+    init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64, tieBreak: IdentifierWords) {
+        self.identity = identity
+        self.match = match
+        self.lastUsed = lastUsed
+        self.tieBreak = tieBreak
     }
 
     public init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64) {

@@ -15,12 +15,15 @@ struct ListCommand: Command {
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operands = try context.positionals(0...1, names: "SERVICE")
-        let request = operands.map(CredentialServiceIdentifier.init(parsing:))
-        let identities = try context.identities(for: request).map { $0.identity }
-        if request.count == 1 && identities.isEmpty && !context.wantsJSON {
-            throw CLIError("no credential for \(operands[0])", code: .noInput)
+        guard let service = operands.first else {
+            context.printIdentities(try context.identityListing())
+            return .success
         }
-        context.printIdentities(identities)
+        let identities = try context.identities(for: [CredentialServiceIdentifier(parsing: service)]).map { $0.identity }
+        if identities.isEmpty && !context.wantsJSON {
+            throw CLIError("no credential for \(service)", code: .noInput)
+        }
+        context.printIdentities(IdentityListing(identities))
         return .success
     }
 }
@@ -36,10 +39,12 @@ struct SearchCommand: Command {
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let text = try context.positionals(1...1, names: "TEXT")[0].lowercased()
-        let found = try context.identities(for: []).map { $0.identity }.filter {
-            $0.user.containsLowercased(text) || $0.serviceIdentifier.identifier.containsLowercased(text)
+        let listing = try context.identityListing()
+        let found = listing.filter { row in
+            listing.withUserBytes(of: row) { $0.containsLowercased(text) }
+                || listing.withIdentifierBytes(of: row) { $0.containsLowercased(text) }
         }
-        guard !found.isEmpty || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
+        guard found.count > 0 || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
         context.printIdentities(found)
         return .success
     }
@@ -49,78 +54,97 @@ extension CommandContext {
     /// Identities from the store: locked through this device's index key when the store is
     /// enabled, else after unlocking with the master password.
     func identities(for request: [CredentialServiceIdentifier]) throws -> [RankedIdentity] {
+        try readingStore { try $0.credentialIdentities(for: request) }
+    }
+
+    /// Every identity, best first (list and search without a service).
+    func identityListing() throws -> IdentityListing {
+        try readingStore { try $0.identityListing() }
+    }
+
+    private func readingStore<Result>(_ body: (CredentialIdentityStore) throws -> Result) throws -> Result {
         let vault = try sessionVault(requireUnlocked: false)
         do {
-            return try vault.identityStore.credentialIdentities(for: request)
+            return try body(vault.identityStore)
         } catch CredentialIdentityStoreError.storeDisabled {
             try unlock(vault)
-            return try vault.identityStore.credentialIdentities(for: request)
+            return try body(vault.identityStore)
         }
     }
 
-    func printIdentities(_ identities: [PasswordCredentialIdentity]) {
+    func printIdentities(_ listing: IdentityListing) {
         if wantsJSON {
-            print(JSONOutput.render(.array(identities.map(JSONOutput.identity))))
+            print(JSONOutput.render(.array(listing.rows.map { JSONOutput.identity(listing.identity($0)) })))
             return
         }
+        let output = listing.withUnsafeText { text in Self.table(of: listing.rows, in: text) }
+        io.standardOutput(output)
+    }
+
+    /// Service, user and id columns, one line per row, built in one string without a closure in
+    /// the loop (a captured cursor costs a dynamic exclusivity check per write).
+    private static func table(of rows: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>) -> String {
         // Columns by Unicode scalars (UTF-8 lead bytes): cheap, and right for the ASCII that
         // fills most lists. Counted once per cell.
-        func columns(_ text: String) -> Int {
-            var text = text
-            return text.withUTF8 { bytes in
-                var continuations = 0
-                for byte in bytes { continuations &+= Int(byte >> 6 == 0b10 ? 1 : 0) }
-                return bytes.count - continuations
-            }
+        func columns(_ range: Range<Int>) -> Int {
+            var continuations = 0
+            for byte in UnsafeBufferPointer(rebasing: text[range]) { continuations &+= Int(byte >> 6 == 0b10 ? 1 : 0) }
+            return range.count - continuations
         }
         var serviceColumns: [Int] = [], userColumns: [Int] = []
-        serviceColumns.reserveCapacity(identities.count)
-        userColumns.reserveCapacity(identities.count)
-        for identity in identities {  // a loop, not key paths: those are slow in hot code
-            serviceColumns.append(columns(identity.serviceIdentifier.identifier))
-            userColumns.append(columns(identity.user))
+        serviceColumns.reserveCapacity(rows.count)
+        userColumns.reserveCapacity(rows.count)
+        var length = 0
+        for row in rows {  // a loop, not key paths: those are slow in hot code
+            serviceColumns.append(columns(row.identifier))
+            userColumns.append(columns(row.user))
+            length += row.identifier.count + row.user.count
         }
         let width = min(serviceColumns.max() ?? 0, 40), userWidth = min(userColumns.max() ?? 0, 24)
-        // One buffer and one write for the whole list: 10,000 lines are 10,000 system calls otherwise.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(identities.count * 80)
-        func append(_ text: String, columns: Int, paddedTo width: Int) {
-            var text = text
-            text.withUTF8 { bytes.append(contentsOf: $0) }
-            for _ in 0..<(max(0, width - columns) + 2) { bytes.append(UInt8(ascii: " ")) }
+        length += rows.count * (width + userWidth + 4 + 2 * identifierByteCount + 1)
+        // One string, written in place, and one write for the whole list: 10,000 lines are
+        // 10,000 system calls otherwise, and each copy of a large list costs page faults.
+        guard !rows.isEmpty else { return "" }
+        func cell(_ range: Range<Int>, columns: Int, paddedTo width: Int, at cursor: inout UnsafeMutablePointer<UInt8>) {
+            cursor.initialize(from: text.baseAddress! + range.lowerBound, count: range.count)
+            cursor += range.count
+            let padding = max(0, width - columns) + 2
+            cursor.initialize(repeating: UInt8(ascii: " "), count: padding)
+            cursor += padding
         }
-        for (position, identity) in identities.enumerated() {
-            append(identity.serviceIdentifier.identifier, columns: serviceColumns[position], paddedTo: width)
-            append(identity.user, columns: userColumns[position], paddedTo: userWidth)
-            var id = identity.recordIdentifier
-            id.withUTF8 { bytes.append(contentsOf: $0) }
-            bytes.append(UInt8(ascii: "\n"))
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var cursor = buffer.baseAddress!
+            for (position, row) in rows.enumerated() {
+                cell(row.identifier, columns: serviceColumns[position], paddedTo: width, at: &cursor)
+                cell(row.user, columns: userColumns[position], paddedTo: userWidth, at: &cursor)
+                row.recordID.writeHex(to: cursor)
+                cursor += 2 * identifierByteCount
+                cursor.pointee = UInt8(ascii: "\n")
+                cursor += 1
+            }
+            return cursor - buffer.baseAddress!
         }
-        let output = String(decoding: bytes, as: UTF8.self)
-        io.standardOutput(output)
     }
 }
 
-extension String {
-    /// Whether the lower-cased string contains `needle` (already lower-cased). ASCII text, which
-    /// is nearly every service and user name, is compared byte by byte without allocating.
-    /// Every string contains the empty string (the overloads of `contains` disagree on that).
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether the lower-cased UTF-8 text contains `needle` (already lower-cased). ASCII text,
+    /// nearly every service and user name, is compared byte by byte without allocating.
+    /// Every text contains the empty string (the overloads of `contains` disagree on that).
     func containsLowercased(_ needle: String) -> Bool {
         guard !needle.isEmpty else { return true }
-        var (haystack, needle) = (self, needle)
-        let answer: Bool? = haystack.withUTF8 { text in
-            needle.withUTF8 { pattern -> Bool? in
-                guard text.allSatisfy({ $0 < 0x80 }), pattern.allSatisfy({ $0 < 0x80 }) else { return nil }
-                guard pattern.count <= text.count else { return false }
-                func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
-                for start in 0...(text.count - pattern.count) {
-                    var position = 0
-                    while position < pattern.count, lower(text[start + position]) == pattern[position] { position += 1 }
-                    if position == pattern.count { return true }
-                }
-                return false
+        var needle = needle
+        let answer: Bool? = needle.withUTF8 { pattern -> Bool? in
+            guard allSatisfy({ $0 < 0x80 }), pattern.allSatisfy({ $0 < 0x80 }) else { return nil }
+            guard pattern.count <= count else { return false }
+            func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+            for start in 0...(count - pattern.count) {
+                var position = 0
+                while position < pattern.count, lower(self[start + position]) == pattern[position] { position += 1 }
+                if position == pattern.count { return true }
             }
+            return false
         }
-        return answer ?? haystack.lowercased().contains(needle)
+        return answer ?? String(decoding: self, as: UTF8.self).lowercased().contains(needle)
     }
 }
