@@ -28,6 +28,7 @@ public struct DeviceState: Sendable {
     var disabledPath: String { directory + "/provider-disabled" }
     var generationPath: String { directory + "/generation" }
     var usagePath: String { directory + "/usage" }
+    var listingPath: String { directory + "/listing" }
 
     // MARK: Provider setting and index key
 
@@ -50,11 +51,27 @@ public struct DeviceState: Sendable {
         try fileSystem.removeFile(disabledPath)
     }
 
-    /// Removes the index key (so nothing is readable while locked) and records the choice.
+    /// Removes the index key (so nothing is readable while locked) and the listing snapshot,
+    /// and records the choice.
     func disable() throws(StorageError) {
         try prepare()
         try fileSystem.writeAtomically([], to: disabledPath, temporaryDirectory: directory)
         try fileSystem.removeFile(indexKeyPath)
+        try fileSystem.removeFile(listingPath)
+    }
+
+    // MARK: Listing snapshot
+
+    static let maximumListingLength = 1 << 30
+
+    /// The sealed snapshot of every identity bucket, if this device made one.
+    func listingSnapshot() -> [UInt8]? {
+        try? fileSystem.readFile(listingPath, limit: Self.maximumListingLength)
+    }
+
+    /// Replaces the snapshot. Best effort and not synced: a lost or torn one is rebuilt.
+    func saveListingSnapshot(_ bytes: [UInt8]) {
+        try? fileSystem.writeAtomically(bytes, to: listingPath, temporaryDirectory: directory, durable: false)
     }
 
     // MARK: Generation high-water mark

@@ -5,6 +5,8 @@ public enum FileType: UInt8, Sendable {
     case indexManifest = 0x4D  // 'M'
     case indexShard = 0x53   // 'S'
     case indexJournal = 0x4A  // 'J'
+    /// A device's snapshot of every identity bucket (SPEC.md §6.6), never in the container.
+    case identityListing = 0x4C  // 'L'
 }
 
 public enum FileMagic {

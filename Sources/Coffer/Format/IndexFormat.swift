@@ -129,11 +129,15 @@ public enum IndexShardCoding {
     /// Walks an identity bucket (SPEC.md §6.3), checking every length and that every string is
     /// UTF-8, and calls `body` with each entry's positions. The one parser of the bucket layout:
     /// `decodeIdentities` and `IdentityListing` are built on it.
-    static func scanIdentities(_ bytes: [UInt8], _ body: (ScannedIdentity) throws(FormatError) -> Void) throws(FormatError) {
-        var reader = ByteReader(bytes)
+    /// - Parameter range: where the bucket is in `bytes` (all of it by default); positions
+    ///   handed to `body` are positions in `bytes`.
+    static func scanIdentities(
+        _ bytes: [UInt8], in range: Range<Int>? = nil, _ body: (ScannedIdentity) throws(FormatError) -> Void
+    ) throws(FormatError) {
+        var reader = ByteReader(bytes, range: range)
         guard try reader.integer(UInt8.self) == 0 else { throw .nonCanonical("not an identity bucket") }
         let count = Int(try reader.integer(UInt32.self))
-        guard count <= bytes.count / 31 else { throw .badLength }
+        guard count <= (range?.count ?? bytes.count) / 31 else { throw .badLength }
         func text(_ reader: inout ByteReader) throws(FormatError) -> Range<Int> {
             let range = try reader.lengthPrefixedBytes().indices
             guard isUTF8(bytes, range) else { throw .nonCanonical("invalid UTF-8") }

@@ -36,14 +36,20 @@ public struct SealedEnvelope: Equatable, Sendable {
 /// Reads fixed-layout fields with bounds checks; running past the end is `badLength`.
 struct ByteReader {
     private let bytes: [UInt8]
-    private(set) var offset = 0
+    private(set) var offset: Int
+    /// Where the part being read ends (the whole array unless a range was given).
+    private let end: Int
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8], range: Range<Int>? = nil) {
+        self.bytes = bytes
+        offset = range?.lowerBound ?? 0
+        end = range?.upperBound ?? bytes.count
+    }
 
-    var isAtEnd: Bool { offset == bytes.count }
+    var isAtEnd: Bool { offset == end }
 
     mutating func take(_ count: Int) throws(FormatError) -> ArraySlice<UInt8> {
-        guard count >= 0, bytes.count - offset >= count else { throw .badLength }
+        guard count >= 0, end - offset >= count else { throw .badLength }
         defer { offset += count }
         return bytes[offset..<offset + count]
     }

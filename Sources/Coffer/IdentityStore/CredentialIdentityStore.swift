@@ -61,15 +61,26 @@ public final class CredentialIdentityStore: Sendable {
         try readable()
         let usage = vault.deviceState.lastUsed()
         return try mapped {
-            try vault.readingIndex { index, manifest in
-                let shards = try? index.fileSystem.openDirectory(index.shardsDirectory)  // absent in a new vault
-                var buckets: [[UInt8]] = []
-                for slot in 0..<IndexManifest.identitySlots {
-                    if let payload = try index.identityPayload(inSlot: slot, of: manifest, shards: shards) { buckets.append(payload) }
-                }
-                return try IdentityListing(buckets: buckets, usage: usage)
-            }
+            try vault.readingIndex { index, manifest in try listing(index, manifest, usage: usage) }
         }
+    }
+
+    /// From this device's snapshot when it was made under this very manifest (one file instead
+    /// of 256), else from the shards, saving a new snapshot once the buckets have parsed. Only
+    /// while the store is enabled here: a device where the user turned it off keeps nothing.
+    private func listing(_ index: IdentityIndex, _ manifest: IndexManifest, usage: UsageLog) throws -> IdentityListing {
+        let device = vault.deviceState
+        guard device.providerSetting() == .enabled, let digest = try index.manifestDigest() else {
+            return try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage)
+        }
+        if let snapshot = device.listingSnapshot(), let framed = try? index.openListing(snapshot, manifestDigest: digest),
+           let listing = try? IdentityListing(framedBuckets: framed, usage: usage) {
+            return listing
+        }
+        let framed = try index.framedBuckets(of: manifest)
+        let listing = try IdentityListing(framedBuckets: framed, usage: usage)
+        if let sealed = try? index.sealListing(framed, manifestDigest: digest) { device.saveListingSnapshot(sealed) }
+        return listing
     }
 
     /// Calls `body` with every identity, one bucket at a time (the index is never decoded whole).

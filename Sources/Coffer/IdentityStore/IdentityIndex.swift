@@ -77,6 +77,44 @@ struct IdentityIndex {
         return padded
     }
 
+    /// Every non-empty identity bucket's payload in slot order, each framed as
+    /// `u32 LE length ‖ payload`: the listing snapshot's plaintext (SPEC.md §6.6).
+    func framedBuckets(of manifest: IndexManifest) throws -> [UInt8] {
+        let shards = try? fileSystem.openDirectory(shardsDirectory)  // absent in a new vault
+        var framed: [UInt8] = []
+        for slot in 0..<IndexManifest.identitySlots {
+            guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { continue }
+            framed.append(littleEndian: UInt32(payload.count))
+            framed += payload
+        }
+        return framed
+    }
+
+    /// BLAKE2b-256 of the manifest file as it is now: names one committed state of the index
+    /// exactly (a manifest is sealed under a fresh nonce each time), or `nil` when there is none.
+    func manifestDigest() throws -> [UInt8]? {
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.readFile(manifestPath, limit: Self.maximumManifestLength)
+        } catch where error.isNotFound {
+            return nil
+        }
+        return try BLAKE2b.hash(bytes, length: 32)
+    }
+
+    // MARK: A device's listing snapshot (SPEC.md §6.6)
+
+    /// Seals framed buckets into one file bound to the manifest they were read under: the
+    /// digest is associated data, so a snapshot of any other state fails to open.
+    func sealListing(_ framedBuckets: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
+        try seal(framedBuckets, as: .identityListing, extra: manifestDigest)
+    }
+
+    /// The framed buckets of a snapshot made under the manifest with this digest.
+    func openListing(_ bytes: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
+        try open(bytes, as: .identityListing, extra: manifestDigest)
+    }
+
     /// Opens a sealed index file; shard payloads are unpadded.
     private func open(_ bytes: [UInt8], as type: FileType, extra: [UInt8]) throws -> [UInt8] {
         let envelope = try SealedEnvelope.decode(bytes, as: type)

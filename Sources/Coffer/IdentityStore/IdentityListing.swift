@@ -1,5 +1,5 @@
 /// Every identity of the store in suggestion order, kept as the decrypted bucket payloads (one
-/// buffer) plus one small row per identity: what `coffer list` and `coffer search` print.
+/// buffer, as read) plus one small row per identity: what `coffer list` and `coffer search` print.
 ///
 /// Why not `[RankedIdentity]`: a listing of 10,000 identities spent most of its time making,
 /// copying, sorting and freeing three `String`s per identity that it then only wrote out again
@@ -25,21 +25,22 @@ public struct IdentityListing: Sendable {
     private let text: [UInt8]
     public private(set) var rows: [Row]
 
-    /// Rows of `buckets` (identity shard payloads), ordered as `ServiceMatcher.ordered` orders an
-    /// unmatched list: rank, then recent use, then record id.
-    init(buckets: [[UInt8]], usage: UsageLog) throws(FormatError) {
+    /// Rows of framed identity buckets (`u32 LE length ‖ payload`, as `IdentityIndex` reads
+    /// them), ordered as `ServiceMatcher.ordered` orders an unmatched list: rank, then recent
+    /// use, then record id. The buffer is kept as it is; rows point into it.
+    init(framedBuckets text: [UInt8], usage: UsageLog) throws(FormatError) {
         var rows: [Row] = []
-        var text: [UInt8] = []
-        text.reserveCapacity(buckets.reduce(0) { $0 + $1.count })
-        for bucket in buckets {
-            let base = text.count
-            func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(base + range.lowerBound), Int32(base + range.upperBound)) }
-            try IndexShardCoding.scanIdentities(bucket) { scanned throws(FormatError) in
+        var frames = ByteReader(text)
+        func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(range.lowerBound), Int32(range.upperBound)) }
+        while !frames.isAtEnd {
+            let length = Int(try frames.integer(UInt32.self))
+            let start = frames.offset
+            _ = try frames.take(length)
+            try IndexShardCoding.scanIdentities(text, in: start..<start + length) { scanned throws(FormatError) in
                 rows.append(Row(
                     recordID: scanned.recordID, rank: scanned.rank, lastUsed: usage.lastUsed(scanned.recordID),
                     type: scanned.type, identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user)))
             }
-            text.append(contentsOf: bucket)
         }
         rows.sort {
             ServiceMatcher.RankingKey(unmatchedRank: $0.rank, lastUsed: $0.lastUsed, id: $0.recordID.words)

@@ -2,7 +2,7 @@
 /// so an unlocked vault can always derive it, and a device with the identity store enabled keeps
 /// a copy of it (never the vault key) to suggest logins while locked.
 final class IndexKeys: Sendable {
-    /// Seals manifest, shards and journal.
+    /// Seals manifest, shards and journal (and a device's listing snapshot).
     let sealing: SecureBytes
     /// Keys the bucket hash, so bucket numbers reveal nothing about which sites are stored.
     let bucketing: SecureBytes

@@ -145,6 +145,43 @@ final class IdentityStoreTests: XCTestCase {
         XCTAssertTrue(locked.identityStore.state.isEnabled)
     }
 
+    /// The device's listing snapshot (SPEC.md §6.6) answers only for the manifest it was made
+    /// under: a change, a corrupted or an older snapshot all fall back to the shards (and a new
+    /// snapshot); it is sealed, and disabling the store removes it.
+    func testListingSnapshotIsUsedOnlyForItsOwnManifest() throws {
+        let vault = try Fixture.vault()
+        let store = vault.identityStore
+        try vault.add(Fixture.draft("example.com", user: "alice"))
+        let path = vault.deviceState.listingPath
+        func listedUsers() throws -> [String] { try store.credentialIdentities(for: []).map(\.identity.user).sorted() }
+        func snapshot() -> Data? { FileManager.default.contents(atPath: path) }
+
+        XCTAssertEqual(try listedUsers(), ["alice"])
+        let first = try XCTUnwrap(snapshot(), "the first listing saves a snapshot")
+        XCTAssertNil(first.range(of: Data("alice".utf8)), "sealed: no name in the file")
+        XCTAssertEqual(try listedUsers(), ["alice"])
+        XCTAssertEqual(snapshot(), first, "an unchanged index is listed from the snapshot, not rewritten")
+
+        try vault.add(Fixture.draft("example.org", user: "bob"))
+        XCTAssertEqual(try listedUsers(), ["alice", "bob"], "a change is seen at once")
+        let second = try XCTUnwrap(snapshot())
+        XCTAssertNotEqual(second, first)
+
+        try first.write(to: URL(fileURLWithPath: path))  // an older snapshot, e.g. from a backup
+        XCTAssertEqual(try listedUsers(), ["alice", "bob"])
+        var corrupted = second
+        corrupted[corrupted.count / 2] ^= 1
+        try corrupted.write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(try listedUsers(), ["alice", "bob"])
+        XCTAssertEqual(try store.identityListing().count, 2)
+
+        try store.disable()
+        XCTAssertNil(snapshot(), "disabling removes the snapshot with the key")
+        XCTAssertTrue(vault.isUnlocked)
+        XCTAssertEqual(try store.credentialIdentities(for: []).count, 2, "unlocked, the shards still answer")
+        XCTAssertNil(snapshot(), "and nothing is kept on a device that turned the store off")
+    }
+
     func testContainerCopyWithoutDeviceStateRevealsNoNames() throws {
         let vault = try Fixture.vault()
         try vault.add(Fixture.draft("uniquesite.example", user: "uniqueuser9"))
