@@ -261,6 +261,33 @@ def read_index(container, vault_id, vault_key):
     return generation, identities, ledger
 
 
+def listing_plaintext(container, vault_id, vault_key):
+    """A device's listing snapshot plaintext (SPEC.md §6.6): every non-empty identity bucket
+    payload in slot order, each framed as u32 LE length ‖ payload."""
+    index_key, _ = index_keys(vault_key)
+    with open(os.path.join(container, "index", "manifest"), "rb") as f:
+        data = f.read()
+    plaintext = aead_decrypt(index_key, data[8:32], preamble(0x4D) + vault_id, data[32:])
+    framed = b""
+    for slot in range(IDENTITY_SLOTS):
+        shard_id = plaintext[10 + 16 * slot:26 + 16 * slot]
+        if shard_id == bytes(16):
+            continue
+        with open(os.path.join(container, "index", "shards", shard_id.hex()), "rb") as f:
+            blob = f.read()
+        ad = preamble(0x53) + vault_id + struct.pack("<H", slot) + shard_id
+        payload = unpad(aead_decrypt(index_key, blob[8:32], ad, blob[32:]))
+        framed += struct.pack("<I", len(payload)) + payload
+    return framed
+
+
+def seal_listing(vault_key, vault_id, manifest_file, framed, nonce):
+    """The sealed snapshot, bound to the exact manifest file it was read under."""
+    index_key, _ = index_keys(vault_key)
+    ad = preamble(0x4C) + vault_id + hashlib.blake2b(manifest_file, digest_size=32).digest()
+    return preamble(0x4C) + nonce + aead_encrypt(index_key, nonce, ad, framed)
+
+
 def read_container(container, password, **policy):
     with open(os.path.join(container, "vault.coffer"), "rb") as f:
         vault_id, vault_key = read_header(f.read(), password, **policy)

@@ -120,6 +120,10 @@ def vault():
         with open(os.path.join(container, path), "wb") as f:
             f.write(data)
     fields += [("index_generation", 1), ("index_files", len(index_files))]
+    # A device's listing snapshot of this index (SPEC.md §6.6): device state, not container.
+    framed = ref.listing_plaintext(container, vault_id, vault_key)
+    fields += [("listing_plaintext", framed),
+               ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], framed, seq(0xE0, 24)))]
     write_vector(os.path.join(out, "vault.vector"), "a v1 container made by the reference writer", fields)
     assert len(ref.read_container(container, password, ops_range=(1, 10), mem_range=(8192, 1 << 30))[1]) == 2
     generation, identities, ledger = ref.read_index(container, vault_id, vault_key)

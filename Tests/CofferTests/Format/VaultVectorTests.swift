@@ -54,6 +54,23 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(found.map(\.identity.user), ["zoë"], "the reference writer's buckets are where Swift looks")
     }
 
+    /// The reference writer's listing snapshot (SPEC.md §6.6) opens under its manifest and
+    /// answers a whole listing alone: with every shard gone, the identities still list.
+    func testReferenceListingSnapshotAnswersTheWholeListing() throws {
+        let container = try copyOfContainer()
+        let vault = try Vault.open(container, configuration: Fixture.configuration())
+        try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
+        let index = try vault.identityIndex()
+        XCTAssertEqual(try index.openListing(vector.hex("listing_file"), manifestDigest: XCTUnwrap(index.manifestDigest())),
+                       vector.hex("listing_plaintext"))
+        XCTAssertThrows(try index.openListing(vector.hex("listing_file"), manifestDigest: [UInt8](repeating: 0, count: 32))) { $0 is CryptoError }
+
+        try Data(vector.hex("listing_file")).write(to: URL(fileURLWithPath: vault.deviceState.listingPath))
+        try FileManager.default.removeItem(atPath: container.indexDirectory + "/shards")
+        let listing = try vault.identityStore.identityListing()
+        XCTAssertEqual(listing.rows.map { listing.identity($0).user }.sorted(), ["alice", "zoë", "zoë"])
+    }
+
     func testStandardPolicyRefusesTheCheapVectorBeforeDeriving() throws {
         XCTAssertThrows(try Vault.open(copyOfContainer())) {
             if case VaultError.kdfParametersOutOfRange = $0 { return true }
