@@ -1,6 +1,7 @@
 // libFuzzer target: every index parser (manifest plaintext, identity bucket, ledger shard,
-// single-entry ledger scan, journal) is fed the same bytes; none may crash, and decoded
-// shards re-encode canonically.
+// single-entry ledger scan, journal, a listing snapshot's framed buckets) is fed the same
+// bytes; none may crash, decoded shards re-encode canonically, and a bucket lists as many
+// identities as it decodes to.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzIndex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -10,6 +11,11 @@ public func fuzzIndex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if let identities = try? IndexShardCoding.decodeIdentities(bytes) {
         _ = IndexShardCoding.encode(identities: identities)
         _ = try? IndexShardCoding.decodeIdentities(bytes, sites: ["example.com"])
+        let framed = LittleEndian.bytes(UInt32(bytes.count)) + bytes
+        precondition((try? IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])))?.count == identities.count)
+    }
+    if let listing = try? IdentityListing(framedBuckets: bytes, usage: UsageLog(entries: [])) {
+        for row in listing.rows { _ = listing.identity(row) }
     }
     if let ledger = try? IndexShardCoding.decodeLedger(bytes) {
         precondition(IndexShardCoding.encode(ledger: ledger).count == bytes.count)

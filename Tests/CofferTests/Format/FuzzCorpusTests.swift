@@ -26,7 +26,14 @@ final class FuzzCorpusTests: XCTestCase {
         }
         for bytes in index + crashes {
             if let manifest = try? IndexManifest.decode(plaintext: bytes) { XCTAssertEqual(manifest.encodedPlaintext(), bytes) }
-            if let entries = try? IndexShardCoding.decodeIdentities(bytes) { _ = IndexShardCoding.encode(identities: entries) }
+            if let entries = try? IndexShardCoding.decodeIdentities(bytes) {
+                _ = IndexShardCoding.encode(identities: entries)
+                let framed = LittleEndian.bytes(UInt32(bytes.count)) + bytes
+                XCTAssertEqual(try IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])).count, entries.count)
+            }
+            if let listing = try? IdentityListing(framedBuckets: bytes, usage: UsageLog(entries: [])) {
+                for row in listing.rows { _ = listing.identity(row) }
+            }
             if let ledger = try? IndexShardCoding.decodeLedger(bytes), let first = ledger.first {
                 XCTAssertEqual(try IndexShardCoding.ledgerEntry(for: first.recordID, in: bytes)?.recordID, first.recordID)
             }
