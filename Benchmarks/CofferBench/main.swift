@@ -83,4 +83,4 @@ for size in sizes.isEmpty ? [1_000, 100_000] : sizes {
 }
 let document: JSONValue = ["sealPerSecond": .double(throughput.seal), "openPerSecond": .double(throughput.open), "sizes": .array(rows)]
 try? FileManager.default.createDirectory(atPath: "benchmark-results", withIntermediateDirectories: true)
-FileManager.default.createFile(atPath: "benchmark-results/in-process.json", contents: Data(document.canonicalBytes))
+_ = FileManager.default.createFile(atPath: "benchmark-results/in-process.json", contents: Data(document.canonicalBytes))
