@@ -34,7 +34,8 @@ let package = Package(
         .executableTarget(name: "coffer-bench", dependencies: ["Coffer"], path: "Benchmarks/CofferBench"),
 
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
-        .testTarget(name: "CofferTests", dependencies: ["Coffer"], resources: [.copy("Vectors")]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer"]),
+        .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer", "ScratchDirectories"], resources: [.copy("Vectors")]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "ScratchDirectories"]),
     ]
 )

@@ -1,6 +1,7 @@
 import Coffer
 @testable import CofferCLI
 import Foundation
+import ScratchDirectories
 import XCTest
 
 /// A terminal whose user types the given answers, in order.
@@ -38,8 +39,7 @@ final class CLIHarness {
     static let master = "master pw"
 
     init() {
-        let base = FileManager.default.temporaryDirectory.path + "/coffer-cli-\(UUID().uuidString)"
-        mkdir(base, 0o700)
+        let base = ScratchDirectories.make(prefix: "coffer-cli")
         container = base + "/vault"
         environment = ["HOME": base, "XDG_STATE_HOME": base + "/state", "XDG_DATA_HOME": base + "/data"]
     }

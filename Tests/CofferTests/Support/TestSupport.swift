@@ -1,5 +1,6 @@
 @testable import Coffer
 import Foundation
+import ScratchDirectories
 import XCTest
 
 /// Shared fixtures: throw-away containers and cheap vaults (KDF lowered through the API).
@@ -12,11 +13,10 @@ enum Fixture {
         return bytes
     }
 
-    /// A fresh, not yet existing container path under a private temp directory.
+    /// A fresh, not yet existing container path under a private temp directory (removed when
+    /// the test process exits).
     static func containerPath(_ name: String = "vault") -> String {
-        let base = FileManager.default.temporaryDirectory.path + "/coffer-tests-\(UUID().uuidString)"
-        mkdir(base, 0o700)
-        return base + "/" + name
+        ScratchDirectories.make(prefix: "coffer-tests") + "/" + name
     }
 
     /// Relaxed KDF policy and a private device-state directory.
