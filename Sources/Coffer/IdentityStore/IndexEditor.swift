@@ -115,14 +115,17 @@ struct IndexEditor {
     // MARK: Commit
 
     /// Writes the touched slots and a manifest of `generation` (default: the next one).
+    /// - Parameter unsyncedDirectories: where the caller wrote files without syncing them (an
+    ///   import's records); they are flushed with the shards, once, before the manifest.
     /// - Returns: the committed manifest.
     @discardableResult
-    mutating func commit(generation: UInt64? = nil) throws -> IndexManifest {
+    mutating func commit(generation: UInt64? = nil, unsyncedDirectories: [String] = []) throws -> IndexManifest {
         var next = manifest
         next.generation = generation ?? manifest.generation + 1
         var replaced: [ShardID] = []
-        // A few shards: fsync each. Many (an import touches all 512): one file-system flush.
-        let durableEach = !journaled || dirtySlots.count <= 8
+        // A few shards: fsync each. Many (an import touches all 512), or other writes waiting
+        // for a flush anyway: one flush of the file system before the manifest names anything.
+        let durableEach = !journaled || (dirtySlots.count <= 8 && unsyncedDirectories.isEmpty)
         try index.fileSystem.makeDirectory(index.shardsDirectory)
         for slot in dirtySlots.sorted() {
             let payload: [UInt8]?
@@ -135,7 +138,7 @@ struct IndexEditor {
             }
             try replace(slot: slot, in: &next, replaced: &replaced, payload: payload, durable: durableEach)
         }
-        if !durableEach { try index.fileSystem.syncFileSystem(containing: index.shardsDirectory) }
+        if !durableEach { try index.fileSystem.syncFileSystems(containing: [index.shardsDirectory] + unsyncedDirectories) }
         try index.writeManifest(next)
         for id in replaced { index.fileSystem.removeQuietly(index.shardPath(id)) }
         manifest = next

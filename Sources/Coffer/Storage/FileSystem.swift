@@ -180,6 +180,18 @@ public struct FileSystem: Sendable {
         guard coffer_syncfs(fd) == 0 else { throw error("syncfs", path) }
     }
 
+    /// `syncFileSystem` once for each file system the directories are on (normally one: a
+    /// container is one directory tree, but a mount point inside it must not be missed).
+    public func syncFileSystems(containing paths: [String]) throws(StorageError) {
+        var synced: [UInt64] = []
+        for path in paths {
+            guard let device = try status(path)?.st_dev else { throw error("stat", path) }
+            guard !synced.contains(UInt64(device)) else { continue }
+            try syncFileSystem(containing: path)
+            synced.append(UInt64(device))
+        }
+    }
+
     /// Renames a file or directory and makes it durable.
     public func rename(_ source: String, to destination: String) throws(StorageError) {
         try faults?.step()

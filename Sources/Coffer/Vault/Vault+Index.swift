@@ -58,8 +58,9 @@ extension Vault {
         let journal = IndexJournal(generation: manifest.generation + 1, changes: journalChanges)
         try index.writeJournal(journal)
         var written: [RecordID] = []
-        // One record: fsync it. Many (an import): write them all, then flush the file system
-        // once before the index commits; recovery removes any add a crash left torn.
+        // One record: fsync it. Many (an import): write them all and let the index commit flush
+        // them with its shards in one `syncfs` before the manifest; recovery removes any add a
+        // crash left torn.
         let durableEach = changes.count == 1
         var madeDirectories = Set<UInt8>()
         do {
@@ -81,14 +82,14 @@ extension Vault {
                 }
                 written.append(change.id)
             }
-            if !durableEach { try fileSystem.syncFileSystem(containing: container.recordsDirectory) }
             var editor = IndexEditor(index: index, manifest: manifest, journaled: true)
             for (change, entry) in zip(changes, journalChanges) {
                 try editor.setRecord(
                     change.id, revision: change.revision, hash: change.sealed == nil ? nil : Hex.decode(entry.newHash ?? ""),
                     identities: change.identities)
             }
-            let committed = try editor.commit(generation: journal.generation)
+            let committed = try editor.commit(
+                generation: journal.generation, unsyncedDirectories: durableEach ? [] : [container.recordsDirectory])
             try index.removeJournal()
             try deviceState.recordGeneration(committed.generation)
         } catch {
