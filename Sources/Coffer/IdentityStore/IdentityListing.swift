@@ -29,6 +29,7 @@ public struct IdentityListing: Sendable {
     /// them), ordered as `ServiceMatcher.ordered` orders an unmatched list: rank, then recent
     /// use, then record id. The buffer is kept as it is; rows point into it.
     init(framedBuckets text: [UInt8], usage: UsageLog) throws(FormatError) {
+        guard text.count <= Int32.max else { throw .badLength }  // rows hold 32-bit positions
         var rows: [Row] = []
         var frames = ByteReader(text)
         func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(range.lowerBound), Int32(range.upperBound)) }
