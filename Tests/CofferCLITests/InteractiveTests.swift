@@ -107,37 +107,54 @@ final class MoreCommandTests: XCTestCase {
                        "docs/coffer.1 is stale: regenerate it with 'coffer help --man > docs/coffer.1'")
     }
 
-    func testClipboardGetsThePasswordThroughAPipeAndIsCleared() throws {
+    func testClipboardGetsThePasswordThroughAPipeAndIsClearedUnlessReplaced() throws {
         let cli = CLIHarness()
         cli.initVault()
         _ = cli.add("example.com", "alice", password: "ClipSecret")
-        let bin = cli.container + "-bin"
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let clip = cli.container + "-clipboard", argv = cli.container + "-argv"
-        try "#!/bin/sh\necho \"$@\" >> '\(argv)'\ncat > '\(clip)'\n".write(toFile: bin + "/xclip", atomically: true, encoding: .utf8)
-        chmod(bin + "/xclip", 0o755)
-        var environment = cli.environment
-        environment["PATH"] = "\(bin):/usr/bin:/bin"
-        environment["DISPLAY"] = ":99"
-        environment["COFFER_CLIP_TIME"] = "3"
-        var out = "", err = ""
-        let io = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { out += $0 }, standardError: { err += $0 },
-                    terminal: nil, environment: environment)
+        let argv = cli.container + "-argv"
+        /// A fake xclip whose clipboard is a file; `-o` prints it, anything else replaces it.
+        func fakeClipboard(_ name: String) throws -> (environment: Environment, file: String) {
+            let bin = cli.container + "-bin-" + name, clip = cli.container + "-clipboard-" + name
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            try "#!/bin/sh\necho \"$@\" >> '\(argv)'\ncase \"$*\" in *-o*) cat '\(clip)' ;; *) cat > '\(clip)' ;; esac\n"
+                .write(toFile: bin + "/xclip", atomically: true, encoding: .utf8)
+            chmod(bin + "/xclip", 0o755)
+            var environment = cli.environment
+            environment["PATH"] = "\(bin):/usr/bin:/bin"
+            environment["DISPLAY"] = ":99"
+            environment["COFFER_CLIP_TIME"] = "2"
+            return (environment, clip)
+        }
+        func fillClip(_ environment: Environment) -> (code: Int32, out: String, err: String) {
+            var out = "", err = ""
+            let io = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { out += $0 },
+                        standardError: { err += $0 }, terminal: nil, environment: environment)
+            let code = CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io,
+                                           configuration: CLIHarness.configuration)
+            return (code, out, err)
+        }
+        let untouched = try fakeClipboard("untouched"), replaced = try fakeClipboard("replaced")
         let started = Date()
-        let code = CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io,
-                                       configuration: CLIHarness.configuration)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "fill --clip returned only after the clear delay")
-        XCTAssertEqual(code, 0, err)
-        XCTAssertFalse(out.contains("ClipSecret"), "--clip prints nothing on stdout")
-        XCTAssertEqual(try String(contentsOfFile: clip, encoding: .utf8), "ClipSecret")
-        XCTAssertFalse(try String(contentsOfFile: argv, encoding: .utf8).contains("ClipSecret"), "never on argv")
+        let first = fillClip(untouched.environment)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "fill --clip returned only after the clear delay")
+        XCTAssertEqual(first.code, 0, first.err)
+        XCTAssertFalse(first.out.contains("ClipSecret"), "--clip prints nothing on stdout")
+        XCTAssertEqual(try String(contentsOfFile: untouched.file, encoding: .utf8), "ClipSecret")
+        XCTAssertEqual(fillClip(replaced.environment).code, 0)
+        try "copied by the user meanwhile".write(toFile: replaced.file, atomically: true, encoding: .utf8)
+
         var cleared = false
         for _ in 0..<80 where !cleared {
             Thread.sleep(forTimeInterval: 0.1)
-            cleared = (try? String(contentsOfFile: clip, encoding: .utf8)) == ""
+            cleared = (try? String(contentsOfFile: untouched.file, encoding: .utf8)) == ""
         }
         XCTAssertTrue(cleared, "the clipboard is cleared after COFFER_CLIP_TIME")
+        Thread.sleep(forTimeInterval: 1.5)  // the second clear was due at most a moment after the first
+        XCTAssertEqual(try String(contentsOfFile: replaced.file, encoding: .utf8), "copied by the user meanwhile",
+                       "what the user copied since is left alone")
+        XCTAssertFalse(try String(contentsOfFile: argv, encoding: .utf8).contains("ClipSecret"), "never on argv")
 
+        var err = ""
         var noClipboard = cli.environment
         noClipboard["PATH"] = "/nonexistent"
         let io2 = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { _ in }, standardError: { err = $0 },

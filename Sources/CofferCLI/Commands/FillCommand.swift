@@ -18,7 +18,7 @@ struct FillCommand: Command {
     static let options: [OptionSpec] = [
         .value("user", "only the identity with this user name"),
         .flag("json", "print {\"user\", \"password\", \"recordIdentifier\", \"serviceIdentifier\"}"),
-        .flag("clip", "copy the password to the clipboard (cleared after $COFFER_CLIP_TIME, default 45 s)"),
+        .flag("clip", "copy the password to the clipboard (cleared after $COFFER_CLIP_TIME, default 45 s, unless replaced meanwhile)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {

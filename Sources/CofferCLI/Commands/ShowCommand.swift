@@ -12,7 +12,7 @@ struct ShowCommand: Command {
     static let examples = ["coffer show 3fa1c0…", "coffer show 3fa1c0… --json | jq -r .password"]
     static let options: [OptionSpec] = [
         .flag("json", "print one JSON object"),
-        .flag("clip", "copy the password to the clipboard instead (cleared after $COFFER_CLIP_TIME, default 45 s)"),
+        .flag("clip", "copy the password to the clipboard instead (cleared after $COFFER_CLIP_TIME, default 45 s, unless replaced meanwhile)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {

@@ -10,22 +10,35 @@ enum Clipboard {
         environment["COFFER_CLIP_TIME"].flatMap(Int.init).map { max(1, $0) } ?? 45
     }
 
-    /// The copy and clear commands for this session, or `nil` without a usable clipboard.
-    static func tool(_ environment: Environment) -> (copy: [String], clear: String)? {
+    /// The commands for this session's clipboard, or `nil` without a usable one.
+    struct Tool {
+        let copy: [String]
+        /// Shell words that print the clipboard, when the session has a way.
+        let paste: String?
+        /// Shell words that empty it.
+        let clear: String
+    }
+
+    static func tool(_ environment: Environment) -> Tool? {
         func find(_ name: String) -> String? {
             (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
                 .first { FileManager.default.isExecutableFile(atPath: $0) }
         }
         if environment["WAYLAND_DISPLAY"] != nil, let wlCopy = find("wl-copy") {
-            return ([wlCopy], "'\(wlCopy)' --clear")
+            return Tool(copy: [wlCopy], paste: find("wl-paste").map { "'\($0)' --no-newline" }, clear: "'\(wlCopy)' --clear")
         }
         if environment["DISPLAY"] != nil, let xclip = find("xclip") {
-            return ([xclip, "-selection", "clipboard"], "printf '' | '\(xclip)' -selection clipboard")
+            return Tool(copy: [xclip, "-selection", "clipboard"], paste: "'\(xclip)' -selection clipboard -o",
+                        clear: "printf '' | '\(xclip)' -selection clipboard")
         }
         return nil
     }
 
-    /// Copies `secret` and starts a detached `sh` that clears the clipboard after the delay.
+    /// Copies `secret` and starts a detached `sh` that clears the clipboard after the delay,
+    /// unless it no longer holds the secret: something the user copied meanwhile is left alone
+    /// (pass does the same). The clearing shell gets the secret on its stdin, never argv or the
+    /// environment, and keeps it until it compares; a secret with a line break or NUL, which
+    /// `read` cannot carry, or a session without a paste command is cleared unconditionally.
     static func copy(_ secret: String, io: IO) throws -> Int {
         guard let tool = tool(io.environment) else {
             throw CLIError("no clipboard: neither wl-copy (Wayland) nor xclip (X11) is usable here",
@@ -34,8 +47,17 @@ enum Clipboard {
         let delay = clearDelay(io.environment)
         let status = try spawn(tool.copy, environment: io.environment, input: Array(secret.utf8))
         guard status == 0 else { throw CLIError("\(tool.copy[0]) failed (exit status \(status))") }
+        let script: String
+        let input: [UInt8]
+        if let paste = tool.paste, !secret.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 }) {
+            script = "IFS= read -r secret; sleep \(delay); [ \"$(\(paste) 2>/dev/null)\" = \"$secret\" ] && \(tool.clear)"
+            input = Array((secret + "\n").utf8)
+        } else {
+            script = "sleep \(delay); \(tool.clear)"
+            input = []
+        }
         // setsid -f returns at once; its detached child sleeps, then clears.
-        _ = try spawn(["/usr/bin/setsid", "-f", "/bin/sh", "-c", "sleep \(delay); \(tool.clear)"], environment: io.environment, input: [])
+        _ = try spawn(["/usr/bin/setsid", "-f", "/bin/sh", "-c", script], environment: io.environment, input: input)
         return delay
     }
 
