@@ -73,8 +73,11 @@ public struct GroupContainer: Sendable, Equatable {
 
     /// Records are sharded by the first byte of their id: 256 directories, ~400 files each at 100,000.
     public func shardDirectory(of id: RecordID) -> String {
-        recordsDirectory + "/" + Hex.encode([id.firstByte])
+        recordsDirectory + "/" + Self.shardName(of: id)
     }
+
+    /// The name of a record's shard directory: its id's first byte in hex.
+    static func shardName(of id: RecordID) -> String { Hex.encode([id.firstByte]) }
 
     public func recordPath(_ id: RecordID) -> String {
         shardDirectory(of: id) + "/" + id.hex

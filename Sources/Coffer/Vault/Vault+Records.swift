@@ -40,7 +40,7 @@ extension Vault {
             var ids: [RecordID] = []
             for shard in try fileSystem.contentsOfDirectory(container.recordsDirectory) {
                 for name in try fileSystem.contentsOfDirectory(container.recordsDirectory + "/" + shard) {
-                    if let id = try? RecordID(hex: name), Hex.encode([id.firstByte]) == shard { ids.append(id) }
+                    if let id = try? RecordID(hex: name), GroupContainer.shardName(of: id) == shard { ids.append(id) }
                 }
             }
             return ids.sorted()
