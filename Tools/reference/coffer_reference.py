@@ -223,16 +223,17 @@ def build_index(vault_id, vault_key, records, generation, next_bytes):
     return files
 
 
-def read_index(container, vault_id, vault_key):
-    """Every identity and ledger entry, checked as §6 requires."""
-    index_key, bucket_key = index_keys(vault_key)
+def index_payloads(container, vault_id, vault_key):
+    """The manifest's generation and, for each non-empty slot in order, (slot, unpadded
+    payload), every file opened as §6.2 requires."""
+    index_key, _ = index_keys(vault_key)
     with open(os.path.join(container, "index", "manifest"), "rb") as f:
         data = f.read()
     if data[:8] != preamble(0x4D):
         raise Corrupt("not a manifest")
     plaintext = aead_decrypt(index_key, data[8:32], preamble(0x4D) + vault_id, data[32:])
     generation, count = struct.unpack("<QH", plaintext[:10])
-    identities, ledger = [], {}
+    payloads = []
     for slot in range(count):
         shard_id = plaintext[10 + 16 * slot:26 + 16 * slot]
         if shard_id == bytes(16):
@@ -240,7 +241,15 @@ def read_index(container, vault_id, vault_key):
         with open(os.path.join(container, "index", "shards", shard_id.hex()), "rb") as f:
             blob = f.read()
         ad = preamble(0x53) + vault_id + struct.pack("<H", slot) + shard_id
-        payload = unpad(aead_decrypt(index_key, blob[8:32], ad, blob[32:]))
+        payloads.append((slot, unpad(aead_decrypt(index_key, blob[8:32], ad, blob[32:]))))
+    return generation, payloads
+
+
+def read_index(container, vault_id, vault_key):
+    """Every identity and ledger entry, checked as §6 requires."""
+    generation, payloads = index_payloads(container, vault_id, vault_key)
+    identities, ledger = [], {}
+    for slot, payload in payloads:
         kind, n, at = payload[0], struct.unpack("<I", payload[1:5])[0], 5
         for _ in range(n):
             rid = payload[at:at + 16]
@@ -264,21 +273,9 @@ def read_index(container, vault_id, vault_key):
 def listing_plaintext(container, vault_id, vault_key):
     """A device's listing snapshot plaintext (SPEC.md §6.6): every non-empty identity bucket
     payload in slot order, each framed as u32 LE length ‖ payload."""
-    index_key, _ = index_keys(vault_key)
-    with open(os.path.join(container, "index", "manifest"), "rb") as f:
-        data = f.read()
-    plaintext = aead_decrypt(index_key, data[8:32], preamble(0x4D) + vault_id, data[32:])
-    framed = b""
-    for slot in range(IDENTITY_SLOTS):
-        shard_id = plaintext[10 + 16 * slot:26 + 16 * slot]
-        if shard_id == bytes(16):
-            continue
-        with open(os.path.join(container, "index", "shards", shard_id.hex()), "rb") as f:
-            blob = f.read()
-        ad = preamble(0x53) + vault_id + struct.pack("<H", slot) + shard_id
-        payload = unpad(aead_decrypt(index_key, blob[8:32], ad, blob[32:]))
-        framed += struct.pack("<I", len(payload)) + payload
-    return framed
+    _, payloads = index_payloads(container, vault_id, vault_key)
+    return b"".join(struct.pack("<I", len(payload)) + payload
+                    for slot, payload in payloads if slot < IDENTITY_SLOTS)
 
 
 def seal_listing(vault_key, vault_id, manifest_file, framed, nonce):
