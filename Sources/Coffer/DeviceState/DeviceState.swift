@@ -107,8 +107,7 @@ public struct DeviceState: Sendable {
         var bytes = [UInt8](repeating: 0, count: kept.count * Self.usageEntryLength)
         for (position, entry) in kept.enumerated() {
             let offset = position * Self.usageEntryLength
-            LittleEndian.write(entry.id.words.high.bigEndian, into: &bytes, at: offset)
-            LittleEndian.write(entry.id.words.low.bigEndian, into: &bytes, at: offset + 8)
+            bytes.replaceSubrange(offset..<offset + identifierByteCount, with: entry.id.bytes)
             LittleEndian.write(entry.time, into: &bytes, at: offset + identifierByteCount)
         }
         do {
@@ -125,10 +124,9 @@ public struct DeviceState: Sendable {
         let bytes = (try? fileSystem.readFile(usagePath, limit: (Self.usageCapacity + 1) * Self.usageEntryLength - 1)) ?? []
         return (0..<bytes.count / Self.usageEntryLength).map { position in
             let offset = position * Self.usageEntryLength
-            let words = IdentifierWords(
-                high: UInt64(bigEndian: LittleEndian.read(UInt64.self, from: bytes, at: offset)),
-                low: UInt64(bigEndian: LittleEndian.read(UInt64.self, from: bytes, at: offset + 8)))
-            return UsageLog.Entry(id: RecordID(words: words), time: LittleEndian.read(UInt64.self, from: bytes, at: offset + identifierByteCount))
+            return UsageLog.Entry(
+                id: RecordID(validatedBytes: bytes[offset..<offset + identifierByteCount]),
+                time: LittleEndian.read(UInt64.self, from: bytes, at: offset + identifierByteCount))
         }
     }
 
