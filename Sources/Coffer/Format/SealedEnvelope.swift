@@ -63,15 +63,6 @@ struct ByteReader {
     mutating func lengthPrefixedBytes() throws(FormatError) -> ArraySlice<UInt8> {
         try take(Int(try integer(UInt16.self)))
     }
-
-    mutating func string() throws(FormatError) -> String {
-        try Self.utf8(try lengthPrefixedBytes())
-    }
-
-    static func utf8(_ bytes: ArraySlice<UInt8>) throws(FormatError) -> String {
-        guard let text = String(strictUTF8: bytes) else { throw .nonCanonical("invalid UTF-8") }
-        return text
-    }
 }
 
 extension Array where Element == UInt8 {
