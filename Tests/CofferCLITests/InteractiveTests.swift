@@ -134,11 +134,11 @@ final class MoreCommandTests: XCTestCase {
             return (code, out, err)
         }
         let untouched = try fakeClipboard("untouched"), replaced = try fakeClipboard("replaced")
-        let started = Date()
         let first = fillClip(untouched.environment)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "fill --clip returned only after the clear delay")
         XCTAssertEqual(first.code, 0, first.err)
         XCTAssertFalse(first.out.contains("ClipSecret"), "--clip prints nothing on stdout")
+        // Still there when fill returns: the clear runs detached, it does not hold fill up.
+        // (No wall-clock bound: the kind of assertion a loaded machine breaks.)
         XCTAssertEqual(try String(contentsOfFile: untouched.file, encoding: .utf8), "ClipSecret")
         XCTAssertEqual(fillClip(replaced.environment).code, 0)
         try "copied by the user meanwhile".write(toFile: replaced.file, atomically: true, encoding: .utf8)

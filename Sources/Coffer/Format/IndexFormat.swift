@@ -42,8 +42,10 @@ public struct IndexManifest: Equatable, Sendable {
         var shards: [ShardID?] = []
         shards.reserveCapacity(slotCount)
         for _ in 0..<slotCount {
-            let bytes = try reader.take(identifierByteCount)
-            shards.append(bytes.allSatisfy { $0 == 0 } ? nil : try ShardID(bytes: bytes))
+            // An id is two big-endian words: read as such, not byte by byte (every fill decodes
+            // 512 of them, twice). All zero is an empty slot.
+            let high = try reader.integer(UInt64.self).byteSwapped, low = try reader.integer(UInt64.self).byteSwapped
+            shards.append(high == 0 && low == 0 ? nil : ShardID(words: IdentifierWords(high: high, low: low)))
         }
         return IndexManifest(generation: generation, shards: shards)
     }

@@ -135,10 +135,10 @@ private struct JSONParser {
     /// at the later one.
     private func canonicalObject(_ members: [(member: JSONObject.Member, offset: Int)]) throws(JSONSyntaxError) -> JSONObject {
         let sorted = members.sorted {
-            $0.member.name.utf8.elementsEqual($1.member.name.utf8)
+            $0.member.name.hasSameUTF8(as: $1.member.name)
                 ? $0.offset < $1.offset : JSONValue.precedesInUTF8($0.member.name, $1.member.name)
         }
-        for position in sorted.indices.dropFirst() where sorted[position - 1].member.name.utf8.elementsEqual(sorted[position].member.name.utf8) {
+        for position in sorted.indices.dropFirst() where sorted[position - 1].member.name.hasSameUTF8(as: sorted[position].member.name) {
             throw JSONSyntaxError(offset: sorted[position].offset, reason: "duplicate member name")
         }
         return JSONObject(sortedUniqueMembers: sorted.map(\.member))

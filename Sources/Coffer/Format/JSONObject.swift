@@ -36,11 +36,11 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
     public subscript(name: String) -> JSONValue? {
         get {
             let position = insertionPoint(of: name)
-            return position < members.count && members[position].name.utf8.elementsEqual(name.utf8) ? members[position].value : nil
+            return position < members.count && members[position].name.hasSameUTF8(as: name) ? members[position].value : nil
         }
         set {
             let position = insertionPoint(of: name)
-            let present = position < members.count && members[position].name.utf8.elementsEqual(name.utf8)
+            let present = position < members.count && members[position].name.hasSameUTF8(as: name)
             switch (newValue, present) {
             case (let value?, true): members[position].value = value
             case (let value?, false): members.insert((name, value), at: position)
@@ -59,7 +59,7 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.name.utf8.elementsEqual($1.name.utf8) && $0.value == $1.value }
+            && zip(lhs.members, rhs.members).allSatisfy { $0.name.hasSameUTF8(as: $1.name) && $0.value == $1.value }
     }
 
     /// The first position whose name does not precede `name`.

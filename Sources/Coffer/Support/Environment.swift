@@ -18,13 +18,14 @@ public struct Environment: Sendable, ExpressibleByDictionaryLiteral {
         variables = dictionary.map { (name: $0.key, value: $0.value) }
     }
 
-    /// This process's environment (`environ`); an entry without `=` is skipped.
+    /// This process's environment (`environ`); an entry without `=` is skipped. A name listed
+    /// twice answers with its first value, as `getenv` does.
     public static var process: Environment {
         var environment: Environment = [:]
         var pointer = environ
         while let entry = pointer.pointee {
             let pair = String(cString: entry)
-            if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")), environment[String(pair[..<equals])] == nil {
+            if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 environment.variables.append((String(pair[..<equals]), String(pair[pair.utf8.index(after: equals)...])))
             }
             pointer += 1
@@ -34,9 +35,9 @@ public struct Environment: Sendable, ExpressibleByDictionaryLiteral {
 
     /// The value of `name` (compared byte for byte, as `getenv` does); setting `nil` removes it.
     public subscript(name: String) -> String? {
-        get { variables.first { $0.name.utf8.elementsEqual(name.utf8) }?.value }
+        get { variables.first { $0.name.hasSameUTF8(as: name) }?.value }
         set {
-            let position = variables.firstIndex { $0.name.utf8.elementsEqual(name.utf8) }
+            let position = variables.firstIndex { $0.name.hasSameUTF8(as: name) }
             switch (newValue, position) {
             case (let value?, let position?): variables[position].value = value
             case (let value?, nil): variables.append((name, value))
