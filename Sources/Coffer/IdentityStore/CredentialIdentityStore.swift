@@ -83,23 +83,10 @@ public final class CredentialIdentityStore: Sendable {
         return listing
     }
 
-    /// Calls `body` with every identity, one bucket at a time (the index is never decoded whole).
+    /// Calls `body` with every identity, best first: `identityListing()` made one at a time.
     public func forEachCredentialIdentity(_ body: (PasswordCredentialIdentity) throws -> Void) throws(CredentialIdentityStoreError) {
-        try readable()
-        try forEachIdentity { try body($0.identity) }
-    }
-
-    private func forEachIdentity(_ body: (IdentityEntry) throws -> Void) throws(CredentialIdentityStoreError) {
-        try mapped {
-            try vault.readingIndex { index, manifest in
-                // One bucket at a time. (Reading them on both cores was measured slower: the
-                // per-identity work, not the 256 files, dominates a full listing.)
-                let shards = try? index.fileSystem.openDirectory(index.shardsDirectory)  // absent in a new vault
-                for slot in 0..<IndexManifest.identitySlots {
-                    for entry in try index.identities(inSlot: slot, of: manifest, shards: shards) { try body(entry) }
-                }
-            }
-        }
+        let listing = try identityListing()
+        try mapped { for row in listing.rows { try body(listing.identity(row)) } }
     }
 
     // MARK: Changes (Apple's names)

@@ -174,6 +174,9 @@ final class IdentityStoreTests: XCTestCase {
         try corrupted.write(to: URL(fileURLWithPath: path))
         XCTAssertEqual(try listedUsers(), ["alice", "bob"])
         XCTAssertEqual(try store.identityListing().count, 2)
+        var visited: [String] = []
+        try store.forEachCredentialIdentity { visited.append($0.user) }
+        XCTAssertEqual(visited, try store.credentialIdentities(for: []).map(\.identity.user), "one order for every whole list")
 
         try store.disable()
         XCTAssertNil(snapshot(), "disabling removes the snapshot with the key")
