@@ -5,12 +5,14 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzIndex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    if let manifest = try? IndexManifest.decode(plaintext: bytes) {
+    if let manifest = try? IndexManifest.decode(plaintext: bytes, layout: .regions) {
         precondition(manifest.encodedPlaintext() == bytes)
     }
     if let identities = try? IndexShardCoding.decodeIdentities(bytes) {
-        _ = IndexShardCoding.encode(identities: identities)
-        _ = try? IndexShardCoding.decodeIdentities(bytes, sites: ["example.com"])
+        let encoded = bytes.first == 0 ? IndexShardCoding.encodeLegacy(identities: identities) : IndexShardCoding.encode(identities: identities)
+        precondition(encoded == bytes)
+        _ = try? IndexShardCoding.decodeIdentities(bytes, filter: .sites(["example.com"]))
+        _ = try? IndexShardCoding.decodeIdentities(bytes, filter: .hosts(["www.example.com"]))
         let framed = LittleEndian.bytes(UInt32(bytes.count)) + bytes
         precondition((try? IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])))?.count == identities.count)
     }

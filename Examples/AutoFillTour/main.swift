@@ -14,9 +14,10 @@ final class TourUser: UserInteraction {
         return try SecureBytes(copying: Array(password.utf8))
     }
 
-    func chooseIdentity(from identities: [PasswordCredentialIdentity]) -> PasswordCredentialIdentity? {
-        print("   [user] picks \(identities.first.map { "\($0.user)@\($0.serviceIdentifier)" } ?? "nothing")")
-        return identities.first
+    func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity? {
+        let first = identities.first?.identity
+        print("   [user] picks \(first.map { "\($0.user)@\($0.serviceIdentifier)" } ?? "nothing")")
+        return first
     }
 }
 
@@ -26,6 +27,7 @@ func describe(_ result: AutoFillHost.Result) -> String {
         "filled \(credential.user) (password of \(credential.password.count) characters) from record \(identity?.recordIdentifier.prefix(8) ?? "?")…"
     case .cancelled(let error): "cancelled: \(error)"
     case .noMatch: "no matching identity"
+    case .choiceRequired(let suggestions): "not filled: \(suggestions.count) suggestion(s) for a person to choose from"
     }
 }
 

@@ -32,8 +32,8 @@ class WrongPassword(Exception):
     pass
 
 
-def preamble(type_byte):
-    return PREAMBLE + bytes([type_byte, VERSION])
+def preamble(type_byte, version=VERSION):
+    return PREAMBLE + bytes([type_byte, version])
 
 
 def kdf_subkey(master_key, subkey_id, length=32):
@@ -155,15 +155,39 @@ def index_keys(vault_key):
     return index_key, kdf_subkey(index_key, 1)
 
 
-def site_of(identifier):
+def site_of(host):
     """The registrable domain. The reference uses the last two labels, which is what the Public
     Suffix List gives for the names in the vectors; a real reader MUST use the PSL (§7.1)."""
-    host = identifier.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower().rstrip(".")
     return ".".join(host.split(".")[-2:])
 
 
-def bucket_of(bucket_key, site):
-    return hashlib.blake2b(site.encode(), digest_size=16, key=bucket_key).digest()[0]
+def service_key(identifier, service_type):
+    """§7.1: (site, host, scheme, port, path) of a service identifier; host is "" when it does
+    not parse. ASCII names only (the vectors need no IDNA)."""
+    from urllib.parse import urlsplit
+    if service_type == "URL":
+        parts = urlsplit(identifier)
+        if not parts.scheme or not parts.hostname:
+            return identifier.lower(), "", "", 0, "/"
+        host, scheme, port, path = parts.hostname.lower().rstrip("."), parts.scheme.lower(), parts.port or 0, parts.path or "/"
+    else:
+        host, scheme, port, path = identifier.lower().rstrip("."), "", 0, "/"
+        if ":" in host:
+            host, port = host.rsplit(":", 1)[0], int(host.rsplit(":", 1)[1])
+    return site_of(host), host, scheme, port, path
+
+
+def bucket_byte(bucket_key, name):
+    return hashlib.blake2b(name.encode(), digest_size=16, key=bucket_key).digest()[0]
+
+
+def identity_slot(bucket_key, key, layout):
+    """§6.3: layout 1 files by site alone; layout 2 takes the high four bits from the site and
+    the low four from the host (the site when the identifier did not parse)."""
+    site, host = key[0], key[1]
+    if layout == 1:
+        return bucket_byte(bucket_key, site)
+    return (bucket_byte(bucket_key, site) & 0xF0) | (bucket_byte(bucket_key, host or site) & 0x0F)
 
 
 def lp(text):
@@ -171,12 +195,20 @@ def lp(text):
     return struct.pack("<H", len(data)) + data
 
 
-def identity_payload(entries):
-    """entries: (record id bytes, rank, type byte, site, identifier, user), sorted as §6.3."""
-    entries = sorted(entries, key=lambda e: (e[0], e[4].encode(), e[5].encode()))
-    out = b"\x00" + struct.pack("<I", len(entries))
-    for rid, rank, kind, site, identifier, user in entries:
-        out += rid + struct.pack("<q", rank) + bytes([kind]) + lp(site) + lp(identifier) + lp(user)
+MATCH_MODES = {"host": 0, "site": 1, "exact": 2, "never": 3}
+
+
+def identity_payload(entries, layout=2):
+    """entries: (record id bytes, rank, type byte, mode, key, identifier, user), sorted as §6.3."""
+    entries = sorted(entries, key=lambda e: (e[0], e[5].encode(), e[6].encode()))
+    out = bytes([2 if layout == 2 else 0]) + struct.pack("<I", len(entries))
+    for rid, rank, kind, mode, key, identifier, user in entries:
+        site, host, scheme, port, path = key
+        if layout == 2:
+            out += rid + struct.pack("<qBBH", rank, kind, MATCH_MODES[mode], port)
+            out += lp(site) + lp(host) + lp(scheme) + lp(path) + lp(identifier) + lp(user)
+        else:
+            out += rid + struct.pack("<qB", rank, kind) + lp(site) + lp(identifier) + lp(user)
     return out
 
 
@@ -193,12 +225,13 @@ def seal_shard(index_key, vault_id, slot, shard_id, payload, nonce):
     return preamble(0x53) + nonce + aead_encrypt(index_key, nonce, ad, pad(payload))
 
 
-def seal_manifest(index_key, vault_id, generation, shards, nonce):
+def seal_manifest(index_key, vault_id, generation, shards, nonce, layout=2):
+    """The manifest's version byte is the index layout (§6.2), authenticated with the rest."""
     plaintext = struct.pack("<QH", generation, SLOTS) + b"".join(shards.get(slot, bytes(16)) for slot in range(SLOTS))
-    return preamble(0x4D) + nonce + aead_encrypt(index_key, nonce, preamble(0x4D) + vault_id, plaintext)
+    return preamble(0x4D, layout) + nonce + aead_encrypt(index_key, nonce, preamble(0x4D, layout) + vault_id, plaintext)
 
 
-def build_index(vault_id, vault_key, records, generation, next_bytes):
+def build_index(vault_id, vault_key, records, generation, next_bytes, layout=2):
     """records: (doc, sealed file bytes). Returns {relative path: bytes}; `next_bytes(n)` supplies
     the shard ids and nonces, so vectors are reproducible."""
     index_key, bucket_key = index_keys(vault_key)
@@ -207,19 +240,20 @@ def build_index(vault_id, vault_key, records, generation, next_bytes):
         rid = bytes.fromhex(doc["id"])
         slots = set()
         for service in doc["serviceIdentifiers"]:
-            site = site_of(service["identifier"])
-            slot = bucket_of(bucket_key, site)
+            key = service_key(service["identifier"], service["type"])
+            slot = identity_slot(bucket_key, key, layout)
             slots.add(slot)
             kind = 1 if service["type"] == "URL" else 0
-            buckets.setdefault(slot, []).append((rid, 0, kind, site, service["identifier"], doc["user"]))
+            buckets.setdefault(slot, []).append(
+                (rid, 0, kind, doc.get("match", "host"), key, service["identifier"], doc["user"]))
         digest = hashlib.blake2b(sealed, digest_size=32).digest()
         ledgers.setdefault(IDENTITY_SLOTS + rid[0], []).append((rid, doc["revision"], digest, sorted(slots)))
     files, shards = {}, {}
-    for slot, payload in sorted([(s, identity_payload(e)) for s, e in buckets.items()] + [(s, ledger_payload(e)) for s, e in ledgers.items()]):
+    for slot, payload in sorted([(s, identity_payload(e, layout)) for s, e in buckets.items()] + [(s, ledger_payload(e)) for s, e in ledgers.items()]):
         shard_id = next_bytes(16)
         shards[slot] = shard_id
         files["index/shards/" + shard_id.hex()] = seal_shard(index_key, vault_id, slot, shard_id, payload, next_bytes(24))
-    files["index/manifest"] = seal_manifest(index_key, vault_id, generation, shards, next_bytes(24))
+    files["index/manifest"] = seal_manifest(index_key, vault_id, generation, shards, next_bytes(24), layout)
     return files
 
 
@@ -229,9 +263,9 @@ def index_payloads(container, vault_id, vault_key):
     index_key, _ = index_keys(vault_key)
     with open(os.path.join(container, "index", "manifest"), "rb") as f:
         data = f.read()
-    if data[:8] != preamble(0x4D):
-        raise Corrupt("not a manifest")
-    plaintext = aead_decrypt(index_key, data[8:32], preamble(0x4D) + vault_id, data[32:])
+    if data[:7] != preamble(0x4D)[:7] or data[7] not in (1, 2):
+        raise Corrupt("not a manifest of index layout 1 or 2")
+    plaintext = aead_decrypt(index_key, data[8:32], data[:8] + vault_id, data[32:])
     generation, count = struct.unpack("<QH", plaintext[:10])
     payloads = []
     for slot in range(count):
@@ -253,15 +287,20 @@ def read_index(container, vault_id, vault_key):
         kind, n, at = payload[0], struct.unpack("<I", payload[1:5])[0], 5
         for _ in range(n):
             rid = payload[at:at + 16]
-            if kind == 0:
+            if kind in (0, 2):
                 rank, service_type = struct.unpack("<q", payload[at + 16:at + 24])[0], payload[at + 24]
                 at += 25
+                mode = "host"
+                if kind == 2:
+                    mode = {v: k for k, v in MATCH_MODES.items()}[payload[at]]
+                    at += 3  # mode u8, port u16
                 strings = []
-                for _ in range(3):
+                for _ in range(6 if kind == 2 else 3):
                     length = struct.unpack("<H", payload[at:at + 2])[0]
                     strings.append(payload[at + 2:at + 2 + length].decode())
                     at += 2 + length
-                identities.append((rid.hex(), strings[1], strings[2], rank, slot))
+                identifier, user = strings[-2], strings[-1]
+                identities.append((rid.hex(), identifier, user, rank, slot, mode))
             else:
                 revision = struct.unpack("<Q", payload[at + 16:at + 24])[0]
                 digest, nslots = payload[at + 24:at + 56], payload[at + 56]

@@ -77,8 +77,10 @@ def deterministic_bytes(start):
     return next_bytes
 
 
-def vault():
-    out = os.path.join(ROOT, "vault")
+def vault(name="vault", layout=2):
+    """The reference container: index layout 2 in `vault/` (what Coffer writes now), layout 1
+    in `vault-layout1/` (what format 0.x wrote; the migration tests upgrade it)."""
+    out = os.path.join(ROOT, name)
     shutil.rmtree(out, ignore_errors=True)
     container = os.path.join(out, "container")
     os.makedirs(os.path.join(container, "records"))
@@ -100,6 +102,8 @@ def vault():
          "fields": {"pin": "1234"}, "created": "2025-12-31T23:59:59Z", "modified": "2026-02-03T04:05:06Z",
          "revision": 7},
     ]
+    if layout == 2:
+        docs[1]["match"] = "exact"  # §5.2: written only when not "host"
     fields = [("expect", "ok"), ("password", password.decode()), ("opslimit", 1), ("memlimit", 8192),
               ("vault_id", vault_id), ("vault_key", vault_key), ("salt", salt), ("header_nonce", header_nonce),
               ("header", header)]
@@ -114,7 +118,7 @@ def vault():
             f.write(sealed)
         fields += [(f"record{index}_id", doc["id"]), (f"record{index}_nonce", nonce),
                    (f"record{index}_document", ref.record_document(doc)), (f"record{index}_file", sealed)]
-    index_files = ref.build_index(vault_id, vault_key, sealed_records, 1, deterministic_bytes(1000))
+    index_files = ref.build_index(vault_id, vault_key, sealed_records, 1, deterministic_bytes(1000), layout)
     for path, data in index_files.items():
         os.makedirs(os.path.dirname(os.path.join(container, path)), exist_ok=True)
         with open(os.path.join(container, path), "wb") as f:
@@ -124,11 +128,13 @@ def vault():
     framed = ref.listing_plaintext(container, vault_id, vault_key)
     fields += [("listing_plaintext", framed),
                ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], framed, seq(0xE0, 24)))]
-    write_vector(os.path.join(out, "vault.vector"), "a v1 container made by the reference writer", fields)
+    fields += [("index_layout", layout)]
+    write_vector(os.path.join(out, "vault.vector"), f"a v1 container made by the reference writer, index layout {layout}", fields)
     assert len(ref.read_container(container, password, ops_range=(1, 10), mem_range=(8192, 1 << 30))[1]) == 2
     generation, identities, ledger = ref.read_index(container, vault_id, vault_key)
     assert generation == 1 and len(identities) == 3 and len(ledger) == 2
-    tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
+    if layout == 2:
+        tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
 
 
 def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files):
@@ -191,4 +197,5 @@ def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_recor
 if __name__ == "__main__":
     primitives()
     vault()
+    vault("vault-layout1", layout=1)
     print("vectors written to", os.path.normpath(ROOT))

@@ -14,18 +14,27 @@ public enum FileMagic {
     public static let length = 8
     private static let signature = Array("COFFER".utf8)
 
-    /// The preamble for `type` in this format version.
-    public static func bytes(for type: FileType) -> [UInt8] {
-        signature + [type.rawValue, formatVersion]
+    /// The preamble for `type`, in `version` (the format version unless a file type has its own).
+    public static func bytes(for type: FileType, version: UInt8 = formatVersion) -> [UInt8] {
+        signature + [type.rawValue, version]
+    }
+
+    /// The versions a reader implements for each file type. Only the index manifest has a
+    /// second one: version 2 names index layout 2 (SPEC.md §6.2).
+    static func versions(of type: FileType) -> ClosedRange<UInt8> {
+        type == .indexManifest ? 1...2 : formatVersion...formatVersion
     }
 
     /// Checks the preamble of `bytes`.
+    /// - Returns: the file's version, one `versions(of: type)` holds.
     /// - Throws: `badMagic` for another file type or no Coffer file, `unsupportedVersion` for
     ///   another version, `badLength` when shorter than the preamble.
-    public static func check(_ bytes: [UInt8], is type: FileType) throws(FormatError) {
+    @discardableResult
+    public static func check(_ bytes: [UInt8], is type: FileType) throws(FormatError) -> UInt8 {
         guard bytes.count >= length else { throw .badLength }
         guard Array(bytes[0..<6]) == signature, bytes[6] == type.rawValue else { throw .badMagic }
-        guard bytes[7] == formatVersion else { throw .unsupportedVersion(bytes[7]) }
+        guard versions(of: type).contains(bytes[7]) else { throw .unsupportedVersion(bytes[7]) }
+        return bytes[7]
     }
 }
 

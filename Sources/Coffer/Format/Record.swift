@@ -16,6 +16,9 @@ public struct Record: Equatable, Sendable {
     public var modified: Date
     /// 1 on creation, +1 on every update; the identity index stores it to detect rollback.
     public var revision: UInt64
+    /// How closely a request must match before a host may fill this record without a person
+    /// choosing it (SPEC.md §7.1); `match` in the document, omitted when `host`.
+    public var matchMode: MatchMode
     /// Members this version does not know, kept as read so that a rewrite preserves what a
     /// newer writer added (SPEC.md §5.2).
     public var otherMembers: JSONObject
@@ -23,7 +26,7 @@ public struct Record: Equatable, Sendable {
     public init(
         id: RecordID, serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
         notes: String = "", fields: [String: String] = [:], created: Date, modified: Date, revision: UInt64,
-        otherMembers: JSONObject = [:]
+        matchMode: MatchMode = .host, otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -34,6 +37,7 @@ public struct Record: Equatable, Sendable {
         self.created = created
         self.modified = modified
         self.revision = revision
+        self.matchMode = matchMode
         self.otherMembers = otherMembers
     }
 }
@@ -41,7 +45,7 @@ public struct Record: Equatable, Sendable {
 /// The record document's JSON: canonical on write, strict on read (SPEC.md §5.2).
 public enum RecordCoding {
     static let knownMembers = [
-        "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision",
+        "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
     ]
 
     public static func encode(_ record: Record) throws(FormatError) -> [UInt8] {
@@ -55,6 +59,7 @@ public enum RecordCoding {
         members["created"] = .string(UTCTimestamp.format(record.created))
         members["modified"] = .string(UTCTimestamp.format(record.modified))
         members["revision"] = .integer(record.revision)
+        members["match"] = record.matchMode == .host ? nil : .string(record.matchMode.rawValue)
         return JSONValue.object(members).canonicalBytes
     }
 
@@ -90,6 +95,7 @@ public enum RecordCoding {
             created: try reader.required("created") { $0.stringValue.flatMap(UTCTimestamp.parse) },
             modified: try reader.required("modified") { $0.stringValue.flatMap(UTCTimestamp.parse) },
             revision: try reader.required("revision") { $0.uint64Value },
+            matchMode: try reader.optional("match") { $0.stringValue.flatMap(MatchMode.init(rawValue:)) } ?? .host,
             otherMembers: members.filter(names: { !knownMembers.contains($0) }))
         try validate(record)
         return record

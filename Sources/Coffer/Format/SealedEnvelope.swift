@@ -5,31 +5,35 @@ public struct SealedEnvelope: Equatable, Sendable {
     public static let tagLength = 16
 
     public var type: FileType
+    /// The preamble's version byte (1, or 2 for a manifest of index layout 2).
+    public var version: UInt8
     public var nonce: [UInt8]
     public var ciphertext: [UInt8]
 
-    public init(type: FileType, nonce: [UInt8], ciphertext: [UInt8]) {
+    public init(type: FileType, version: UInt8 = FileMagic.formatVersion, nonce: [UInt8], ciphertext: [UInt8]) {
         self.type = type
+        self.version = version
         self.nonce = nonce
         self.ciphertext = ciphertext
     }
 
     public func encoded() -> [UInt8] {
-        FileMagic.bytes(for: type) + nonce + ciphertext
+        FileMagic.bytes(for: type, version: version) + nonce + ciphertext
     }
 
     /// Splits a file of `type`; `validLength` adds the type's own size rule.
     public static func decode(
         _ bytes: [UInt8], as type: FileType, validLength: (Int) -> Bool = { _ in true }
     ) throws(FormatError) -> SealedEnvelope {
-        try FileMagic.check(bytes, is: type)
+        let version = try FileMagic.check(bytes, is: type)
         guard bytes.count >= headerLength + tagLength, validLength(bytes.count) else { throw .badLength }
-        return SealedEnvelope(type: type, nonce: Array(bytes[8..<32]), ciphertext: Array(bytes[32...]))
+        return SealedEnvelope(type: type, version: version, nonce: Array(bytes[8..<32]), ciphertext: Array(bytes[32...]))
     }
 
-    /// `preamble(type) ‖ vault id`, the associated-data prefix of every sealed file.
-    public static func associatedData(_ type: FileType, vaultID: VaultID) -> [UInt8] {
-        FileMagic.bytes(for: type) + vaultID.bytes
+    /// `preamble(type, version) ‖ vault id`, the associated-data prefix of every sealed file: the
+    /// version is authenticated, so a manifest cannot be passed off as another layout.
+    public static func associatedData(_ type: FileType, version: UInt8 = FileMagic.formatVersion, vaultID: VaultID) -> [UInt8] {
+        FileMagic.bytes(for: type, version: version) + vaultID.bytes
     }
 }
 

@@ -2,51 +2,98 @@
 /// (SPEC.md §7.3): suggestions from the identity store, the best one provided silently, and the
 /// interactive path only when the provider asks for it and a user is there to answer.
 ///
-/// `coffer fill`, the git credential helper and the examples are all this host.
+/// It is also the one place that applies the provision rule (SPEC.md §7.1): a password is
+/// released without a person choosing it only for a match at or above its record's mode
+/// threshold (host level by default). A sibling on the same registrable domain is only a
+/// suggestion, as QuickType only *shows* it: a person picks it, or nothing is filled.
+///
+/// `coffer fill`, the git and docker credential helpers, the browser host and the examples
+/// are all this host.
 public struct AutoFillHost {
     public enum Result: Equatable, Sendable {
         case filled(PasswordCredential, identity: PasswordCredentialIdentity?)
         case cancelled(ExtensionError)
         /// The identity store holds no identity for the service (and user).
         case noMatch
+        /// Only suggestions a person must choose from (another host of the same site, a record
+        /// whose mode asks for more), and nobody was there to choose.
+        case choiceRequired([PasswordCredentialIdentity])
     }
 
     public let provider: CredentialProvider
+    /// What the host's protocol adds to the matching (git and docker are stricter than a page).
+    public let rules: ServiceMatchingRules
 
-    public init(provider: CredentialProvider) {
+    public init(provider: CredentialProvider, rules: ServiceMatchingRules = .web) {
         self.provider = provider
+        self.rules = rules
     }
 
     /// Fills a login for `serviceIdentifiers` (most specific first), optionally for one `user`.
-    /// - Parameter allowInteraction: whether the interactive path may run (a user is present).
+    ///
+    /// First only the buckets of the requested hosts are read: a match there that the rule
+    /// allows is provided silently (and interactively if the provider asks and a user is
+    /// present). Otherwise the whole sites are read; a person present chooses among the
+    /// suggestions through the provider's `UserInteraction`, and nobody present gets
+    /// `.choiceRequired`.
+    /// - Parameter allowInteraction: whether a user is present (prompts and choices may run).
     public func fill(
         serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool
     ) -> Result {
-        let context = provider.extensionContext
-        let suggestions: [PasswordCredentialIdentity]
+        let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
+        let suggestions: [RankedIdentity]
         do {
-            suggestions = try provider.vault.identityStore.credentialIdentities(for: serviceIdentifiers)
-                .map(\.identity).filter { user == nil || $0.user == user }
+            let hostLevel = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .host)
+            if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best.identity, allowInteraction: allowInteraction) }
+            suggestions = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .registrableDomain)
         } catch CredentialIdentityStoreError.storeDisabled {
             // No QuickType suggestions: the user opens the provider's list instead.
             guard allowInteraction else {
                 return .cancelled(ExtensionError(.userInteractionRequired, failureReason: "the vault is locked and suggestions are off"))
             }
+            let context = provider.extensionContext
             context.reset()
             provider.prepareCredentialList(for: serviceIdentifiers)
             return result(of: context, identity: nil)
         } catch {
             return .cancelled(ExtensionError(.failed, failureReason: "\(error)"))
         }
-        guard let best = suggestions.first else { return .noMatch }
+        // A record of mode `site` may be filled for a sibling host without a choice.
+        if let best = suggestions.first(where: \.allowsAutomaticFill) { return provide(best.identity, allowInteraction: allowInteraction) }
+        guard !suggestions.isEmpty else { return .noMatch }
+        guard allowInteraction, let interaction = provider.interaction else { return .choiceRequired(suggestions.map(\.identity)) }
+        guard let chosen = interaction.chooseIdentity(from: suggestions), suggestions.contains(where: { $0.identity == chosen }) else {
+            return .cancelled(ExtensionError(.userCanceled))
+        }
+        return provide(chosen, allowInteraction: true)  // a person chose it: the rule is met
+    }
 
+    /// The store's identities for the request, for `user` if given, that this host's protocol
+    /// admits.
+    private func candidates(
+        _ services: [CredentialServiceIdentifier], _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel
+    ) throws -> [RankedIdentity] {
+        try provider.vault.identityStore.credentialIdentities(for: services, minimumLevel: minimumLevel).filter { ranked in
+            guard user == nil || ranked.identity.user == user else { return false }
+            guard case .web = rules else {
+                // A protocol's own rules apply to what may be handed out at all.
+                guard let key = ranked.key, let index = ranked.match?.requestIndex, ranked.match!.level >= .host else { return false }
+                return rules.admits(key, for: request[index])
+            }
+            return true
+        }
+    }
+
+    /// The silent path, then the interactive one when the provider asks and a user is present.
+    private func provide(_ identity: PasswordCredentialIdentity, allowInteraction: Bool) -> Result {
+        let context = provider.extensionContext
         context.reset()
-        provider.provideCredentialWithoutUserInteraction(for: best)
+        provider.provideCredentialWithoutUserInteraction(for: identity)
         if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, allowInteraction {
             context.reset()
-            provider.prepareInterfaceToProvideCredential(for: best)
+            provider.prepareInterfaceToProvideCredential(for: identity)
         }
-        return result(of: context, identity: best)
+        return result(of: context, identity: identity)
     }
 
     private func result(of context: CredentialProviderExtensionContext, identity: PasswordCredentialIdentity?) -> Result {

@@ -26,26 +26,46 @@ public final class CredentialIdentityStore: Sendable {
     // MARK: Queries
 
     /// The identities matching `serviceIdentifiers` (most specific first), best first
-    /// (SPEC.md §7.1), one per record. An empty list returns every identity, ordered by rank
+    /// (SPEC.md §7.1), one per record, each with its match level and whether the provision rule
+    /// lets a host fill it without a person choosing (`allowsAutomaticFill`). Records of match
+    /// mode `never` are not suggested. An empty list returns every identity, ordered by rank
     /// and recent use.
-    /// Reads only the buckets of the requested sites, never the whole index.
-    public func credentialIdentities(for serviceIdentifiers: [CredentialServiceIdentifier]) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
+    ///
+    /// Reads only the buckets of the requested sites (16 per site), never the whole index.
+    /// - Parameter minimumLevel: `.host` (or `.exactURL`) reads only the one bucket of each
+    ///   requested host: what a fill needs first, and what keeps its cost flat when thousands of
+    ///   logins share one site.
+    public func credentialIdentities(
+        for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
+    ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
         try readable()
         if serviceIdentifiers.isEmpty {
             let listing = try identityListing()
             return listing.rows.map { RankedIdentity(identity: listing.identity($0), match: nil, lastUsed: $0.lastUsed, tieBreak: $0.recordID.words) }
         }
         let usage = vault.deviceState.lastUsed()
+        let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         return try mapped {
             try vault.readingIndex { index, manifest in
-                let request = serviceIdentifiers.map(ParsedServiceList.init)
                 // A request names a handful of services: arrays, not hash tables (a fill builds
                 // no Set or Dictionary, whose first use costs a scan of every protocol conformance).
-                let sites = serviceIdentifiers.map(IdentityIndex.site(of:)).uniqued(by: ==)
+                let hostsOnly = minimumLevel >= .host
+                let wanted = request.filter(\.isParsed)
+                let slots: [Int]
+                let filter: IndexShardCoding.Filter
+                if hostsOnly {
+                    slots = wanted.map { index.identitySlot(for: $0, layout: manifest.layout) }
+                    filter = .hosts(wanted.map(\.host).uniqued(by: ==))
+                } else {
+                    let sites = wanted.map(\.site).uniqued(by: ==)
+                    slots = sites.flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
+                    filter = .sites(sites)
+                }
+                let shards = slots.count > 1 ? try? index.fileSystem.openDirectory(index.shardsDirectory) : nil
                 var ranked: [RankedIdentity] = []
-                for slot in sites.map(index.identitySlot(forSite:)).sorted().uniqued(by: ==) {
-                    for entry in try index.identities(inSlot: slot, of: manifest, sites: sites) {
-                        guard let match = ServiceMatcher.bestMatch(of: entry.serviceIdentifier, in: request) else { continue }
+                for slot in slots.sorted().uniqued(by: ==) {
+                    for entry in try index.identities(inSlot: slot, of: manifest, filter: filter, shards: shards) where entry.mode != .never {
+                        guard let match = ServiceMatcher.bestMatch(of: entry.key, in: request), match.level >= minimumLevel else { continue }
                         ranked.append(RankedIdentity(entry: entry, match: match, lastUsed: usage.lastUsed(entry.recordID)))
                     }
                 }
@@ -95,7 +115,7 @@ public final class CredentialIdentityStore: Sendable {
     /// record; the provider only hands out a password for a service the record itself lists.
     public func saveCredentialIdentities(_ identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
         try edit { editor in
-            for (id, additions) in try Self.grouped(identities) {
+            for (id, additions) in try grouped(identities, in: &editor) {
                 guard try editor.ledgerEntry(for: id) != nil else {
                     throw CredentialIdentityStoreError.internalError(.recordNotFound(id))
                 }
@@ -112,7 +132,7 @@ public final class CredentialIdentityStore: Sendable {
     /// Removes identities from suggestions; the records themselves stay.
     public func removeCredentialIdentities(_ identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
         try edit { editor in
-            for (id, removals) in try Self.grouped(identities) {
+            for (id, removals) in try grouped(identities, in: &editor) {
                 let kept = try editor.identities(of: id).filter { entry in
                     !removals.contains { $0.serviceIdentifier == entry.serviceIdentifier && $0.user == entry.user }
                 }
@@ -124,8 +144,9 @@ public final class CredentialIdentityStore: Sendable {
     /// Replaces every identity with `identities`, in one commit.
     public func replaceCredentialIdentities(with identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
         try edit { editor in
+            let groups = try grouped(identities, in: &editor)  // before the removal: it reads each record's mode
             try editor.removeAllIdentities()
-            for (id, entries) in try Self.grouped(identities) {
+            for (id, entries) in groups {
                 guard try editor.ledgerEntry(for: id) != nil else {
                     throw CredentialIdentityStoreError.internalError(.recordNotFound(id))
                 }
@@ -197,15 +218,20 @@ public final class CredentialIdentityStore: Sendable {
         }
     }
 
-    private static func grouped(_ identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) -> [(RecordID, [IdentityEntry])] {
+    /// Identities by record, as entries. A new identity takes the match mode of the record's
+    /// other identities, else of the record itself when the vault is unlocked, else `host`.
+    private func grouped(_ identities: [PasswordCredentialIdentity], in editor: inout IndexEditor) throws -> [(RecordID, [IdentityEntry])] {
         var groups: [RecordID: [IdentityEntry]] = [:]
         for identity in identities {
             guard let id = try? RecordID(hex: identity.recordIdentifier) else {
-                throw .internalError(.invalidInput("'\(identity.recordIdentifier.prefix(40))' is not a record identifier"))
+                throw CredentialIdentityStoreError.internalError(.invalidInput("'\(identity.recordIdentifier.prefix(40))' is not a record identifier"))
             }
+            let keys = try? vault.keys()
+            let mode = try editor.identities(of: id).first?.mode
+                ?? keys.flatMap { try? vault.checkedRecord(id, ledger: editor.ledgerEntry(for: id), keys: $0).matchMode } ?? .host
             groups[id, default: []].append(IdentityEntry(
                 recordID: id, serviceIdentifier: identity.serviceIdentifier, user: identity.user, rank: Int64(identity.rank),
-                site: IdentityIndex.site(of: identity.serviceIdentifier)))
+                mode: mode, key: ServiceKey(parsing: identity.serviceIdentifier)))
         }
         return groups.sorted { $0.key < $1.key }
     }

@@ -29,17 +29,30 @@ struct IdentityIndex {
         } catch where error.isNotFound {
             return IndexManifest()
         }
-        return try IndexManifest.decode(plaintext: open(bytes, as: .indexManifest, extra: []))
+        return try openManifest(bytes)
+    }
+
+    /// A manifest file's layout is its version byte (SPEC.md §6.2), authenticated with the rest.
+    private func openManifest(_ bytes: [UInt8]) throws -> IndexManifest {
+        let envelope = try SealedEnvelope.decode(bytes, as: .indexManifest)
+        let layout = IndexLayout(rawValue: envelope.version) ?? .regions  // decode admits versions 1 and 2 only
+        return try IndexManifest.decode(plaintext: open(envelope, extra: []), layout: layout)
     }
 
     var manifestExists: Bool { (try? fileSystem.status(manifestPath)) != nil }
     var journalExists: Bool { (try? fileSystem.status(journalPath)) != nil }
 
-    /// The entries of a bucket; with `sites`, only those filed under one of them.
+    /// The entries of a bucket; with `filter`, only those of the named sites or hosts.
     /// - Parameter shards: the shards directory held open, for callers that read many buckets.
-    func identities(inSlot slot: Int, of manifest: IndexManifest, sites: [String]? = nil, shards: OpenDirectory? = nil) throws -> [IdentityEntry] {
+    func identities(
+        inSlot slot: Int, of manifest: IndexManifest, filter: IndexShardCoding.Filter? = nil, shards: OpenDirectory? = nil
+    ) throws -> [IdentityEntry] {
         guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { return [] }
-        return try IndexShardCoding.decodeIdentities(payload, sites: sites)
+        return try IndexShardCoding.decodeIdentities(payload, layout: manifest.layout, filter: filter) { service, site in
+            var key = ServiceKey(parsing: service)  // layout 1 stored no parsed service
+            key.site = site
+            return key
+        }
     }
 
     /// The decrypted payload of an identity bucket, `nil` for an empty one.
@@ -59,22 +72,38 @@ struct IdentityIndex {
         return try IndexShardCoding.ledgerEntry(for: recordID, in: readShard(slot: slot, id: id))
     }
 
-    /// The site a service is filed under: its registrable domain, else its lower-cased identifier.
-    static func site(of service: CredentialServiceIdentifier) -> String {
-        ServiceMatcher.site(of: service) ?? service.identifier.lowercased()
+    // MARK: Filing (SPEC.md §6.3)
+
+    /// The first byte of the keyed hash of `name`: keying keeps bucket numbers from revealing
+    /// which sites and hosts are stored.
+    private func bucketByte(_ name: String) -> Int {
+        let digest = (try? BLAKE2b.hash(Array(name.utf8), key: keys.bucketing, length: 16)) ?? [0]
+        return Int(digest[0])
     }
 
-    /// The identity bucket of a site: a keyed hash, so bucket numbers reveal nothing.
-    func identitySlot(forSite site: String) -> Int {
-        let digest = (try? BLAKE2b.hash(Array(site.utf8), key: keys.bucketing, length: 16)) ?? [0]
-        return Int(digest[0])
+    /// The bucket an identity is filed in. Layout 2: the high four bits from its site, the low
+    /// four from its host, so a site's identities share a region of 16 buckets and a host's sit
+    /// in one of them. Layout 1: the site's byte alone.
+    func identitySlot(for key: ServiceKey, layout: IndexLayout) -> Int {
+        switch layout {
+        case .sites: bucketByte(key.site)
+        case .regions: (bucketByte(key.site) & 0xF0) | (bucketByte(key.filingHost) & 0x0F)
+        }
+    }
+
+    /// Every bucket that may hold an identity of `site`: its region (layout 2) or its bucket (1).
+    func identitySlots(ofSite site: String, layout: IndexLayout) -> [Int] {
+        let byte = bucketByte(site)
+        switch layout {
+        case .sites: return [byte]
+        case .regions: return Array((byte & 0xF0)...(byte | 0x0F))
+        }
     }
 
     private func readShard(slot: Int, id: ShardID, in shards: OpenDirectory? = nil) throws -> [UInt8] {
         let bytes = try shards.map { try fileSystem.readFile(named: id.hex, in: $0, limit: Self.maximumShardLength) }
             ?? fileSystem.readFile(shardPath(id), limit: Self.maximumShardLength)
-        let padded = try open(bytes, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
-        return padded
+        return try open(bytes, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
     }
 
     /// Every non-empty identity bucket's payload in slot order, each framed as
@@ -117,12 +146,15 @@ struct IdentityIndex {
 
     /// Opens a sealed index file; shard payloads are unpadded.
     private func open(_ bytes: [UInt8], as type: FileType, extra: [UInt8]) throws -> [UInt8] {
-        let envelope = try SealedEnvelope.decode(bytes, as: type)
+        try open(SealedEnvelope.decode(bytes, as: type), extra: extra)
+    }
+
+    private func open(_ envelope: SealedEnvelope, extra: [UInt8]) throws -> [UInt8] {
         // Index plaintexts hold names, never keys or passwords: ordinary memory is enough.
         var plaintext = try XChaCha20Poly1305.openUnguarded(
             envelope.ciphertext[...], key: keys.sealing, nonce: envelope.nonce[...],
-            associatedData: SealedEnvelope.associatedData(type, vaultID: vaultID) + extra)
-        guard type == .indexShard else { return plaintext }
+            associatedData: SealedEnvelope.associatedData(envelope.type, version: envelope.version, vaultID: vaultID) + extra)
+        guard envelope.type == .indexShard else { return plaintext }
         let length = try plaintext.withUnsafeBytes { try Padding.unpaddedLengthInVariableTime(of: $0, blockSize: Self.shardBlockSize) }
         plaintext.removeLast(plaintext.count - length)
         return plaintext
@@ -130,12 +162,13 @@ struct IdentityIndex {
 
     // MARK: Writing (callers hold the exclusive lock)
 
-    func seal(_ plaintext: [UInt8], as type: FileType, extra: [UInt8]) throws -> [UInt8] {
+    func seal(_ plaintext: [UInt8], as type: FileType, version: UInt8 = FileMagic.formatVersion, extra: [UInt8]) throws -> [UInt8] {
         let body = type == .indexShard ? try Padding.pad(plaintext, blockSize: Self.shardBlockSize) : plaintext
         let nonce = try XChaCha20Poly1305.randomNonce()
         let ciphertext = try XChaCha20Poly1305.seal(
-            body, key: keys.sealing, nonce: nonce, associatedData: SealedEnvelope.associatedData(type, vaultID: vaultID) + extra)
-        return SealedEnvelope(type: type, nonce: nonce, ciphertext: ciphertext).encoded()
+            body, key: keys.sealing, nonce: nonce,
+            associatedData: SealedEnvelope.associatedData(type, version: version, vaultID: vaultID) + extra)
+        return SealedEnvelope(type: type, version: version, nonce: nonce, ciphertext: ciphertext).encoded()
     }
 
     /// Writes a shard under a fresh random name. `inPlace` when a journal covers the edit: until
@@ -155,7 +188,7 @@ struct IdentityIndex {
     /// The commit point of every index change.
     func writeManifest(_ manifest: IndexManifest) throws {
         try fileSystem.writeAtomically(
-            seal(manifest.encodedPlaintext(), as: .indexManifest, extra: []), to: manifestPath,
+            seal(manifest.encodedPlaintext(), as: .indexManifest, version: manifest.layout.rawValue, extra: []), to: manifestPath,
             temporaryDirectory: container.temporaryDirectory)
     }
 
@@ -171,7 +204,7 @@ struct IdentityIndex {
         } catch where error.isNotFound {
             return nil
         }
-        return try IndexJournal.decode(open(bytes, as: .indexJournal, extra: []))
+        return try IndexJournal.decode(open(bytes, as: .indexJournal, extra: [])) { service, _ in ServiceKey(parsing: service) }
     }
 
     func removeJournal() throws {

@@ -56,6 +56,7 @@ struct IndexEditor {
     /// Shards are edited in place in the cache (`ledgerShards[slot]!.append`), never copied: an
     /// import of 100,000 records once copied a whole shard per record.
     mutating func setRecord(_ id: RecordID, revision: UInt64, hash: [UInt8]?, identities: [IdentityEntry]) throws {
+        try migrateToCurrentLayout()
         let ledgerSlot = IndexManifest.ledgerSlot(of: id)
         _ = try ledger(inSlot: ledgerSlot)  // loads the shard into the cache
         if let position = ledgerShards[ledgerSlot]!.firstIndex(where: { $0.recordID == id }) {
@@ -71,12 +72,14 @@ struct IndexEditor {
 
     /// Replaces the identities of records already in the ledger, keeping their integrity data.
     mutating func setIdentities(of id: RecordID, to identities: [IdentityEntry]) throws {
+        try migrateToCurrentLayout()
         guard let entry = try ledgerEntry(for: id) else { return }
         try setRecord(id, revision: entry.revision, hash: entry.ciphertextHash, identities: identities)
     }
 
     /// Every identity bucket emptied; the ledger stays (it guards integrity, not suggestions).
     mutating func removeAllIdentities() throws {
+        try migrateToCurrentLayout()
         for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil || identityBuckets[slot] != nil {
             identityBuckets[slot] = []
             dirtySlots.insert(slot)
@@ -91,6 +94,36 @@ struct IndexEditor {
         }
     }
 
+    /// Rewrites an index of layout 1 (SPEC.md §6.3) as layout 2 within this edit: every identity
+    /// is re-filed with its parsed service and every ledger entry's slots are recomputed. Runs
+    /// once, in the first write after an upgrade; readers handle layout 1 until then.
+    mutating func migrateToCurrentLayout() throws {
+        guard manifest.layout == .sites else { return }
+        var entries: [IdentityEntry] = []
+        for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil {
+            entries += try identities(inSlot: slot)  // parsed from the layout-1 bucket
+            identityBuckets[slot] = []
+            dirtySlots.insert(slot)
+        }
+        var slotsOfRecord: [RecordID: Set<UInt8>] = [:]
+        for entry in entries {
+            let slot = index.identitySlot(for: entry.key, layout: .regions)
+            if identityBuckets[slot] == nil { identityBuckets[slot] = [] }
+            identityBuckets[slot]!.append(entry)
+            dirtySlots.insert(slot)
+            slotsOfRecord[entry.recordID, default: []].insert(UInt8(slot))
+        }
+        for slot in IndexManifest.identitySlots..<IndexManifest.slotCount where manifest.shards[slot] != nil {
+            ledgerShards[slot] = try ledger(inSlot: slot).map { entry in
+                var refiled = entry
+                refiled.identitySlots = (slotsOfRecord[entry.recordID] ?? []).sorted()
+                return refiled
+            }
+            dirtySlots.insert(slot)
+        }
+        manifest.layout = .regions  // every bucket of the old layout is in the cache by now
+    }
+
     private mutating func removeIdentities(of id: RecordID, slots: [UInt8]) throws {
         for slot in Set(slots.map(Int.init)) {
             identityBuckets[slot] = try identities(inSlot: slot).filter { $0.recordID != id }
@@ -101,7 +134,7 @@ struct IndexEditor {
     private mutating func addIdentities(_ identities: [IdentityEntry]) throws -> [UInt8] {
         var slots = Set<Int>()
         for entry in identities {
-            let slot = index.identitySlot(forSite: entry.site)
+            let slot = index.identitySlot(for: entry.key, layout: manifest.layout)
             _ = try self.identities(inSlot: slot)  // loads the bucket into the cache
             if !identityBuckets[slot]!.contains(where: { $0.recordID == entry.recordID && $0.serviceIdentifier == entry.serviceIdentifier }) {
                 identityBuckets[slot]!.append(entry)

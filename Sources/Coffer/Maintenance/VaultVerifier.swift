@@ -136,7 +136,7 @@ struct VaultVerifier {
                 if slot < IndexManifest.identitySlots {
                     for entry in try index.identities(inSlot: slot, of: manifest, shards: shards) {
                         identities[entry.recordID, default: []].append(entry)
-                        if index.identitySlot(forSite: entry.site) != slot {
+                        if index.identitySlot(for: entry.key, layout: manifest.layout) != slot {
                             report.add(index.shardPath(manifest.shards[slot]!), "identity of \(entry.recordID) filed in the wrong bucket")
                         }
                     }
@@ -185,6 +185,9 @@ struct VaultVerifier {
         if record.revision != ledger.revision { return "revision \(record.revision), the index expects \(ledger.revision)" }
         for identity in identities where !record.serviceIdentifiers.contains(identity.serviceIdentifier) || identity.user != record.user {
             return "the identity store offers \(identity.user)@\(identity.serviceIdentifier), which the record does not hold"
+        }
+        for identity in identities where identity.mode != record.matchMode {
+            return "the identity store holds match mode '\(identity.mode.rawValue)', the record '\(record.matchMode.rawValue)'"
         }
         return nil
     }

@@ -50,14 +50,16 @@ public final class CredentialProvider {
     /// `serviceIdentifiers` (most specific first; an empty array offers everything), provide.
     public func prepareCredentialList(for serviceIdentifiers: [CredentialServiceIdentifier]) {
         guard authenticate(reason: "to choose a login") else { return }
-        let candidates: [PasswordCredentialIdentity]
+        let candidates: [RankedIdentity]
         do {
-            candidates = try vault.identityStore.credentialIdentities(for: serviceIdentifiers).map(\.identity)
+            candidates = try vault.identityStore.credentialIdentities(for: serviceIdentifiers)
         } catch {
             extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
             return
         }
-        guard let interaction, let chosen = interaction.chooseIdentity(from: candidates) else {
+        guard let interaction, let chosen = interaction.chooseIdentity(from: candidates),
+              candidates.contains(where: { $0.identity == chosen })
+        else {
             extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
             return
         }

@@ -5,6 +5,9 @@ public protocol UserInteraction: AnyObject {
     /// - Parameter attempt: 1 for the first try, then 2, 3 after wrong passwords.
     func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes?
 
-    /// Lets the user pick one of `identities` (best first). `nil` means the user cancelled.
-    func chooseIdentity(from identities: [PasswordCredentialIdentity]) -> PasswordCredentialIdentity?
+    /// Lets the user pick one of `identities` (best first, each with its match level). `nil`
+    /// means the user cancelled.
+    /// - Warning: an interface with nobody to ask must not pick one whose `allowsAutomaticFill`
+    ///   is false: that would release a password to a host no person chose (SPEC.md §7.1).
+    func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity?
 }

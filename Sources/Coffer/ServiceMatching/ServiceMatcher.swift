@@ -20,55 +20,63 @@ public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A service identifier taken apart for matching.
-struct ParsedService: Equatable {
-    /// `nil` for a `.domain` identifier.
-    let scheme: String?
-    let host: String
-    /// The port written in the identifier, if any.
-    let explicitPort: Int?
-    let path: String
-    /// eTLD+1, or the host itself when it has none (an IP literal, `localhost`).
-    let site: String
-
-    init?(_ service: CredentialServiceIdentifier) {
+extension ServiceKey {
+    /// Takes `service` apart (SPEC.md §7.1): canonical host through libidn2, site through libpsl.
+    /// An identifier that does not parse gets a key that matches nothing, filed under its
+    /// lower-cased text (so `verify` can still check where it is filed).
+    public init(parsing service: CredentialServiceIdentifier) {
+        var scheme = "", path = "/", hostText: String, port: UInt16 = 0
         switch service.type {
         case .URL:
-            guard let components = URLComponents(string: service.identifier), let scheme = components.scheme?.lowercased(),
-                  let rawHost = components.host, let host = DomainNames.canonicalHost(rawHost)
-            else { return nil }
-            self.scheme = scheme
-            self.host = host
-            explicitPort = components.port
+            guard let components = URLComponents(string: service.identifier), let parsedScheme = components.scheme?.lowercased(),
+                  let rawHost = components.host, components.port.map({ (1...65535).contains($0) }) ?? true
+            else {
+                self = .unparsed(site: service.identifier.lowercased())
+                return
+            }
+            scheme = parsedScheme
+            hostText = rawHost
+            port = UInt16(components.port ?? 0)
             path = components.path.isEmpty ? "/" : components.path
         case .domain:
-            var text = service.identifier
-            var port: Int?
-            if text.utf8.contains(UInt8(ascii: ":")), !text.hasPrefix("["), let colon = text.lastIndex(of: ":"),
-               let number = Int(text[text.index(after: colon)...]) {
-                port = number
-                text = String(text[..<colon])
+            hostText = service.identifier
+            if hostText.utf8.contains(UInt8(ascii: ":")), !hostText.hasPrefix("["), let colon = hostText.lastIndex(of: ":") {
+                guard let number = Int(hostText[hostText.index(after: colon)...]), (1...65535).contains(number) else {
+                    self = .unparsed(site: service.identifier.lowercased())
+                    return
+                }
+                port = UInt16(number)
+                hostText = String(hostText[..<colon])
             }
-            guard let host = DomainNames.canonicalHost(text) else { return nil }
-            scheme = nil
-            self.host = host
-            explicitPort = port
-            path = "/"
         }
-        site = DomainNames.registrableDomain(ofCanonicalHost: host) ?? host
+        guard let host = DomainNames.canonicalHost(hostText) else {
+            self = .unparsed(site: service.identifier.lowercased())
+            return
+        }
+        self.init(
+            site: DomainNames.registrableDomain(ofCanonicalHost: host) ?? host, host: host, scheme: scheme, port: port, path: path)
     }
 
-    static let defaultPorts = ["http": 80, "https": 443, "ssh": 22, "ftp": 21]
-
-    /// The explicit port, else the scheme's default.
-    var effectivePort: Int? { explicitPort ?? scheme.flatMap { Self.defaultPorts[$0] } }
+    /// The port written in the identifier, else the scheme's default (http 80, https 443, ssh
+    /// 22, ftp 21); `nil` when neither says.
+    var effectivePort: UInt16? {
+        if port != 0 { return port }
+        switch scheme {
+        case "http": return 80
+        case "https": return 443
+        case "ssh": return 22
+        case "ftp": return 21
+        default: return nil
+        }
+    }
 }
 
 /// Decides whether, and how well, stored identities match a request (SPEC.md §7.1).
 public enum ServiceMatcher {
     /// The registrable domain (or host) an identity is filed under; `nil` if unparseable.
     public static func site(of service: CredentialServiceIdentifier) -> String? {
-        ParsedService(service)?.site
+        let key = ServiceKey(parsing: service)
+        return key.isParsed ? key.site : nil
     }
 
     /// How `identity` matches `request`, or `nil` when it must not be offered.
@@ -77,22 +85,22 @@ public enum ServiceMatcher {
     /// scheme (an `https` login is not sent to an `http` page); an `http` identity may serve
     /// `https`. Domain identities and domain requests carry no scheme and match any.
     public static func matchLevel(identity: CredentialServiceIdentifier, request: CredentialServiceIdentifier) -> MatchLevel? {
-        guard let stored = ParsedService(identity), let wanted = ParsedService(request) else { return nil }
-        return matchLevel(stored, wanted)
+        matchLevel(ServiceKey(parsing: identity), ServiceKey(parsing: request))
     }
 
-    static func matchLevel(_ stored: ParsedService, _ wanted: ParsedService) -> MatchLevel? {
-        if let have = stored.scheme, let want = wanted.scheme, have != want, !(have == "http" && want == "https") {
+    static func matchLevel(_ stored: ServiceKey, _ wanted: ServiceKey) -> MatchLevel? {
+        guard stored.isParsed, wanted.isParsed else { return nil }
+        if !stored.scheme.isEmpty, !wanted.scheme.isEmpty, stored.scheme != wanted.scheme,
+           !(stored.scheme == "http" && wanted.scheme == "https") {
             return nil
         }
         // Ports matter once either side names one: then explicit or default ports must agree.
-        if stored.explicitPort != nil || wanted.explicitPort != nil,
-           let have = stored.effectivePort, let want = wanted.effectivePort, have != want {
+        if stored.port != 0 || wanted.port != 0, let have = stored.effectivePort, let want = wanted.effectivePort, have != want {
             return nil
         }
         guard stored.site == wanted.site else { return nil }
         if stored.host != wanted.host { return .registrableDomain }
-        if stored.scheme != nil, stored.scheme == wanted.scheme, stored.path == wanted.path { return .exactURL }
+        if !stored.scheme.isEmpty, stored.scheme == wanted.scheme, stored.path == wanted.path { return .exactURL }
         return .host
     }
 
@@ -104,11 +112,10 @@ public enum ServiceMatcher {
     }
 
     /// The best match of `identity` over `request`: highest level, then earliest request entry.
-    public static func bestMatch(of identity: CredentialServiceIdentifier, in request: [ParsedServiceList]) -> Match? {
-        guard let stored = ParsedService(identity) else { return nil }
+    static func bestMatch(of stored: ServiceKey, in request: [ServiceKey]) -> Match? {
         var best: Match?
         for (index, wanted) in request.enumerated() {
-            guard let wanted = wanted.parsed, let level = matchLevel(stored, wanted) else { continue }
+            guard let level = matchLevel(stored, wanted) else { continue }
             if best == nil || level > best!.level { best = Match(level: level, requestIndex: index) }
         }
         return best
@@ -153,21 +160,17 @@ public enum ServiceMatcher {
     }
 }
 
-/// A request's service identifiers, parsed once.
-public struct ParsedServiceList: Sendable {
-    let parsed: ParsedService?
-    public init(_ service: CredentialServiceIdentifier) { parsed = ParsedService(service) }
-}
-
-extension ParsedService: @unchecked Sendable {}
-
-/// An identity that matched a request, with what the ranking needs.
+/// An identity that matched a request, with what the ranking and the provision rule need.
 public struct RankedIdentity: Sendable {
     public let identity: PasswordCredentialIdentity
     /// `nil` when the request named no service (the whole list is offered).
     public let match: ServiceMatcher.Match?
     /// Unix seconds of the last fill on this device; 0 if never.
     public let lastUsed: UInt64
+    /// The record's match mode, as the index holds it.
+    public let mode: MatchMode
+    /// The stored service, parsed; what a host's protocol rules compare (`ServiceMatchingRules`).
+    let key: ServiceKey?
     /// The final tie-break; kept as words so that sorting never parses `recordIdentifier`.
     let tieBreak: IdentifierWords
 
@@ -175,6 +178,8 @@ public struct RankedIdentity: Sendable {
         self.identity = entry.identity
         self.match = match
         self.lastUsed = lastUsed
+        self.mode = entry.mode
+        self.key = entry.key
         self.tieBreak = entry.recordID.words
     }
 
@@ -182,14 +187,39 @@ public struct RankedIdentity: Sendable {
         self.identity = identity
         self.match = match
         self.lastUsed = lastUsed
+        self.mode = .host
+        self.key = nil
         self.tieBreak = tieBreak
     }
 
-    public init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64) {
+    public init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64, mode: MatchMode = .host) {
         self.identity = identity
         self.match = match
         self.lastUsed = lastUsed
+        self.mode = mode
+        self.key = ServiceKey(parsing: identity.serviceIdentifier)
         self.tieBreak = (try? RecordID(hex: identity.recordIdentifier))?.words ?? IdentifierWords(high: .max, low: .max)
+    }
+
+    /// The provision rule (SPEC.md §7.1): whether a host may release this identity's password
+    /// without a person choosing it. Only a match at or above the record's mode threshold may;
+    /// any other match is a suggestion a person must pick.
+    public var allowsAutomaticFill: Bool {
+        guard let level = match?.level, let threshold = mode.automaticFillLevel else { return false }
+        return level >= threshold
+    }
+}
+
+extension MatchMode {
+    /// The lowest match level at which a record of this mode may be filled without a person
+    /// choosing it; `nil` for `never`.
+    public var automaticFillLevel: MatchLevel? {
+        switch self {
+        case .site: .registrableDomain
+        case .host: .host
+        case .exact: .exactURL
+        case .never: nil
+        }
     }
 }
 

@@ -161,6 +161,23 @@ extension Vault {
             try mappingErrors(file: deviceState.directory) { try deviceState.enable(indexKey: keys.indexKey) }
         }
         if !(try identityIndex()).manifestExists { try rebuildIdentityIndex() }
+        // Best effort: a corrupt or rolled-back index is reported by whatever reads it next,
+        // not by the unlock.
+        try? migrateIndexLayout()
+    }
+
+    /// Rewrites an index of layout 1 (format 0.x) as layout 2 (SPEC.md §6.3) in one commit, if
+    /// it is one; any write does the same on its way. Needs only the index key.
+    func migrateIndexLayout() throws(VaultError) {
+        guard try readingIndex({ _, manifest in manifest.layout }) == .sites else { return }
+        try writeTransaction { () throws in
+            let index = try identityIndex()
+            try recover(index)
+            var editor = IndexEditor(index: index, manifest: try index.readManifest())
+            try checkGeneration(of: editor.manifest)
+            try editor.migrateToCurrentLayout()
+            try deviceState.recordGeneration(try editor.commit().generation)
+        }
     }
 
     /// Rebuilds the whole index from the records (needs the vault unlocked). Ranks and
@@ -190,7 +207,8 @@ extension Vault {
         record.serviceIdentifiers.map { service in
             let rank = previous.first { $0.serviceIdentifier == service }?.rank ?? 0
             return IdentityEntry(
-                recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank, site: IdentityIndex.site(of: service))
+                recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank, mode: record.matchMode,
+                key: ServiceKey(parsing: service))
         }
     }
 }

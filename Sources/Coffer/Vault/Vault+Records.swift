@@ -7,16 +7,19 @@ public struct RecordDraft: Sendable {
     public var password: String
     public var notes: String
     public var fields: [String: String]
+    /// When a host may fill it without a person choosing (SPEC.md §7.1).
+    public var matchMode: MatchMode
 
     public init(
         serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
-        notes: String = "", fields: [String: String] = [:]
+        notes: String = "", fields: [String: String] = [:], matchMode: MatchMode = .host
     ) {
         self.serviceIdentifiers = serviceIdentifiers
         self.user = user
         self.password = password
         self.notes = notes
         self.fields = fields
+        self.matchMode = matchMode
     }
 }
 
@@ -105,7 +108,7 @@ extension Vault {
             let id = try mappingErrors(file: "record id") { try RecordID.random() }
             records.append(Record(
                 id: id, serviceIdentifiers: draft.serviceIdentifiers, user: draft.user, password: draft.password,
-                notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1))
+                notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1, matchMode: draft.matchMode))
         }
         try writeTransaction { () throws in
             let changes = try records.enumerated().map { index, record in

@@ -4,7 +4,7 @@ struct AddCommand: Command {
     static let name = "add"
     static let aliases = ["insert"]
     static let summary = "add a credential"
-    static let usage = "add SERVICE [USER] [--generate[=LENGTH]] [--notes TEXT]"
+    static let usage = "add SERVICE [USER] [--generate[=LENGTH]] [--notes TEXT] [--match site|host|exact|never]"
     static let discussion = """
         SERVICE is a domain (example.com) or a URL (https://example.com/login). The password is
         asked twice on the terminal, or read from the next line of standard input (after the
@@ -19,6 +19,7 @@ struct AddCommand: Command {
     static let options: [OptionSpec] = [
         .optionalValue("generate", "generate a password of LENGTH characters (default 20)"),
         .value("notes", "free-text notes stored with the credential"),
+        .value("match", MatchModeOption.help),
         .flag("json", "print the new credential's identity as JSON"),
     ]
 
@@ -26,6 +27,7 @@ struct AddCommand: Command {
         let operands = try context.positionals(1...2, names: "SERVICE")
         let service = CredentialServiceIdentifier(parsing: operands[0])
         let user = operands.count > 1 ? operands[1] : ""
+        let mode = try MatchModeOption.parse(context.arguments.value("match")) ?? .host
         let vault = try context.unlockedVault()
         let password: String
         if context.arguments.has("generate") {
@@ -34,7 +36,8 @@ struct AddCommand: Command {
             password = try context.newSecret(prompt: "Password for \(service): ", confirm: "Repeat password: ").unsafeString()
         }
         let record = try vault.add(RecordDraft(
-            serviceIdentifiers: [service], user: user, password: password, notes: context.arguments.value("notes") ?? ""))
+            serviceIdentifiers: [service], user: user, password: password, notes: context.arguments.value("notes") ?? "",
+            matchMode: mode))
         if context.wantsJSON {
             context.print(JSONOutput.render(ShowCommand.identityJSON(record)))
         } else {

@@ -3,7 +3,7 @@ import Coffer
 struct EditCommand: Command {
     static let name = "edit"
     static let summary = "change a credential's user, password, notes or services"
-    static let usage = "edit ID [--user USER] [--new-password | --generate[=LENGTH]] [--notes TEXT] [--add-service S] [--remove-service S]"
+    static let usage = "edit ID [--user USER] [--new-password | --generate[=LENGTH]] [--notes TEXT] [--add-service S] [--remove-service S] [--match MODE]"
     static let discussion = """
         Changes only what you name; the revision goes up by one. --new-password asks for the new
         password twice on the terminal, or reads it from the next line of standard input (after
@@ -20,15 +20,17 @@ struct EditCommand: Command {
         .value("notes", "replace the notes"),
         .value("add-service", "add a service (domain or URL)"),
         .value("remove-service", "remove a service"),
+        .value("match", MatchModeOption.help),
         .flag("json", "print the edited credential's identity as JSON"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let id = try ShowCommand.recordID(try context.positionals(1...1, names: "ID")[0])
         let arguments = context.arguments
-        guard ["user", "new-password", "generate", "notes", "add-service", "remove-service"].contains(where: arguments.has) else {
-            throw UsageError("nothing to change: name at least one of --user, --new-password, --generate, --notes, --add-service, --remove-service")
+        guard ["user", "new-password", "generate", "notes", "add-service", "remove-service", "match"].contains(where: arguments.has) else {
+            throw UsageError("nothing to change: name at least one of --user, --new-password, --generate, --notes, --add-service, --remove-service, --match")
         }
+        let mode = try MatchModeOption.parse(arguments.value("match"))
         guard !(arguments.has("new-password") && arguments.has("generate")) else {
             throw UsageError("--new-password and --generate exclude each other")
         }
@@ -45,6 +47,7 @@ struct EditCommand: Command {
             if let user = arguments.value("user") { record.user = user }
             if let password { record.password = password }
             if let notes = arguments.value("notes") { record.notes = notes }
+            if let mode { record.matchMode = mode }
             if let removed {
                 guard record.serviceIdentifiers.contains(removed) else {
                     throw VaultError.invalidInput("the credential has no service \(removed)")

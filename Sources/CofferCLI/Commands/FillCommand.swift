@@ -45,9 +45,22 @@ struct FillCommand: Command {
             return .success
         case .noMatch:
             throw CLIError("no credential for \(service)", hint: "'coffer list' shows what is stored", code: .noInput)
+        case .choiceRequired(let suggestions):
+            throw siblingsOnly(service, suggestions)
         case .cancelled(let error):
             throw CLIError.from(error)
         }
+    }
+
+    /// Exit 66 when only other hosts of the site match and nobody can choose: names the
+    /// sibling and the two ways to allow it (SPEC.md §7.1).
+    static func siblingsOnly(_ service: CredentialServiceIdentifier, _ suggestions: [PasswordCredentialIdentity]) -> CLIError {
+        let first = suggestions[0]
+        let others = suggestions.count > 1 ? " (and \(suggestions.count - 1) more)" : ""
+        return CLIError(
+            "no login for \(service) itself; \(first.user.isEmpty ? "" : first.user + "@")\(first.serviceIdentifier) is a login for another host of the same site\(others), and is not filled without your choice",
+            hint: "run 'coffer fill \(service.identifier)' on a terminal to choose it, or let it fill this whole site with 'coffer edit \(first.recordIdentifier.prefix(8)) --match site'",
+            code: .noInput)
     }
 }
 
@@ -78,14 +91,19 @@ final class CommandLineInteraction: UserInteraction {
         return try terminal.readSecret(prompt: "Master password (\(reason)): ")
     }
 
-    func chooseIdentity(from identities: [PasswordCredentialIdentity]) -> PasswordCredentialIdentity? {
-        guard identities.count > 1, let terminal = context.terminal else { return identities.first }
-        for (number, identity) in identities.enumerated() {
-            terminal.write("  \(number + 1)) \(identity.serviceIdentifier.identifier)  \(identity.user)\n")
+    /// On a terminal a numbered list, unless the only candidate may be filled without a choice
+    /// anyway; with nobody to ask (a supplied password, no terminal), only what the provision
+    /// rule allows without a person (SPEC.md §7.1), else nothing.
+    func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity? {
+        guard let terminal = context.terminal else { return identities.first(where: \.allowsAutomaticFill)?.identity }
+        if identities.count == 1, identities[0].allowsAutomaticFill { return identities[0].identity }
+        for (number, ranked) in identities.enumerated() {
+            let note = ranked.match?.level == .registrableDomain ? "  (another host of the same site)" : ""
+            terminal.write("  \(number + 1)) \(ranked.identity.serviceIdentifier.identifier)  \(ranked.identity.user)\(note)\n")
         }
-        guard let answer = terminal.readLine(prompt: "Choose 1-\(identities.count): "), let number = Int(answer),
+        guard let answer = terminal.readLine(prompt: "Choose 1-\(identities.count), or Enter to cancel: "), let number = Int(answer),
               identities.indices.contains(number - 1)
         else { return nil }
-        return identities[number - 1]
+        return identities[number - 1].identity
     }
 }

@@ -7,7 +7,8 @@ struct ListCommand: Command {
     static let usage = "list [SERVICE] [--json]"
     static let discussion = """
         Lists the identities the provider would suggest: service, user and id, best match first
-        when SERVICE is given. Works while the vault is locked when the identity store is enabled
+        when SERVICE is given, other hosts of the same site included (with --json, "match" says
+        how each matched and "automaticFill" whether fill would use it without asking you). Works while the vault is locked when the identity store is enabled
         on this device (as iOS's QuickType bar does); otherwise the master password is needed.
         """
     static let examples = ["coffer list", "coffer list https://github.com/login", "coffer list --json | jq -r '.[].user'"]
@@ -19,11 +20,16 @@ struct ListCommand: Command {
             context.printIdentities(try context.identityListing())
             return .success
         }
-        let identities = try context.identities(for: [CredentialServiceIdentifier(parsing: service)]).map { $0.identity }
-        if identities.isEmpty && !context.wantsJSON {
+        let ranked = try context.identities(for: [CredentialServiceIdentifier(parsing: service)])
+        if ranked.isEmpty && !context.wantsJSON {
             throw CLIError("no credential for \(service)", code: .noInput)
         }
-        context.printIdentities(IdentityListing(identities))
+        if context.wantsJSON {
+            // Each with how it matched and whether it would fill without a choice (SPEC.md §7.1).
+            context.print(JSONOutput.render(.array(ranked.map(JSONOutput.identity))))
+        } else {
+            context.printIdentities(IdentityListing(ranked.map(\.identity)))
+        }
         return .success
     }
 }

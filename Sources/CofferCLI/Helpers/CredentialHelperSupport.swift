@@ -22,17 +22,24 @@ struct CredentialHelperSupport {
         try context.sessionVault(requireUnlocked: false)
     }
 
-    /// Records whose identities match `service` at host level or better, for `user` if given.
-    func matchingRecords(in vault: Vault, service: CredentialServiceIdentifier, user: String?) throws -> [RecordID] {
-        let matches = try vault.identityStore.credentialIdentities(for: [service]).filter { ranked in
-            (ranked.match?.level ?? .registrableDomain) >= .host && (user == nil || ranked.identity.user == user)
+    /// Records whose identities match `service` at host level or better under the helper's
+    /// protocol `rules`, for `user` if given: what `store` updates and `erase` removes.
+    func matchingRecords(
+        in vault: Vault, service: CredentialServiceIdentifier, user: String?, rules: ServiceMatchingRules
+    ) throws -> [RecordID] {
+        let request = ServiceKey(parsing: service)
+        let matches = try vault.identityStore.credentialIdentities(for: [service], minimumLevel: .host).filter { ranked in
+            (user == nil || ranked.identity.user == user) && rules.admits(ServiceKey(parsing: ranked.identity.serviceIdentifier), for: request)
         }
         return matches.compactMap { try? RecordID(hex: $0.identity.recordIdentifier) }
     }
 
     /// Stores a credential: updates the password of a matching record, or adds one.
-    func save(in vault: Vault, service: CredentialServiceIdentifier, user: String, password: String, fields: [String: String] = [:]) throws {
-        if let existing = try matchingRecords(in: vault, service: service, user: user).first {
+    func save(
+        in vault: Vault, service: CredentialServiceIdentifier, user: String, password: String, fields: [String: String] = [:],
+        rules: ServiceMatchingRules
+    ) throws {
+        if let existing = try matchingRecords(in: vault, service: service, user: user, rules: rules).first {
             let record = try vault.record(withID: existing)
             guard record.password != password else { return }
             try vault.updateRecord(withID: existing) { $0.password = password }

@@ -50,11 +50,11 @@ public enum DockerCredentialHelper {
         }
         let vault = try helper.vault()
         let provider = CredentialProvider(vault: vault, interaction: nil, sessions: helper.configuration.sessions)
-        switch AutoFillHost(provider: provider).fill(serviceIdentifiers: [service(serverURL)], allowInteraction: false) {
+        switch AutoFillHost(provider: provider, rules: .docker).fill(serviceIdentifiers: [service(serverURL)], allowInteraction: false) {
         case .filled(let credential, _):
             helper.io.standardOutput(JSONOutput.render(["ServerURL": .string(serverURL), "Username": .string(credential.user), "Secret": .string(credential.password)]) + "\n")
             return 0
-        case .noMatch:
+        case .noMatch, .choiceRequired:
             helper.io.standardOutput(notFound + "\n")
             return 1
         case .cancelled(let error):
@@ -70,14 +70,14 @@ public enum DockerCredentialHelper {
               let secret = object["Secret"]?.stringValue
         else { throw CLIError("expected {\"ServerURL\", \"Username\", \"Secret\"} on stdin", code: .usage) }
         let vault = try unlockedVault(helper)
-        try helper.save(in: vault, service: service(serverURL), user: user, password: secret, fields: [marker.0: marker.1])
+        try helper.save(in: vault, service: service(serverURL), user: user, password: secret, fields: [marker.0: marker.1], rules: .docker)
         return 0
     }
 
     static func erase(_ helper: CredentialHelperSupport) throws -> Int32 {
         guard let serverURL = helper.io.standardInput.readTextLine() else { return 0 }
         let vault = try unlockedVault(helper)
-        for id in try helper.matchingRecords(in: vault, service: service(serverURL), user: nil)
+        for id in try helper.matchingRecords(in: vault, service: service(serverURL), user: nil, rules: .docker)
         where (try? vault.record(withID: id))?.fields[marker.0] == marker.1 {
             try vault.deleteRecord(withID: id)
         }

@@ -52,7 +52,7 @@ public enum GitCredentialHelper {
         guard let vault = try? helper.vault() else { return }
         let interaction = CommandLineInteraction(context: helper.context)
         let provider = CredentialProvider(vault: vault, interaction: interaction, sessions: helper.configuration.sessions)
-        let result = AutoFillHost(provider: provider).fill(
+        let result = AutoFillHost(provider: provider, rules: .git).fill(
             serviceIdentifiers: [service], user: user, allowInteraction: interaction.isAvailable)
         guard case .filled(let credential, _) = result else { return }
         // A value with a line break or NUL cannot be expressed in the protocol.
@@ -64,13 +64,13 @@ public enum GitCredentialHelper {
         guard let user = attributes["username"], let password = attributes["password"] else { return }
         let vault = try helper.vault()
         guard vault.isUnlocked else { return }  // never prompts; locked means git keeps its copy
-        try helper.save(in: vault, service: service, user: user, password: password)
+        try helper.save(in: vault, service: service, user: user, password: password, rules: .git)
     }
 
     static func erase(_ helper: CredentialHelperSupport, service: CredentialServiceIdentifier, user: String?) throws {
         let vault = try helper.vault()
         guard vault.isUnlocked else { return }
-        for id in try helper.matchingRecords(in: vault, service: service, user: user) {
+        for id in try helper.matchingRecords(in: vault, service: service, user: user, rules: .git) {
             try vault.deleteRecord(withID: id)
         }
     }

@@ -14,6 +14,16 @@ enum JSONOutput {
         ]
     }
 
+    /// A matched identity: `identity(_:)` plus `match` (exact-url, host, registrable-domain),
+    /// `matchMode` (the record's) and `automaticFill` (the provision rule, SPEC.md §7.1).
+    static func identity(_ ranked: RankedIdentity) -> JSONValue {
+        guard case .object(var object) = identity(ranked.identity) else { return .null }
+        object["match"] = ranked.match.map { .string($0.level.description) } ?? .null
+        object["matchMode"] = .string(ranked.mode.rawValue)
+        object["automaticFill"] = .bool(ranked.allowsAutomaticFill)
+        return .object(object)
+    }
+
     static func service(_ service: CredentialServiceIdentifier) -> JSONValue {
         ["identifier": .string(service.identifier), "type": .string(service.type.rawValue)]
     }
@@ -25,7 +35,7 @@ enum JSONOutput {
             "notes": .string(record.notes), "fields": .object(JSONObject(record.fields.mapValues(JSONValue.string))),
             "serviceIdentifiers": .array(record.serviceIdentifiers.map(service)),
             "created": .string(date(record.created)), "modified": .string(date(record.modified)),
-            "revision": .integer(record.revision),
+            "revision": .integer(record.revision), "match": .string(record.matchMode.rawValue),
         ]
     }
 

@@ -12,9 +12,9 @@ final class VaultVectorTests: XCTestCase {
     func copyOfContainer() throws -> GroupContainer { try Self.privateCopy() }
 
     /// A private copy: the bundle's files may be group-readable, which a container must not be.
-    static func privateCopy() throws -> GroupContainer {
+    static func privateCopy(of vector: String = "vault") throws -> GroupContainer {
         let path = Fixture.containerPath()
-        try FileManager.default.copyItem(atPath: VectorFile.directory + "/vault/container", toPath: path)
+        try FileManager.default.copyItem(atPath: VectorFile.directory + "/\(vector)/container", toPath: path)
         let files = Set(Fixture.allFiles(under: path))
         for case let relative as String in FileManager.default.enumerator(atPath: path)! {
             chmod(path + "/" + relative, files.contains(path + "/" + relative) ? 0o600 : 0o700)
@@ -36,6 +36,8 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(records[1].notes, "line one\nline two")
         XCTAssertEqual(records[1].fields, ["pin": "1234"])
         XCTAssertEqual(records[1].revision, 7)
+        XCTAssertEqual(records[0].matchMode, .host)
+        XCTAssertEqual(records[1].matchMode, .exact, "the document's \"match\" member")
         XCTAssertEqual(records[1].serviceIdentifiers, [
             CredentialServiceIdentifier(identifier: "https://login.example.org/signin", type: .URL),
             CredentialServiceIdentifier(identifier: "example.org", type: .domain),
@@ -52,6 +54,13 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertTrue(report.checkedContents)
         let found = try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://www.example.org/")])
         XCTAssertEqual(found.map(\.identity.user), ["zoë"], "the reference writer's buckets are where Swift looks")
+        XCTAssertEqual(found.first?.mode, .exact, "the entry's match mode byte")
+        XCTAssertEqual(found.first?.allowsAutomaticFill, false, "a sibling of an exact-mode record is a suggestion")
+        let exact = try vault.identityStore.credentialIdentities(
+            for: [CredentialServiceIdentifier(parsing: "https://login.example.org/signin")], minimumLevel: .host)
+        XCTAssertEqual(exact.map(\.match?.level), [.exactURL], "one host bucket, the reference's")
+        XCTAssertEqual(exact.first?.allowsAutomaticFill, true)
+        XCTAssertEqual(try vault.identityIndex().readManifest().layout, .regions)
     }
 
     /// The reference writer's listing snapshot (SPEC.md §6.6) opens under its manifest and
@@ -94,6 +103,65 @@ final class VaultVectorTests: XCTestCase {
             let sealed = try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey, nonce: vector.hex("record\(index)_nonce"))
             XCTAssertEqual(Hex.encode(sealed), vector.string("record\(index)_file"), "record \(index)")
         }
+    }
+}
+
+/// A vault whose index was written by format 0.x (layout 1, `Vectors/vault-layout1`): read as it
+/// is while nothing writes, rewritten as layout 2 by the first write or password unlock.
+final class IndexLayoutMigrationTests: XCTestCase {
+    let vector = try! VectorFile.load("vault-layout1/vault.vector")  // swiftlint:disable:this force_try
+
+    func manifestVersionByte(_ container: GroupContainer) throws -> UInt8 {
+        try Fixture.bytes(container.indexDirectory + "/manifest")[7]
+    }
+
+    func testALayoutOneIndexIsReadAsItIsThenMigratedByTheFirstWrite() throws {
+        let container = try VaultVectorTests.privateCopy(of: "vault-layout1")
+        XCTAssertEqual(try manifestVersionByte(container), 1)
+        let vault = try Vault.open(container, configuration: Fixture.configuration())
+        try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))  // a session: no migration on unlock
+        let www = [CredentialServiceIdentifier(parsing: "https://www.example.org/")]
+        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: www).map(\.identity.user), ["zoë"])
+        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")], minimumLevel: .host)
+            .map(\.identity.user), ["alice"])
+        XCTAssertEqual(try vault.identityStore.identityListing().count, 3)
+        XCTAssertTrue(vault.verify().isClean, "\(vault.verify().problems)")
+        XCTAssertEqual(try manifestVersionByte(container), 1, "reading changes nothing")
+
+        try vault.add(Fixture.draft("new.example.net", user: "carol"))
+        XCTAssertEqual(try manifestVersionByte(container), 2, "the first write rewrites the index as layout 2")
+        let report = vault.verify()
+        XCTAssertTrue(report.isClean, "every identity re-filed where layout 2 looks: \(report.problems)")
+        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: www).map(\.identity.user), ["zoë"])
+        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")], minimumLevel: .host)
+            .map(\.identity.user), ["alice"])
+        XCTAssertEqual(try vault.identityStore.identityListing().count, 4)
+        XCTAssertEqual(try vault.allRecords().count, 3, "the ledger followed the migration")
+    }
+
+    func testAPasswordUnlockMigratesAndALockedReaderFindsEverything() throws {
+        let container = try VaultVectorTests.privateCopy(of: "vault-layout1")
+        let configuration = Fixture.configuration()
+        let vault = try Vault.open(container, configuration: configuration)
+        try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
+        XCTAssertEqual(try manifestVersionByte(container), 2)
+        let locked = try Vault.open(container, configuration: configuration)  // the store is enabled on this device now
+        XCTAssertEqual(try locked.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://login.example.org/signin")])
+            .map(\.match?.level), [.exactURL])
+        XCTAssertTrue(vault.verify().isClean)
+    }
+
+    func testAManifestCannotBePassedOffAsTheOtherLayout() throws {
+        let container = try VaultVectorTests.privateCopy(of: "vault-layout1")
+        var manifest = try Fixture.bytes(container.indexDirectory + "/manifest")
+        manifest[7] = 2  // the version byte is associated data: relabelling it fails authentication
+        try Fixture.write(manifest, to: container.indexDirectory + "/manifest")
+        let vault = try Vault.open(container, configuration: Fixture.configuration())
+        try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))
+        XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("authentication failed") }
+        manifest[7] = 3
+        try Fixture.write(manifest, to: container.indexDirectory + "/manifest")
+        XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("unsupportedVersion(3)") }
     }
 }
 

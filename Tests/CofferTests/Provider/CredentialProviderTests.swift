@@ -19,8 +19,11 @@ final class ScriptedInteraction: UserInteraction {
         return Fixture.secret(next)
     }
 
-    func chooseIdentity(from identities: [PasswordCredentialIdentity]) -> PasswordCredentialIdentity? {
-        choice?(identities)
+    private(set) var offered: [RankedIdentity] = []
+
+    func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity? {
+        offered = identities
+        return choice?(identities.map(\.identity))
     }
 }
 
@@ -212,7 +215,7 @@ final class AutoFillHostTests: XCTestCase {
         let vault = try Fixture.open(owner)
         let interaction = ScriptedInteraction(passwords: [Fixture.password])
         let host = AutoFillHost(provider: CredentialProvider(vault: vault, interaction: interaction, sessions: nil))
-        let request = [CredentialServiceIdentifier(identifier: "https://www.example.com/login", type: .URL)]
+        let request = [CredentialServiceIdentifier(identifier: "https://example.com/login", type: .URL)]
 
         XCTAssertEqual(host.fill(serviceIdentifiers: request, allowInteraction: false),
                        .cancelled(ExtensionError(.userInteractionRequired, failureReason: "the vault is locked")))

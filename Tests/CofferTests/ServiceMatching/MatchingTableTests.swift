@@ -61,9 +61,9 @@ final class RankingTests: XCTestCase {
     }
 
     func rankedUsers(_ identities: [(PasswordCredentialIdentity, UInt64)], request: [CredentialServiceIdentifier]) -> [String] {
-        let parsed = request.map(ParsedServiceList.init)
+        let parsed = request.map(ServiceKey.init(parsing:))
         let matched = identities.compactMap { identity, used in
-            ServiceMatcher.bestMatch(of: identity.serviceIdentifier, in: parsed).map {
+            ServiceMatcher.bestMatch(of: ServiceKey(parsing: identity.serviceIdentifier), in: parsed).map {
                 RankedIdentity(identity: identity, match: $0, lastUsed: used)
             }
         }
