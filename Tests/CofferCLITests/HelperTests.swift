@@ -82,6 +82,55 @@ final class HelperTests: XCTestCase {
         XCTAssertEqual(try run(helper, ["frobnicate"], stdin: "protocol=https\nhost=x\nwwwauth[]=Basic\n\n").code, 0)
     }
 
+    /// The issue's repro and its neighbours, through the real git: git.example.com's password
+    /// never reaches a sibling host, another port, plain http, another user's github.io or a
+    /// look-alike name; approve and reject touch only what git's own matching names.
+    func testGitNeverHandsAPasswordToAnotherServer() throws {
+        try run("git", ["config", "--global", "credential.helper", Self.products + "/git-credential-coffer"])
+        XCTAssertEqual(try run("coffer", ["unlock", "--password-stdin"], stdin: master + "\n").code, 0)
+        for (host, user, password) in [("git.example.com", "gina", "S3cret"), ("alice.github.io", "alice", "AliceSecret")] {
+            let approved = try run("git", ["credential", "approve"], stdin: "protocol=https\nhost=\(host)\nusername=\(user)\npassword=\(password)\n\n")
+            XCTAssertEqual(approved.code, 0, approved.stderr)
+        }
+        let own = try run("git", ["credential", "fill"], stdin: "protocol=https\nhost=git.example.com\n\n")
+        XCTAssertTrue(own.stdout.contains("password=S3cret"), own.stdout + own.stderr)
+
+        for (request, why) in [
+            ("protocol=https\nhost=other.example.com\n", "a sibling host of the same site"),
+            ("protocol=https\nhost=git.example.com:8443\n", "another port"),
+            ("protocol=http\nhost=git.example.com\n", "plain http for an https login"),
+            ("protocol=https\nhost=bob.github.io\n", "another user under a public suffix"),
+            ("protocol=https\nhost=g\u{0456}t.example.com\n", "an IDN look-alike (Cyrillic i)"),
+        ] {
+            let result = try run("git", ["credential", "fill"], stdin: request + "\n")
+            XCTAssertNotEqual(result.code, 124, "timed out: \(why)")
+            XCTAssertFalse((result.stdout + result.stderr).contains("Secret"), "\(why): \(result.stdout)")
+        }
+        // useHttpPath: a per-repository credential answers only its own path.
+        try run("git", ["config", "--global", "credential.useHttpPath", "true"])
+        XCTAssertEqual(try run("git", ["credential", "approve"], stdin: "protocol=https\nhost=repo.example.org\npath=team/a.git\nusername=ci\npassword=RepoA\n\n").code, 0)
+        XCTAssertTrue(try run("git", ["credential", "fill"], stdin: "protocol=https\nhost=repo.example.org\npath=team/a.git\n\n").stdout.contains("password=RepoA"))
+        XCTAssertFalse(try run("git", ["credential", "fill"], stdin: "protocol=https\nhost=repo.example.org\npath=team/b.git\n\n").stdout.contains("RepoA"))
+        try run("git", ["config", "--global", "--unset", "credential.useHttpPath"])
+
+        // Rejecting the sibling erases nothing of gina's; approving it stores a separate login.
+        XCTAssertEqual(try run("git", ["credential", "reject"], stdin: "protocol=https\nhost=other.example.com\nusername=gina\n\n").code, 0)
+        XCTAssertTrue(try run("coffer", ["list", "git.example.com"]).stdout.contains("gina"))
+        XCTAssertEqual(try run("git", ["credential", "approve"], stdin: "protocol=https\nhost=other.example.com\nusername=gina\npassword=Other\n\n").code, 0)
+        XCTAssertTrue(try run("git", ["credential", "fill"], stdin: "protocol=https\nhost=git.example.com\n\n").stdout.contains("password=S3cret"),
+                      "approve for a sibling did not overwrite gina's login")
+        XCTAssertTrue(try run("git", ["credential", "fill"], stdin: "protocol=https\nhost=other.example.com\n\n").stdout.contains("password=Other"))
+
+        // docker: the registry's host and port exactly.
+        let docker = "docker-credential-coffer"
+        XCTAssertEqual(try run(docker, ["store"], stdin: #"{"ServerURL":"registry.example.com:5000","Username":"ci","Secret":"DockerSecret"}"#).code, 0)
+        for other in ["registry.example.com", "registry.example.com:5001", "mirror.example.com:5000"] {
+            let miss = try run(docker, ["get"], stdin: other + "\n")
+            XCTAssertEqual(miss.code, 1, other)
+            XCTAssertFalse(miss.stdout.contains("DockerSecret"), other)
+        }
+    }
+
     func testDockerProtocol() throws {
         let helper = "docker-credential-coffer"
         let locked = try run(helper, ["store"], stdin: #"{"ServerURL":"registry.example.com:5000","Username":"ci","Secret":"DockerSecret"}"#)

@@ -63,11 +63,15 @@ public enum XChaCha20Poly1305 {
     public static func openUnguarded(
         _ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>, associatedData: [UInt8]
     ) throws(CryptoError) -> [UInt8] {
-        var plaintext = [UInt8](repeating: 0, count: try plaintextLength(ciphertext, key: key, nonce: nonce))
-        let result = plaintext.withUnsafeMutableBytes { output in
-            Result { () throws(CryptoError) in
-                try decrypt(ciphertext, key: key, nonce: nonce, associatedData: associatedData, into: output)
+        let length = try plaintextLength(ciphertext, key: key, nonce: nonce)
+        var result: Result<Void, CryptoError> = .success(())
+        let plaintext = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+            // Written whole by the decryption; zeroed only if it fails, so no garbage is kept.
+            result = Result { () throws(CryptoError) in
+                try decrypt(ciphertext, key: key, nonce: nonce, associatedData: associatedData, into: UnsafeMutableRawBufferPointer(buffer))
             }
+            if case .failure = result { buffer.initialize(repeating: 0) }
+            initialized = length
         }
         try result.get()
         return plaintext

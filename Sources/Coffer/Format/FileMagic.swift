@@ -44,12 +44,11 @@ enum LittleEndian {
         withUnsafeBytes(of: value.littleEndian) { Array($0) }
     }
 
+    /// One unaligned load (a byte loop cost a fill 0.25 M instructions in a full bucket).
+    /// - Precondition: `offset + MemoryLayout<T>.size <= bytes.count` (callers check bounds).
     static func read<T: FixedWidthInteger>(_ type: T.Type, from bytes: [UInt8], at offset: Int) -> T {
-        var value: T = 0
-        for index in (0..<MemoryLayout<T>.size).reversed() {
-            value = value << 8 | T(bytes[offset + index])
-        }
-        return value
+        precondition(offset >= 0 && offset + MemoryLayout<T>.size <= bytes.count)
+        return bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
     }
 
     static func write<T: FixedWidthInteger>(_ value: T, into bytes: inout [UInt8], at offset: Int) {

@@ -36,6 +36,15 @@ extension RandomIdentifier {
         self.init(validatedBytes: bytes)
     }
 
+    /// From exactly `identifierByteCount` bytes of an array: two big-endian loads.
+    init(validatedBytes bytes: ArraySlice<UInt8>) {
+        let words = bytes.withUnsafeBytes { raw in
+            IdentifierWords(high: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
+                            low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+        self.init(words: words)
+    }
+
     /// From exactly `identifierByteCount` bytes.
     init<Bytes: Collection<UInt8>>(validatedBytes bytes: Bytes) {
         var high: UInt64 = 0, low: UInt64 = 0

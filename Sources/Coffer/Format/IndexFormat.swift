@@ -259,11 +259,22 @@ public enum IndexShardCoding {
         return bytes[a.user].lexicographicallyPrecedes(bytes[b.user])
     }
 
-    /// Whether `bytes[range]` is UTF-8; ASCII (nearly every name) is checked without decoding.
+    /// Whether `bytes[range]` is UTF-8; ASCII (nearly every name) is checked eight bytes at a
+    /// time without decoding.
     private static func isUTF8(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            let slice = UnsafeBufferPointer(rebasing: buffer[range])
-            return slice.allSatisfy { $0 < 0x80 } || String(strictUTF8: slice) != nil
+        bytes.withUnsafeBytes { buffer in
+            var position = range.lowerBound
+            var high: UInt64 = 0
+            while position + 8 <= range.upperBound {
+                high |= buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                position += 8
+            }
+            while position < range.upperBound {
+                high |= UInt64(buffer[position])
+                position += 1
+            }
+            guard high & 0x8080_8080_8080_8080 != 0 else { return true }
+            return String(strictUTF8: UnsafeBufferPointer(rebasing: buffer.bindMemory(to: UInt8.self)[range])) != nil
         }
     }
 

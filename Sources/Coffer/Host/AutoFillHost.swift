@@ -61,7 +61,9 @@ public struct AutoFillHost {
         // A record of mode `site` may be filled for a sibling host without a choice.
         if let best = suggestions.first(where: \.allowsAutomaticFill) { return provide(best.identity, allowInteraction: allowInteraction) }
         guard !suggestions.isEmpty else { return .noMatch }
-        guard allowInteraction, let interaction = provider.interaction else { return .choiceRequired(suggestions.map(\.identity)) }
+        guard allowInteraction, let interaction = provider.interaction, interaction.canChooseIdentity else {
+            return .choiceRequired(suggestions.map(\.identity))
+        }
         guard let chosen = interaction.chooseIdentity(from: suggestions), suggestions.contains(where: { $0.identity == chosen }) else {
             return .cancelled(ExtensionError(.userCanceled))
         }
@@ -77,8 +79,8 @@ public struct AutoFillHost {
             guard user == nil || ranked.identity.user == user else { return false }
             guard case .web = rules else {
                 // A protocol's own rules apply to what may be handed out at all.
-                guard let key = ranked.key, let index = ranked.match?.requestIndex, ranked.match!.level >= .host else { return false }
-                return rules.admits(key, for: request[index])
+                guard let match = ranked.match, match.level >= .host else { return false }
+                return rules.admits(ServiceKey(parsing: ranked.identity.serviceIdentifier), for: request[match.requestIndex])
             }
             return true
         }

@@ -38,39 +38,32 @@ public final class CredentialIdentityStore: Sendable {
     public func credentialIdentities(
         for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
     ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
+        let listing = serviceIdentifiers.isEmpty
+            ? try identityListing() : try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel)
+        return listing.rows.map(listing.rankedIdentity)
+    }
+
+    /// `credentialIdentities(for:minimumLevel:)` as compact rows, for callers that print
+    /// thousands of them (`coffer list SERVICE` of a site with 10,000 hosts).
+    public func identityListing(
+        for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
+    ) throws(CredentialIdentityStoreError) -> IdentityListing {
         try readable()
-        if serviceIdentifiers.isEmpty {
-            let listing = try identityListing()
-            return listing.rows.map { RankedIdentity(identity: listing.identity($0), match: nil, lastUsed: $0.lastUsed, tieBreak: $0.recordID.words) }
-        }
         let usage = vault.deviceState.lastUsed()
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         return try mapped {
             try vault.readingIndex { index, manifest in
                 // A request names a handful of services: arrays, not hash tables (a fill builds
                 // no Set or Dictionary, whose first use costs a scan of every protocol conformance).
-                let hostsOnly = minimumLevel >= .host
                 let wanted = request.filter(\.isParsed)
-                let slots: [Int]
-                let filter: IndexShardCoding.Filter
-                if hostsOnly {
-                    slots = wanted.map { index.identitySlot(for: $0, layout: manifest.layout) }
-                    filter = .hosts(wanted.map(\.host).uniqued(by: ==))
-                } else {
-                    let sites = wanted.map(\.site).uniqued(by: ==)
-                    slots = sites.flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
-                    filter = .sites(sites)
-                }
+                let slots = minimumLevel >= .host
+                    ? wanted.map { index.identitySlot(for: $0, layout: manifest.layout) }
+                    : wanted.map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
                 let shards = slots.count > 1 ? try? index.fileSystem.openDirectory(index.shardsDirectory) : nil
-                var ranked: [RankedIdentity] = []
-                for slot in slots.sorted().uniqued(by: ==) {
-                    for entry in try index.identities(inSlot: slot, of: manifest, filter: filter, shards: shards) where entry.mode != .never {
-                        guard let match = ServiceMatcher.bestMatch(of: entry.key, in: request), match.level >= minimumLevel else { continue }
-                        ranked.append(RankedIdentity(entry: entry, match: match, lastUsed: usage.lastUsed(entry.recordID)))
-                    }
-                }
-                // A record listing several matching services is offered once, at its best match.
-                return ServiceMatcher.ordered(ranked).firstPerRecord()
+                let payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest, shards: shards) }
+                return try IdentityListing(
+                    matching: request, minimumLevel: minimumLevel, payloads: payloads, layout: manifest.layout, usage: usage,
+                    legacyKey: IdentityIndex.legacyKey)
             }
         }
     }

@@ -48,11 +48,15 @@ struct IdentityIndex {
         inSlot slot: Int, of manifest: IndexManifest, filter: IndexShardCoding.Filter? = nil, shards: OpenDirectory? = nil
     ) throws -> [IdentityEntry] {
         guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { return [] }
-        return try IndexShardCoding.decodeIdentities(payload, layout: manifest.layout, filter: filter) { service, site in
-            var key = ServiceKey(parsing: service)  // layout 1 stored no parsed service
-            key.site = site
-            return key
-        }
+        return try IndexShardCoding.decodeIdentities(payload, layout: manifest.layout, filter: filter, legacyKey: Self.legacyKey)
+    }
+
+    /// The key of a layout-1 entry, which stores only its identifier and the site it was filed
+    /// under (kept, so the filing can be checked).
+    static func legacyKey(_ service: CredentialServiceIdentifier, site: String) -> ServiceKey {
+        var key = ServiceKey(parsing: service)
+        key.site = site
+        return key
     }
 
     /// The decrypted payload of an identity bucket, `nil` for an empty one.

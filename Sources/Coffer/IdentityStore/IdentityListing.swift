@@ -1,8 +1,11 @@
-/// Every identity of the store in suggestion order, kept as the decrypted bucket payloads (one
-/// buffer, as read) plus one small row per identity: what `coffer list` and `coffer search` print.
+import Glibc
+
+/// Identities in suggestion order, kept as the decrypted bucket payloads (one buffer, as read)
+/// plus one small row per identity: what `coffer list`, `coffer search` and every lookup of the
+/// identity store produce before anything becomes a `String`.
 ///
 /// Why not `[RankedIdentity]`: a listing of 10,000 identities spent most of its time making,
-/// copying, sorting and freeing three `String`s per identity that it then only wrote out again
+/// copying, sorting and freeing the strings of each identity that it then only wrote out again
 /// (97 M instructions and 2,600 page faults; SPEC.md §6.3 keeps the strings UTF-8 already). A
 /// row holds positions into the payload; `identity(_:)` makes the Apple-shaped value on demand.
 public struct IdentityListing: Sendable {
@@ -12,6 +15,11 @@ public struct IdentityListing: Sendable {
         /// Unix seconds of the last fill on this device; 0 if never.
         public let lastUsed: UInt64
         public let type: CredentialServiceIdentifier.IdentifierType
+        /// The record's match mode (SPEC.md §7.1).
+        public let mode: MatchMode
+        /// How it matched the request; `nil` in a listing of everything.
+        let level: MatchLevel?
+        let requestIndex: UInt16
         let identifierBounds: (start: Int32, end: Int32)
         let userBounds: (start: Int32, end: Int32)
 
@@ -19,6 +27,12 @@ public struct IdentityListing: Sendable {
         public var identifier: Range<Int> { Int(identifierBounds.start)..<Int(identifierBounds.end) }
         /// Where the user name's UTF-8 bytes are in `withUnsafeText`'s buffer.
         public var user: Range<Int> { Int(userBounds.start)..<Int(userBounds.end) }
+        public var match: ServiceMatcher.Match? { level.map { ServiceMatcher.Match(level: $0, requestIndex: Int(requestIndex)) } }
+
+        var rankingKey: ServiceMatcher.RankingKey {
+            ServiceMatcher.RankingKey(
+                level: level?.rawValue ?? 0, requestIndex: Int(requestIndex), rank: rank, lastUsed: lastUsed, id: recordID.words)
+        }
     }
 
     /// The bucket payloads, one after another; rows point into it.
@@ -32,23 +46,63 @@ public struct IdentityListing: Sendable {
         guard text.count <= Int32.max else { throw .badLength }  // rows hold 32-bit positions
         var rows: [Row] = []
         var frames = ByteReader(text)
-        func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(range.lowerBound), Int32(range.upperBound)) }
         while !frames.isAtEnd {
             let length = Int(try frames.integer(UInt32.self))
             let start = frames.offset
             _ = try frames.take(length)
             try IndexShardCoding.scanIdentities(text, in: start..<start + length) { scanned throws(FormatError) in
-                rows.append(Row(
-                    recordID: scanned.recordID, rank: scanned.rank, lastUsed: usage.lastUsed(scanned.recordID),
-                    type: scanned.type, identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user)))
+                rows.append(Self.row(scanned, match: nil, usage: usage))
             }
         }
-        rows.sort {
-            ServiceMatcher.RankingKey(unmatchedRank: $0.rank, lastUsed: $0.lastUsed, id: $0.recordID.words)
-                .precedes(ServiceMatcher.RankingKey(unmatchedRank: $1.rank, lastUsed: $1.lastUsed, id: $1.recordID.words))
+        self.text = text
+        self.rows = Self.ordered(rows)
+    }
+
+    /// The identities of bucket `payloads` (of an index of `layout`) that match `request` at
+    /// `minimumLevel` or better, best first (SPEC.md §7.1), one row per record at its best match.
+    /// Records of mode `never` are left out: they are never suggested for a service.
+    ///
+    /// Entries of layout 2 are matched on their stored keys where they lie in the buffer;
+    /// entries of layout 1, which store only the identifier, are parsed (`legacyKey`).
+    init(
+        matching request: [ServiceKey], minimumLevel: MatchLevel, payloads: [[UInt8]], layout: IndexLayout, usage: UsageLog,
+        legacyKey: (CredentialServiceIdentifier, _ site: String) -> ServiceKey
+    ) throws(FormatError) {
+        var text: [UInt8] = []
+        text.reserveCapacity(payloads.reduce(0) { $0 + $1.count })
+        var ranges: [Range<Int>] = []
+        for payload in payloads {
+            ranges.append(text.count..<text.count + payload.count)
+            text += payload
+        }
+        guard text.count <= Int32.max else { throw .badLength }
+        let wanted = RequestBytes(request)
+        defer { wanted.deallocate() }
+        var rows: [Row] = []
+        let buffer = text
+        for range in ranges {
+            try IndexShardCoding.scanIdentities(buffer, in: range, layout: layout) { scanned throws(FormatError) in
+                let match: ServiceMatcher.Match?
+                if let parsed = scanned.parsed {
+                    guard parsed.mode != .never else { return }
+                    match = buffer.withUnsafeBufferPointer { all in
+                        wanted.bestMatch(of: ServiceKeyBytes(
+                            site: UnsafeBufferPointer(rebasing: all[scanned.site]), host: UnsafeBufferPointer(rebasing: all[parsed.host]),
+                            scheme: UnsafeBufferPointer(rebasing: all[parsed.scheme]),
+                            path: UnsafeBufferPointer(rebasing: all[parsed.path]), port: parsed.port))
+                    }
+                } else {
+                    let service = CredentialServiceIdentifier(
+                        identifier: String(decoding: buffer[scanned.identifier], as: UTF8.self), type: scanned.type)
+                    match = ServiceMatcher.bestMatch(
+                        of: legacyKey(service, String(decoding: buffer[scanned.site], as: UTF8.self)), in: request)
+                }
+                guard let match, match.level >= minimumLevel else { return }
+                rows.append(Self.row(scanned, match: match, usage: usage))
+            }
         }
         self.text = text
-        self.rows = rows
+        self.rows = Self.firstPerRecord(Self.ordered(rows))
     }
 
     /// A listing of `identities` in the order given (a matched request, already ranked), so one
@@ -66,11 +120,35 @@ public struct IdentityListing: Sendable {
             // Identities from the store always name a valid record; anything else lists as zeros.
             let id = (try? RecordID(hex: identity.recordIdentifier)) ?? RecordID(words: IdentifierWords(high: 0, low: 0))
             rows.append(Row(
-                recordID: id, rank: Int64(identity.rank), lastUsed: 0, type: identity.serviceIdentifier.type,
-                identifierBounds: append(identity.serviceIdentifier.identifier), userBounds: append(identity.user)))
+                recordID: id, rank: Int64(identity.rank), lastUsed: 0, type: identity.serviceIdentifier.type, mode: .host, level: nil,
+                requestIndex: 0, identifierBounds: append(identity.serviceIdentifier.identifier), userBounds: append(identity.user)))
         }
         self.text = text
         self.rows = rows
+    }
+
+    private static func row(_ scanned: IndexShardCoding.ScannedIdentity, match: ServiceMatcher.Match?, usage: UsageLog) -> Row {
+        func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(range.lowerBound), Int32(range.upperBound)) }
+        return Row(
+            recordID: scanned.recordID, rank: scanned.rank, lastUsed: usage.lastUsed(scanned.recordID), type: scanned.type,
+            mode: scanned.parsed?.mode ?? .host, level: match?.level, requestIndex: UInt16(clamping: match?.requestIndex ?? 0),
+            identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user))
+    }
+
+    private static func ordered(_ rows: [Row]) -> [Row] {
+        rows.sorted { $0.rankingKey.precedes($1.rankingKey) }
+    }
+
+    /// The first row of each record, in order: a record listing several matching services is
+    /// offered once, at its best match. Sorting positions by record keeps this O(n log n) for a
+    /// site with thousands of accounts, without a hash table.
+    private static func firstPerRecord(_ rows: [Row]) -> [Row] {
+        let byRecord = rows.indices.sorted { (rows[$0].recordID.words, $0) < (rows[$1].recordID.words, $1) }
+        var keep = [Bool](repeating: false, count: rows.count)
+        for (position, index) in byRecord.enumerated() where position == 0 || rows[byRecord[position - 1]].recordID != rows[index].recordID {
+            keep[index] = true
+        }
+        return rows.indices.filter { keep[$0] }.map { rows[$0] }
     }
 
     public var count: Int { rows.count }
@@ -105,4 +183,43 @@ public struct IdentityListing: Sendable {
             user: String(decoding: text[row.user], as: UTF8.self),
             recordIdentifier: row.recordID.hex, rank: Int(row.rank))
     }
+
+    /// The row as a ranked identity (what `credentialIdentities(for:)` returns).
+    public func rankedIdentity(_ row: Row) -> RankedIdentity {
+        RankedIdentity(identity: identity(row), match: row.match, lastUsed: row.lastUsed, mode: row.mode, tieBreak: row.recordID.words)
+    }
+}
+
+/// A request's keys as bytes in one allocation that outlives the scan, so matching an entry
+/// makes no copy and no closure per request. Released with `deallocate()`.
+private struct RequestBytes {
+    let keys: [ServiceKeyBytes]
+    private let storage: UnsafeMutableBufferPointer<UInt8>
+
+    init(_ request: [ServiceKey]) {
+        let total = request.reduce(0) { $0 + $1.site.utf8.count + $1.host.utf8.count + $1.scheme.utf8.count + $1.path.utf8.count }
+        let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(total, 1))
+        self.storage = storage
+        var offset = 0
+        func place(_ text: String) -> UnsafeBufferPointer<UInt8> {
+            let bytes = Array(text.utf8)
+            _ = UnsafeMutableBufferPointer(rebasing: storage[offset..<offset + bytes.count]).initialize(from: bytes)
+            defer { offset += bytes.count }
+            return UnsafeBufferPointer(rebasing: storage[offset..<offset + bytes.count])
+        }
+        keys = request.map { key in
+            ServiceKeyBytes(site: place(key.site), host: place(key.host), scheme: place(key.scheme), path: place(key.path), port: key.port)
+        }
+    }
+
+    func bestMatch(of stored: ServiceKeyBytes) -> ServiceMatcher.Match? {
+        var best: ServiceMatcher.Match?
+        for (index, wanted) in keys.enumerated() {
+            guard let level = ServiceMatcher.matchLevel(stored, wanted) else { continue }
+            if best == nil || level > best!.level { best = ServiceMatcher.Match(level: level, requestIndex: index) }
+        }
+        return best
+    }
+
+    func deallocate() { storage.deallocate() }
 }

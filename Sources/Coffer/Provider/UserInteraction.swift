@@ -10,4 +10,14 @@ public protocol UserInteraction: AnyObject {
     /// - Warning: an interface with nobody to ask must not pick one whose `allowsAutomaticFill`
     ///   is false: that would release a password to a host no person chose (SPEC.md §7.1).
     func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity?
+
+    /// Whether a person can pick among suggestions here (default: yes).
+    var canChooseIdentity: Bool { get }
+}
+
+extension UserInteraction {
+    /// Whether a person can pick among suggestions here (a terminal, a window). A script that
+    /// only supplies the master password can authenticate but cannot choose; the host then
+    /// fills nothing that needs a choice (SPEC.md §7.3).
+    public var canChooseIdentity: Bool { true }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// How closely a stored identity matches a requested service, most specific highest (SPEC.md §7.1).
 public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {
@@ -60,14 +61,49 @@ extension ServiceKey {
     /// The port written in the identifier, else the scheme's default (http 80, https 443, ssh
     /// 22, ftp 21); `nil` when neither says.
     var effectivePort: UInt16? {
-        if port != 0 { return port }
-        switch scheme {
-        case "http": return 80
-        case "https": return 443
-        case "ssh": return 22
-        case "ftp": return 21
-        default: return nil
+        var scheme = scheme
+        return scheme.withUTF8 { ServiceKeyBytes.effectivePort(port: port, scheme: $0) }
+    }
+
+    /// Runs `body` with the key's parts as bytes (what the matcher compares).
+    func withBytes<Result>(_ body: (ServiceKeyBytes) -> Result) -> Result {
+        var (site, host, scheme, path) = (site, host, scheme, path)
+        return site.withUTF8 { site in
+            host.withUTF8 { host in
+                scheme.withUTF8 { scheme in
+                    path.withUTF8 { path in body(ServiceKeyBytes(site: site, host: host, scheme: scheme, path: path, port: port)) }
+                }
+            }
         }
+    }
+}
+
+/// A service key's parts as UTF-8 bytes, wherever they are: a parsed request's strings, or an
+/// identity bucket entry's fields in a decrypted payload (compared there without copying).
+struct ServiceKeyBytes {
+    var site: UnsafeBufferPointer<UInt8>
+    var host: UnsafeBufferPointer<UInt8>
+    var scheme: UnsafeBufferPointer<UInt8>
+    var path: UnsafeBufferPointer<UInt8>
+    var port: UInt16
+
+    var isParsed: Bool { !host.isEmpty }
+
+    static func effectivePort(port: UInt16, scheme: UnsafeBufferPointer<UInt8>) -> UInt16? {
+        if port != 0 { return port }
+        if equal(scheme, "https") { return 443 }
+        if equal(scheme, "http") { return 80 }
+        if equal(scheme, "ssh") { return 22 }
+        if equal(scheme, "ftp") { return 21 }
+        return nil
+    }
+
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+    }
+
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        equal(a, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }
 
@@ -89,18 +125,28 @@ public enum ServiceMatcher {
     }
 
     static func matchLevel(_ stored: ServiceKey, _ wanted: ServiceKey) -> MatchLevel? {
+        stored.withBytes { stored in wanted.withBytes { wanted in matchLevel(stored, wanted) } }
+    }
+
+    /// The one implementation of the rules above, on bytes: a lookup compares an entry's stored
+    /// key where it lies in the decrypted bucket.
+    static func matchLevel(_ stored: ServiceKeyBytes, _ wanted: ServiceKeyBytes) -> MatchLevel? {
         guard stored.isParsed, wanted.isParsed else { return nil }
-        if !stored.scheme.isEmpty, !wanted.scheme.isEmpty, stored.scheme != wanted.scheme,
-           !(stored.scheme == "http" && wanted.scheme == "https") {
+        if !stored.scheme.isEmpty, !wanted.scheme.isEmpty, !ServiceKeyBytes.equal(stored.scheme, wanted.scheme),
+           !(ServiceKeyBytes.equal(stored.scheme, "http") && ServiceKeyBytes.equal(wanted.scheme, "https")) {
             return nil
         }
         // Ports matter once either side names one: then explicit or default ports must agree.
-        if stored.port != 0 || wanted.port != 0, let have = stored.effectivePort, let want = wanted.effectivePort, have != want {
+        if stored.port != 0 || wanted.port != 0,
+           let have = ServiceKeyBytes.effectivePort(port: stored.port, scheme: stored.scheme),
+           let want = ServiceKeyBytes.effectivePort(port: wanted.port, scheme: wanted.scheme), have != want {
             return nil
         }
-        guard stored.site == wanted.site else { return nil }
-        if stored.host != wanted.host { return .registrableDomain }
-        if !stored.scheme.isEmpty, stored.scheme == wanted.scheme, stored.path == wanted.path { return .exactURL }
+        guard ServiceKeyBytes.equal(stored.site, wanted.site) else { return nil }
+        if !ServiceKeyBytes.equal(stored.host, wanted.host) { return .registrableDomain }
+        if !stored.scheme.isEmpty, ServiceKeyBytes.equal(stored.scheme, wanted.scheme), ServiceKeyBytes.equal(stored.path, wanted.path) {
+            return .exactURL
+        }
         return .host
     }
 
@@ -113,12 +159,14 @@ public enum ServiceMatcher {
 
     /// The best match of `identity` over `request`: highest level, then earliest request entry.
     static func bestMatch(of stored: ServiceKey, in request: [ServiceKey]) -> Match? {
-        var best: Match?
-        for (index, wanted) in request.enumerated() {
-            guard let level = matchLevel(stored, wanted) else { continue }
-            if best == nil || level > best!.level { best = Match(level: level, requestIndex: index) }
+        stored.withBytes { stored in
+            var best: Match?
+            for (index, wanted) in request.enumerated() {
+                guard let level = wanted.withBytes({ matchLevel(stored, $0) }) else { continue }
+                if best == nil || level > best!.level { best = Match(level: level, requestIndex: index) }
+            }
+            return best
         }
-        return best
     }
 
     /// What orders suggestions (SPEC.md §7.1): match level, then earlier request entry, then
@@ -169,36 +217,21 @@ public struct RankedIdentity: Sendable {
     public let lastUsed: UInt64
     /// The record's match mode, as the index holds it.
     public let mode: MatchMode
-    /// The stored service, parsed; what a host's protocol rules compare (`ServiceMatchingRules`).
-    let key: ServiceKey?
     /// The final tie-break; kept as words so that sorting never parses `recordIdentifier`.
     let tieBreak: IdentifierWords
 
-    init(entry: IdentityEntry, match: ServiceMatcher.Match?, lastUsed: UInt64) {
-        self.identity = entry.identity
-        self.match = match
-        self.lastUsed = lastUsed
-        self.mode = entry.mode
-        self.key = entry.key
-        self.tieBreak = entry.recordID.words
-    }
-
-    init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64, tieBreak: IdentifierWords) {
-        self.identity = identity
-        self.match = match
-        self.lastUsed = lastUsed
-        self.mode = .host
-        self.key = nil
-        self.tieBreak = tieBreak
-    }
-
-    public init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64, mode: MatchMode = .host) {
+    init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64, mode: MatchMode, tieBreak: IdentifierWords) {
         self.identity = identity
         self.match = match
         self.lastUsed = lastUsed
         self.mode = mode
-        self.key = ServiceKey(parsing: identity.serviceIdentifier)
-        self.tieBreak = (try? RecordID(hex: identity.recordIdentifier))?.words ?? IdentifierWords(high: .max, low: .max)
+        self.tieBreak = tieBreak
+    }
+
+    public init(identity: PasswordCredentialIdentity, match: ServiceMatcher.Match?, lastUsed: UInt64, mode: MatchMode = .host) {
+        self.init(
+            identity: identity, match: match, lastUsed: lastUsed, mode: mode,
+            tieBreak: (try? RecordID(hex: identity.recordIdentifier))?.words ?? IdentifierWords(high: .max, low: .max))
     }
 
     /// The provision rule (SPEC.md §7.1): whether a host may release this identity's password
@@ -220,22 +253,5 @@ extension MatchMode {
         case .exact: .exactURL
         case .never: nil
         }
-    }
-}
-
-extension Array where Element == RankedIdentity {
-    /// The first identity of each record, in order: a record listing several matching services
-    /// is offered once, at its best match. Sorting positions by record keeps this
-    /// O(n log n) for a site with thousands of accounts, without a hash table.
-    func firstPerRecord() -> [RankedIdentity] {
-        let byRecord = indices.sorted {
-            (self[$0].identity.recordIdentifier, $0) < (self[$1].identity.recordIdentifier, $1)
-        }
-        var keep = [Bool](repeating: false, count: count)
-        for (position, index) in byRecord.enumerated()
-        where position == 0 || self[byRecord[position - 1]].identity.recordIdentifier != self[index].identity.recordIdentifier {
-            keep[index] = true
-        }
-        return indices.filter { keep[$0] }.map { self[$0] }
     }
 }

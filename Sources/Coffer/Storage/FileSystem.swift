@@ -60,16 +60,23 @@ public struct FileSystem: Sendable {
         guard fstat(fd, &info) == 0 else { throw error("stat", path()) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongFileType(path: path()) }
         guard info.st_size <= limit else { throw .fileTooLarge(path: path(), size: Int64(info.st_size), limit: limit) }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw error("read", path()) }
-            if count == 0 { break }  // shrank under us: return what is there, decoding will judge it
-            offset += count
+        // Not zeroed first: a full identity bucket is tens of kilobytes a fill would clear for nothing.
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: Int(info.st_size)) { buffer, initialized in
+            var offset = 0
+            while offset < buffer.count {
+                let count = read(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 { failure = errno; break }
+                if count == 0 { break }  // shrank under us: return what is there, decoding will judge it
+                offset += count
+            }
+            initialized = offset
         }
-        if offset < bytes.count { bytes.removeLast(bytes.count - offset) }
+        if failure != 0 {
+            errno = failure
+            throw error("read", path())
+        }
         return bytes
     }
 

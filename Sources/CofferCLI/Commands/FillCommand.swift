@@ -91,6 +91,9 @@ final class CommandLineInteraction: UserInteraction {
         return try terminal.readSecret(prompt: "Master password (\(reason)): ")
     }
 
+    /// Only on a terminal: a supplied password authenticates a script, which cannot choose.
+    var canChooseIdentity: Bool { context.terminal != nil }
+
     /// On a terminal a numbered list, unless the only candidate may be filled without a choice
     /// anyway; with nobody to ask (a supplied password, no terminal), only what the provision
     /// rule allows without a person (SPEC.md §7.1), else nothing.

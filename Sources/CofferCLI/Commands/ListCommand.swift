@@ -20,15 +20,15 @@ struct ListCommand: Command {
             context.printIdentities(try context.identityListing())
             return .success
         }
-        let ranked = try context.identities(for: [CredentialServiceIdentifier(parsing: service)])
-        if ranked.isEmpty && !context.wantsJSON {
+        let listing = try context.readingStore { try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)]) }
+        if listing.count == 0 && !context.wantsJSON {
             throw CLIError("no credential for \(service)", code: .noInput)
         }
         if context.wantsJSON {
             // Each with how it matched and whether it would fill without a choice (SPEC.md §7.1).
-            context.print(JSONOutput.render(.array(ranked.map(JSONOutput.identity))))
+            context.print(JSONOutput.render(.array(listing.rows.map { JSONOutput.identity(listing.rankedIdentity($0)) })))
         } else {
-            context.printIdentities(IdentityListing(ranked.map(\.identity)))
+            context.printIdentities(listing)
         }
         return .success
     }
@@ -68,7 +68,7 @@ extension CommandContext {
         try readingStore { try $0.identityListing() }
     }
 
-    private func readingStore<Result>(_ body: (CredentialIdentityStore) throws -> Result) throws -> Result {
+    func readingStore<Result>(_ body: (CredentialIdentityStore) throws -> Result) throws -> Result {
         let vault = try sessionVault(requireUnlocked: false)
         do {
             return try body(vault.identityStore)
