@@ -17,3 +17,29 @@ static inline int coffer_get_dumpable(void) {
 static inline int coffer_syncfs(int fd) {
     return syncfs(fd);
 }
+
+#include <errno.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+/// openat2(2) resolving `path` beneath `dirfd`: no symbolic link in any component, no "..",
+/// no absolute path, no /proc magic link (SPEC.md §2.4). -1 with ENOSYS on kernels before 5.6.
+static inline int coffer_openat2_beneath(int dirfd, const char *path, unsigned long long flags, unsigned long long mode) {
+#ifdef SYS_openat2
+    struct open_how how = {
+        .flags = flags, .mode = mode, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+#include <fcntl.h>
+#include <stdio.h>
+
+/// renameat2(RENAME_NOREPLACE): a rename that never replaces an existing entry.
+static inline int coffer_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+}

@@ -16,48 +16,91 @@ public struct DeviceState: Sendable {
         case disabled
     }
 
+    /// The device's directory for this vault, for messages: `<state>/vaults/<vault id>`.
     public let directory: String
+    /// `<state>`: the user's own (`$XDG_STATE_HOME/coffer`); below it nothing is reached
+    /// through a link and every directory is private (SPEC.md §2.4, §6.6).
+    let root: String
+    let vaultName: String
     let fileSystem: FileSystem
 
     public init(root: String, vaultID: VaultID, fileSystem: FileSystem = .standard) {
+        self.root = root
+        vaultName = vaultID.hex
         directory = root + "/vaults/" + vaultID.hex
         self.fileSystem = fileSystem
     }
 
-    var indexKeyPath: String { directory + "/index-key" }
-    var disabledPath: String { directory + "/provider-disabled" }
-    var generationPath: String { directory + "/generation" }
-    var usagePath: String { directory + "/usage" }
-    var listingPath: String { directory + "/listing" }
+    static let indexKeyName = "index-key"
+    static let disabledName = "provider-disabled"
+    static let generationName = "generation"
+    static let usageName = "usage"
+    static let listingName = "listing"
+    var listingPath: String { directory + "/" + Self.listingName }
+
+    /// The device directory, opened beneath the state root without following a link; `nil`
+    /// when it does not exist yet and `create` is not set. A link or a file in its place throws.
+    private func open(create: Bool) throws(StorageError) -> Directory? {
+        let state: Directory
+        do {
+            state = try fileSystem.openDirectory(atPath: root, create: create, createParents: create, check: .anyOwner)
+        } catch where error.isNotFound && !create {
+            return nil
+        }
+        guard let vaults = create ? try fileSystem.directory("vaults", in: state, create: true)
+                : try fileSystem.directoryIfPresent("vaults", in: state) else { return nil }
+        return create ? try fileSystem.directory(vaultName, in: vaults, create: true) : try fileSystem.directoryIfPresent(vaultName, in: vaults)
+    }
+
+    /// Reads a device file; `nil` when it (or the directory) is absent or unusable. Reads never
+    /// fail a command: an unreadable state only means less (no suggestions while locked, no
+    /// recent-use order), and the writes that follow refuse a planted link loudly.
+    private func read(_ name: String, limit: Int) -> [UInt8]? {
+        guard let directory = try? open(create: false) else { return nil }
+        return try? fileSystem.readFile(name, in: directory, limit: limit)
+    }
+
+    private func exists(_ name: String) -> Bool {
+        guard let directory = try? open(create: false) else { return false }
+        return (try? fileSystem.status(name, in: directory)) != nil
+    }
+
+    private func write(_ bytes: [UInt8], to name: String, durable: Bool = true) throws(StorageError) {
+        guard let directory = try open(create: true) else { return }
+        try fileSystem.writeAtomically(bytes, to: name, in: directory, via: directory, durable: durable)
+    }
+
+    private func remove(_ name: String) throws(StorageError) {
+        guard let directory = try open(create: false) else { return }
+        try fileSystem.removeFile(name, in: directory)
+    }
 
     // MARK: Provider setting and index key
 
     public func providerSetting() -> ProviderSetting {
-        if (try? fileSystem.status(disabledPath)) != nil { return .disabled }
-        if (try? fileSystem.status(indexKeyPath)) != nil { return .enabled }
+        if exists(Self.disabledName) { return .disabled }
+        if exists(Self.indexKeyName) { return .enabled }
         return .notConfigured
     }
 
     /// The device copy of the index key, if the identity store is enabled here.
     func indexKey() -> SecureBytes? {
-        guard var bytes = try? fileSystem.readFile(indexKeyPath, limit: 32), bytes.count == 32 else { return nil }
+        guard var bytes = read(Self.indexKeyName, limit: 32), bytes.count == 32 else { return nil }
         defer { bytes.withUnsafeMutableBytes { Sodium.wipe($0) } }
         return try? SecureBytes(copying: bytes)
     }
 
     func enable(indexKey: SecureBytes) throws(StorageError) {
-        try prepare()
-        try fileSystem.writeAtomically(indexKey.withUnsafeBytes { Array($0) }, to: indexKeyPath, temporaryDirectory: directory)
-        try fileSystem.removeFile(disabledPath)
+        try write(indexKey.withUnsafeBytes { Array($0) }, to: Self.indexKeyName)
+        try remove(Self.disabledName)
     }
 
     /// Removes the index key (so nothing is readable while locked) and the listing snapshot,
     /// and records the choice.
     func disable() throws(StorageError) {
-        try prepare()
-        try fileSystem.writeAtomically([], to: disabledPath, temporaryDirectory: directory)
-        try fileSystem.removeFile(indexKeyPath)
-        try fileSystem.removeFile(listingPath)
+        try write([], to: Self.disabledName)
+        try remove(Self.indexKeyName)
+        try remove(Self.listingName)
     }
 
     // MARK: Listing snapshot
@@ -66,18 +109,18 @@ public struct DeviceState: Sendable {
 
     /// The sealed snapshot of every identity bucket, if this device made one.
     func listingSnapshot() -> [UInt8]? {
-        try? fileSystem.readFile(listingPath, limit: Self.maximumListingLength)
+        read(Self.listingName, limit: Self.maximumListingLength)
     }
 
     /// Replaces the snapshot. Best effort and not synced: a lost or torn one is rebuilt.
     func saveListingSnapshot(_ bytes: [UInt8]) {
-        try? fileSystem.writeAtomically(bytes, to: listingPath, temporaryDirectory: directory, durable: false)
+        try? write(bytes, to: Self.listingName, durable: false)
     }
 
     // MARK: Generation high-water mark
 
     public func highestGeneration() -> UInt64 {
-        guard let bytes = try? fileSystem.readFile(generationPath, limit: 8), bytes.count == 8 else { return 0 }
+        guard let bytes = read(Self.generationName, limit: 8), bytes.count == 8 else { return 0 }
         return LittleEndian.read(UInt64.self, from: bytes, at: 0)
     }
 
@@ -87,8 +130,7 @@ public struct DeviceState: Sendable {
     }
 
     func setHighestGeneration(_ generation: UInt64) throws(StorageError) {
-        try prepare()
-        try fileSystem.writeAtomically(LittleEndian.bytes(generation), to: generationPath, temporaryDirectory: directory)
+        try write(LittleEndian.bytes(generation), to: Self.generationName)
     }
 
     // MARK: Usage (most recently used)
@@ -110,18 +152,14 @@ public struct DeviceState: Sendable {
             bytes.replaceSubrange(offset..<offset + identifierByteCount, with: entry.id.bytes)
             LittleEndian.write(entry.time, into: &bytes, at: offset + identifierByteCount)
         }
-        do {
-            try fileSystem.overwriteInPlace(bytes, at: usagePath)
-        } catch {
-            try? prepare()
-            try? fileSystem.overwriteInPlace(bytes, at: usagePath)
-        }
+        guard let directory = try? open(create: true) else { return }
+        try? fileSystem.overwriteInPlace(bytes, at: Self.usageName, in: directory)
     }
 
     /// The `usage` file as stored (SPEC.md §6.6); a trailing partial entry is ignored.
     private func usageEntries() -> [UsageLog.Entry] {
         // Room for one torn entry past a full log; anything longer is not ours and is ignored.
-        let bytes = (try? fileSystem.readFile(usagePath, limit: (Self.usageCapacity + 1) * Self.usageEntryLength - 1)) ?? []
+        let bytes = read(Self.usageName, limit: (Self.usageCapacity + 1) * Self.usageEntryLength - 1) ?? []
         return (0..<bytes.count / Self.usageEntryLength).map { position in
             let offset = position * Self.usageEntryLength
             return UsageLog.Entry(
@@ -130,13 +168,6 @@ public struct DeviceState: Sendable {
         }
     }
 
-    private func prepare() throws(StorageError) {
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            if try fileSystem.status(prefix) == nil { try fileSystem.makeDirectory(prefix) }
-        }
-    }
 }
 
 /// When each recently used record was last filled (the device's `usage` file, SPEC.md §6.6),

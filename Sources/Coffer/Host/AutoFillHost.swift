@@ -56,7 +56,7 @@ public struct AutoFillHost {
             provider.prepareCredentialList(for: serviceIdentifiers)
             return result(of: context, identity: nil)
         } catch {
-            return .cancelled(ExtensionError(.failed, failureReason: "\(error)"))
+            return .cancelled(ExtensionError.failed(error))
         }
         // A record of mode `site` may be filled for a sibling host without a choice.
         if let best = suggestions.first(where: \.allowsAutomaticFill) { return provide(best.identity, allowInteraction: allowInteraction) }

@@ -59,8 +59,7 @@ public final class CredentialIdentityStore: Sendable {
                 let slots = minimumLevel >= .host
                     ? wanted.map { index.identitySlot(for: $0, layout: manifest.layout) }
                     : wanted.map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
-                let shards = slots.count > 1 ? try? index.fileSystem.openDirectory(index.shardsDirectory) : nil
-                let payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest, shards: shards) }
+                let payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest) }
                 return try IdentityListing(
                     matching: request, minimumLevel: minimumLevel, payloads: payloads, layout: manifest.layout, usage: usage,
                     legacyKey: IdentityIndex.legacyKey)
@@ -183,8 +182,8 @@ public final class CredentialIdentityStore: Sendable {
     private func edit(_ body: (inout IndexEditor) throws -> Void) throws(CredentialIdentityStoreError) {
         guard state.isEnabled else { throw .storeDisabled }
         try mapped {
-            try vault.writeTransaction { () throws in
-                let index = try vault.identityIndex()
+            try vault.writeTransaction { opened throws in
+                let index = try vault.identityIndex(opened)
                 try vault.recover(index)
                 let manifest = try index.readManifest()
                 try vault.checkGeneration(of: manifest)
@@ -221,7 +220,7 @@ public final class CredentialIdentityStore: Sendable {
             }
             let keys = try? vault.keys()
             let mode = try editor.identities(of: id).first?.mode
-                ?? keys.flatMap { try? vault.checkedRecord(id, ledger: editor.ledgerEntry(for: id), keys: $0).matchMode } ?? .host
+                ?? keys.flatMap { try? vault.checkedRecord(id, ledger: editor.ledgerEntry(for: id), keys: $0, in: editor.index.opened).matchMode } ?? .host
             groups[id, default: []].append(IdentityEntry(
                 recordID: id, serviceIdentifier: identity.serviceIdentifier, user: identity.user, rank: Int64(identity.rank),
                 mode: mode, key: ServiceKey(parsing: identity.serviceIdentifier)))

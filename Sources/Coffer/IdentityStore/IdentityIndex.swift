@@ -4,16 +4,35 @@
 /// Readers take the container's shared lock; every change happens under the exclusive lock and
 /// becomes visible in one step, when the new manifest is renamed into place.
 struct IdentityIndex {
-    let container: GroupContainer
+    /// The container held open for this operation; every index file is named beneath it.
+    let opened: OpenContainer
     let vaultID: VaultID
     let fileSystem: FileSystem
     let keys: IndexKeys
 
-    var directory: String { container.indexDirectory }
-    var manifestPath: String { directory + "/manifest" }
-    var journalPath: String { directory + "/journal" }
-    var shardsDirectory: String { directory + "/shards" }
+    static let manifestName = "manifest"
+    static let journalName = "journal"
+    var container: GroupContainer { opened.container }
+    // Paths for messages only.
+    var manifestPath: String { container.indexDirectory + "/" + Self.manifestName }
+    var journalPath: String { container.indexDirectory + "/" + Self.journalName }
+    var shardsDirectory: String { container.indexDirectory + "/shards" }
     func shardPath(_ id: ShardID) -> String { shardsDirectory + "/" + id.hex }
+
+    /// `index/`, or `nil` in a container that has none yet (a records-only copy).
+    private func indexDirectory() throws(StorageError) -> Directory? {
+        try opened.directoryIfPresent(GroupContainer.indexName)
+    }
+
+    /// A file of `index/`, or `nil` when it (or `index/`) does not exist.
+    private func readIndexFile(_ name: String, limit: Int) throws(StorageError) -> [UInt8]? {
+        guard let directory = try indexDirectory() else { return nil }
+        do {
+            return try fileSystem.readFile(name, in: directory, limit: limit)
+        } catch where error.isNotFound {
+            return nil
+        }
+    }
 
     static let maximumManifestLength = SealedEnvelope.headerLength + IndexManifest.plaintextLength + SealedEnvelope.tagLength
     static let maximumShardLength = 64 << 20
@@ -23,12 +42,7 @@ struct IdentityIndex {
 
     /// The committed manifest; an empty generation-0 manifest when the index was never written.
     func readManifest() throws -> IndexManifest {
-        let bytes: [UInt8]
-        do {
-            bytes = try fileSystem.readFile(manifestPath, limit: Self.maximumManifestLength)
-        } catch where error.isNotFound {
-            return IndexManifest()
-        }
+        guard let bytes = try readIndexFile(Self.manifestName, limit: Self.maximumManifestLength) else { return IndexManifest() }
         return try openManifest(bytes)
     }
 
@@ -39,13 +53,18 @@ struct IdentityIndex {
         return try IndexManifest.decode(plaintext: open(envelope, extra: []), layout: layout)
     }
 
-    var manifestExists: Bool { (try? fileSystem.status(manifestPath)) != nil }
-    var journalExists: Bool { (try? fileSystem.status(journalPath)) != nil }
+    var manifestExists: Bool { exists(Self.manifestName) }
+    var journalExists: Bool { exists(Self.journalName) }
+
+    private func exists(_ name: String) -> Bool {
+        guard let directory = try? indexDirectory() else { return false }
+        return (try? fileSystem.status(name, in: directory)) != nil
+    }
 
     /// The entries of a bucket; with `filter`, only those of the named sites or hosts.
     /// - Parameter shards: the shards directory held open, for callers that read many buckets.
     func identities(
-        inSlot slot: Int, of manifest: IndexManifest, filter: IndexShardCoding.Filter? = nil, shards: OpenDirectory? = nil
+        inSlot slot: Int, of manifest: IndexManifest, filter: IndexShardCoding.Filter? = nil, shards: Directory? = nil
     ) throws -> [IdentityEntry] {
         guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { return [] }
         return try IndexShardCoding.decodeIdentities(payload, layout: manifest.layout, filter: filter, legacyKey: Self.legacyKey)
@@ -60,12 +79,12 @@ struct IdentityIndex {
     }
 
     /// The decrypted payload of an identity bucket, `nil` for an empty one.
-    func identityPayload(inSlot slot: Int, of manifest: IndexManifest, shards: OpenDirectory? = nil) throws -> [UInt8]? {
+    func identityPayload(inSlot slot: Int, of manifest: IndexManifest, shards: Directory? = nil) throws -> [UInt8]? {
         guard let id = manifest.shards[slot] else { return nil }
         return try readShard(slot: slot, id: id, in: shards)
     }
 
-    func ledger(inSlot slot: Int, of manifest: IndexManifest, shards: OpenDirectory? = nil) throws -> [LedgerEntry] {
+    func ledger(inSlot slot: Int, of manifest: IndexManifest, shards: Directory? = nil) throws -> [LedgerEntry] {
         guard let id = manifest.shards[slot] else { return [] }
         return try IndexShardCoding.decodeLedger(readShard(slot: slot, id: id, in: shards))
     }
@@ -104,16 +123,15 @@ struct IdentityIndex {
         }
     }
 
-    private func readShard(slot: Int, id: ShardID, in shards: OpenDirectory? = nil) throws -> [UInt8] {
-        let bytes = try shards.map { try fileSystem.readFile(named: id.hex, in: $0, limit: Self.maximumShardLength) }
-            ?? fileSystem.readFile(shardPath(id), limit: Self.maximumShardLength)
+    private func readShard(slot: Int, id: ShardID, in shards: Directory? = nil) throws -> [UInt8] {
+        let bytes = try fileSystem.readFile(id.hex, in: shards ?? opened.shards(), limit: Self.maximumShardLength)
         return try open(bytes, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
     }
 
     /// Every non-empty identity bucket's payload in slot order, each framed as
     /// `u32 LE length ‖ payload`: the listing snapshot's plaintext (SPEC.md §6.6).
     func framedBuckets(of manifest: IndexManifest) throws -> [UInt8] {
-        let shards = try? fileSystem.openDirectory(shardsDirectory)  // absent in a new vault
+        let shards = manifest.shards.contains { $0 != nil } ? try opened.shards() : nil  // absent in a new vault
         var framed: [UInt8] = []
         for slot in 0..<IndexManifest.identitySlots {
             guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { continue }
@@ -126,12 +144,7 @@ struct IdentityIndex {
     /// BLAKE2b-256 of the manifest file as it is now: names one committed state of the index
     /// exactly (a manifest is sealed under a fresh nonce each time), or `nil` when there is none.
     func manifestDigest() throws -> [UInt8]? {
-        let bytes: [UInt8]
-        do {
-            bytes = try fileSystem.readFile(manifestPath, limit: Self.maximumManifestLength)
-        } catch where error.isNotFound {
-            return nil
-        }
+        guard let bytes = try readIndexFile(Self.manifestName, limit: Self.maximumManifestLength) else { return nil }
         return try BLAKE2b.hash(bytes, length: 32)
     }
 
@@ -181,10 +194,11 @@ struct IdentityIndex {
     func writeShard(_ payload: [UInt8], slot: Int, inPlace: Bool, durable: Bool) throws -> ShardID {
         let id = try ShardID.random()
         let bytes = try seal(payload, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
+        let shards = try opened.shards(create: true)
         if inPlace {
-            try fileSystem.writeNewFile(bytes, to: shardPath(id), durable: durable)
+            try fileSystem.writeNewFile(bytes, to: id.hex, in: shards, durable: durable)
         } else {
-            try fileSystem.writeAtomically(bytes, to: shardPath(id), temporaryDirectory: container.temporaryDirectory, durable: durable)
+            try fileSystem.writeAtomically(bytes, to: id.hex, in: shards, via: opened.temporary, durable: durable)
         }
         return id
     }
@@ -192,34 +206,32 @@ struct IdentityIndex {
     /// The commit point of every index change.
     func writeManifest(_ manifest: IndexManifest) throws {
         try fileSystem.writeAtomically(
-            seal(manifest.encodedPlaintext(), as: .indexManifest, version: manifest.layout.rawValue, extra: []), to: manifestPath,
-            temporaryDirectory: container.temporaryDirectory)
+            seal(manifest.encodedPlaintext(), as: .indexManifest, version: manifest.layout.rawValue, extra: []), to: Self.manifestName,
+            in: opened.directory(GroupContainer.indexName, create: true), via: opened.temporary)
     }
 
     func writeJournal(_ journal: IndexJournal) throws {
         try fileSystem.writeAtomically(
-            seal(journal.encoded(), as: .indexJournal, extra: []), to: journalPath, temporaryDirectory: container.temporaryDirectory)
+            seal(journal.encoded(), as: .indexJournal, extra: []), to: Self.journalName,
+            in: opened.directory(GroupContainer.indexName, create: true), via: opened.temporary)
     }
 
     func readJournal() throws -> IndexJournal? {
-        let bytes: [UInt8]
-        do {
-            bytes = try fileSystem.readFile(journalPath, limit: Self.maximumShardLength)
-        } catch where error.isNotFound {
-            return nil
-        }
+        guard let bytes = try readIndexFile(Self.journalName, limit: Self.maximumShardLength) else { return nil }
         return try IndexJournal.decode(open(bytes, as: .indexJournal, extra: [])) { service, _ in ServiceKey(parsing: service) }
     }
 
     func removeJournal() throws {
-        try fileSystem.removeFile(journalPath)
+        guard let directory = try indexDirectory() else { return }
+        try fileSystem.removeFile(Self.journalName, in: directory)
     }
 
     /// Deletes shard files the manifest does not name (left by a crash or replaced by a commit).
     func removeUnreferencedShards(keeping manifest: IndexManifest) throws {
         let live = Set(manifest.shards.compactMap { $0?.hex })
-        for name in try fileSystem.contentsOfDirectory(shardsDirectory) where !live.contains(name) {
-            fileSystem.removeQuietly(shardsDirectory + "/" + name)
+        guard let index = try indexDirectory(), let shards = try fileSystem.directoryIfPresent("shards", in: index) else { return }
+        for name in try fileSystem.contents(of: shards) where !live.contains(name) {
+            fileSystem.removeQuietly(name, in: shards)
         }
     }
 }

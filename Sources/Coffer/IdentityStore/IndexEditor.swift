@@ -152,14 +152,14 @@ struct IndexEditor {
     ///   import's records); they are flushed with the shards, once, before the manifest.
     /// - Returns: the committed manifest.
     @discardableResult
-    mutating func commit(generation: UInt64? = nil, unsyncedDirectories: [String] = []) throws -> IndexManifest {
+    mutating func commit(generation: UInt64? = nil, unsyncedDirectories: [Directory] = []) throws -> IndexManifest {
         var next = manifest
         next.generation = generation ?? manifest.generation + 1
         var replaced: [ShardID] = []
         // A few shards: fsync each. Many (an import touches all 512), or other writes waiting
         // for a flush anyway: one flush of the file system before the manifest names anything.
         let durableEach = !journaled || (dirtySlots.count <= 8 && unsyncedDirectories.isEmpty)
-        try index.fileSystem.makeDirectory(index.shardsDirectory)
+        let shards = try index.opened.shards(create: true)
         for slot in dirtySlots.sorted() {
             let payload: [UInt8]?
             if slot < IndexManifest.identitySlots {
@@ -171,9 +171,9 @@ struct IndexEditor {
             }
             try replace(slot: slot, in: &next, replaced: &replaced, payload: payload, durable: durableEach)
         }
-        if !durableEach { try index.fileSystem.syncFileSystems(containing: [index.shardsDirectory] + unsyncedDirectories) }
+        if !durableEach { try index.fileSystem.syncFileSystems(of: [shards] + unsyncedDirectories) }
         try index.writeManifest(next)
-        for id in replaced { index.fileSystem.removeQuietly(index.shardPath(id)) }
+        for id in replaced { index.fileSystem.removeQuietly(id.hex, in: shards) }
         manifest = next
         identityBuckets = [:]
         ledgerShards = [:]

@@ -3,32 +3,42 @@ import Glibc
 
 /// Offline backup and restore of a vault directory (SPEC.md §10). A backup is the container's
 /// sealed files as they are: it needs no key to make, and reveals nothing a copy would not.
+///
+/// Every tree is walked through directory descriptors without following a link (§2.4): a link
+/// or a FIFO in a container or in a backup directory is refused, never read through, and a
+/// restore writes only beneath the directory it creates.
 public enum VaultBackup {
     /// The files a backup holds, relative to the container: the header, every record, the
     /// manifest and the shards it names. Never `lock`, `tmp/` or unreferenced shards.
-    static func snapshot(ofDirectory directory: String, fileSystem: FileSystem) throws -> [TarArchive.Entry] {
-        let container = GroupContainer(path: directory)
-        func file(_ relative: String, limit: Int) throws -> TarArchive.Entry {
-            .init(path: relative, kind: .file, mode: 0o600, contents: try fileSystem.readFile(container.path + "/" + relative, limit: limit))
+    /// - Parameter root: the container (or a backup directory) held open.
+    static func snapshot(of root: Directory, fileSystem: FileSystem, check: DirectoryCheck) throws -> [TarArchive.Entry] {
+        func file(_ name: String, in directory: Directory, relative: String, limit: Int) throws -> TarArchive.Entry {
+            .init(path: relative, kind: .file, mode: 0o600, contents: try fileSystem.readFile(name, in: directory, limit: limit))
         }
-        var entries: [TarArchive.Entry] = [try file("vault.coffer", limit: VaultHeader.length)]
+        var entries: [TarArchive.Entry] = [try file(GroupContainer.headerName, in: root, relative: "vault.coffer", limit: VaultHeader.length)]
         entries.append(.init(path: "records", kind: .directory, mode: 0o700, contents: []))
-        for shard in try fileSystem.contentsOfDirectory(container.recordsDirectory).sorted() where isVaultPath("records/" + shard) {
-            entries.append(.init(path: "records/" + shard, kind: .directory, mode: 0o700, contents: []))
-            for name in try fileSystem.contentsOfDirectory(container.recordsDirectory + "/" + shard).sorted() {
-                let relative = "records/" + shard + "/" + name
-                guard isVaultPath(relative) else { continue }  // verify reports strays; a backup leaves them out
-                entries.append(try file(relative, limit: RecordEnvelope.maximumFileLength))
+        if let records = try fileSystem.directoryIfPresent(GroupContainer.recordsName, in: root, check: check) {
+            for shard in try fileSystem.contents(of: records).sorted() where isVaultPath("records/" + shard) {
+                entries.append(.init(path: "records/" + shard, kind: .directory, mode: 0o700, contents: []))
+                let directory = try fileSystem.directory(shard, in: records, check: check)
+                for name in try fileSystem.contents(of: directory).sorted() {
+                    let relative = "records/" + shard + "/" + name
+                    guard isVaultPath(relative) else { continue }  // verify reports strays; a backup leaves them out
+                    entries.append(try file(name, in: directory, relative: relative, limit: RecordEnvelope.maximumFileLength))
+                }
             }
         }
         entries.append(.init(path: "index", kind: .directory, mode: 0o700, contents: []))
-        if try fileSystem.status(container.indexDirectory + "/manifest") != nil {
-            entries.append(try file("index/manifest", limit: IdentityIndex.maximumManifestLength))
+        if let index = try fileSystem.directoryIfPresent(GroupContainer.indexName, in: root, check: check),
+           try fileSystem.status(IdentityIndex.manifestName, in: index) != nil {
+            entries.append(try file(IdentityIndex.manifestName, in: index, relative: "index/manifest", limit: IdentityIndex.maximumManifestLength))
             entries.append(.init(path: "index/shards", kind: .directory, mode: 0o700, contents: []))
             // Without the index key we cannot read which shards are live; a backup taken under
             // the lock right after recovery holds none that are stale, and verify flags any.
-            for name in try fileSystem.contentsOfDirectory(container.indexDirectory + "/shards").sorted() {
-                entries.append(try file("index/shards/" + name, limit: IdentityIndex.maximumShardLength))
+            if let shards = try fileSystem.directoryIfPresent("shards", in: index, check: check) {
+                for name in try fileSystem.contents(of: shards).sorted() {
+                    entries.append(try file(name, in: shards, relative: "index/shards/" + name, limit: IdentityIndex.maximumShardLength))
+                }
             }
         }
         return entries
@@ -42,20 +52,23 @@ public enum VaultBackup {
     public static func backup(_ vault: Vault, to destination: String) throws(VaultError) -> Int {
         let fileSystem = vault.fileSystem
         return try mappingErrors(file: destination) {
-            guard try fileSystem.status(destination) == nil else {
+            guard try fileSystem.userPathStatus(destination) == nil else {
                 throw VaultError.invalidInput("\(destination) already exists; a backup never overwrites")
             }
-            if let index = try? vault.identityIndex(), index.journalExists {
-                try vault.fileLock.withLock(.exclusive) { try vault.recover(index) }
+            let opened = try vault.openContainer()
+            if let index = try? vault.identityIndex(opened), index.journalExists {
+                try vault.fileLock(opened).withLock(.exclusive) { try vault.recover(index) }
             }
-            let entries = try vault.fileLock.withLock(.shared) {
-                try snapshot(ofDirectory: vault.container.path, fileSystem: fileSystem)
+            let entries = try vault.fileLock(opened).withLock(.shared) {
+                try snapshot(of: opened.root, fileSystem: fileSystem, check: .privateToUser)
             }
             if destination.hasSuffix(".tar") {
-                let parent = FileSystem.parentDirectory(of: destination)
-                try fileSystem.writeAtomically(TarArchive.encode(entries), to: destination, temporaryDirectory: parent)
+                try fileSystem.writeUserFileExclusively(TarArchive.encode(entries), to: destination)
             } else {
-                try write(entries, into: destination, fileSystem: fileSystem)
+                let parent = try fileSystem.openDirectory(atPath: FileSystem.parentDirectory(of: destination), check: .anyOwner)
+                let name = FileSystem.lastComponent(of: destination)
+                guard mkdirat(parent.descriptor, name, 0o700) == 0 else { throw fileSystem.error("create directory", destination) }
+                try write(entries, into: fileSystem.directory(name, in: parent), fileSystem: fileSystem)
             }
             return entries.filter { $0.path.hasPrefix("records/") && $0.kind == .file }.count
         }
@@ -78,36 +91,44 @@ public enum VaultBackup {
             for entry in entries where !isVaultPath(entry.path) {
                 throw VaultError.invalidInput("\(source): unexpected entry '\(entry.path.prefix(80))' in a vault backup")
             }
-            if let existing = try fileSystem.status(container.path) {
+            let parent = try fileSystem.openDirectory(
+                atPath: FileSystem.parentDirectory(of: container.path), create: true, createParents: true, check: .anyOwner)
+            let name = FileSystem.lastComponent(of: container.path)
+            if let existing = try fileSystem.status(name, in: parent) {
                 guard existing.st_mode & S_IFMT == S_IFDIR else { throw StorageError.wrongFileType(path: container.path) }
-                let isEmpty = try fileSystem.contentsOfDirectory(container.path).isEmpty
+                let isEmpty = try fileSystem.contents(of: fileSystem.directory(name, in: parent)).isEmpty
                 guard replacing || isEmpty else {
                     throw VaultError.vaultExists(container: container.path)
                 }
             }
-            let parent = FileSystem.parentDirectory(of: container.path)
-            try GroupContainer(path: parent).prepareParents(fileSystem: fileSystem)
-            let staging = container.path + ".restoring-" + Hex.encode(try SecureRandom.bytes(4))
-            try write(entries, into: staging, fileSystem: fileSystem)
-            if try fileSystem.status(container.path) != nil {
-                let old = container.path + ".replaced-" + Hex.encode(try SecureRandom.bytes(4))
-                try fileSystem.rename(container.path, to: old)
-                try fileSystem.rename(staging, to: container.path)
-                try? FileManager.default.removeItem(atPath: old)
+            let staging = name + ".restoring-" + Hex.encode(try SecureRandom.bytes(4))
+            guard mkdirat(parent.descriptor, staging, 0o700) == 0 else { throw fileSystem.error("create directory", parent.path(of: staging)) }
+            do {
+                try write(entries, into: fileSystem.directory(staging, in: parent), fileSystem: fileSystem)
+            } catch {
+                fileSystem.removeTree(staging, in: parent)
+                throw error
+            }
+            if try fileSystem.status(name, in: parent) != nil {
+                let old = name + ".replaced-" + Hex.encode(try SecureRandom.bytes(4))
+                try fileSystem.rename(name, in: parent, to: old, in: parent)
+                try fileSystem.rename(staging, in: parent, to: name, in: parent)
+                fileSystem.removeTree(old, in: parent)
             } else {
-                try fileSystem.rename(staging, to: container.path)
+                try fileSystem.rename(staging, in: parent, to: name, in: parent)
             }
         }
     }
 
+    /// The entries of a backup: a directory (a `coffer backup`, or a plain `cp -a` / `rsync -a`
+    /// copy of a quiet vault, read as it is without taking its lock: it may sit on read-only
+    /// media), or a tar.
     static func readBackup(_ source: String, fileSystem: FileSystem) throws -> [TarArchive.Entry] {
-        guard let info = try fileSystem.status(source) else { throw StorageError.system(operation: "open", path: source, errno: ENOENT) }
+        guard let info = try fileSystem.userPathStatus(source) else { throw StorageError.system(operation: "open", path: source, errno: ENOENT) }
         if info.st_mode & S_IFMT == S_IFDIR {
-            // A directory backup, or a plain `cp -a` / `rsync -a` copy of a quiet vault; read
-            // as it is, without taking its lock (it may sit on read-only media).
-            return try snapshot(ofDirectory: source, fileSystem: fileSystem)
+            return try snapshot(of: fileSystem.openDirectory(atPath: source, check: .anyOwner), fileSystem: fileSystem, check: .anyOwner)
         }
-        let bytes = try fileSystem.readFile(source, limit: 4 << 30)
+        let bytes = try fileSystem.readUserFile(source, limit: 4 << 30)
         do { return try TarArchive.decode(bytes) } catch let TarArchive.DecodeError.malformed(reason) {
             throw VaultError.invalidInput("\(source): \(reason)")
         }
@@ -125,19 +146,19 @@ public enum VaultBackup {
         }
     }
 
-    static func write(_ entries: [TarArchive.Entry], into directory: String, fileSystem: FileSystem) throws {
-        try fileSystem.makeDirectory(directory)
-        try fileSystem.makeDirectory(directory + "/tmp")
+    /// Writes `entries` (paths already checked by `isVaultPath`) beneath `root`, then flushes.
+    static func write(_ entries: [TarArchive.Entry], into root: Directory, fileSystem: FileSystem) throws {
+        let temporary = try fileSystem.directory(GroupContainer.temporaryName, in: root, create: true)
         for entry in entries {
-            let path = directory + "/" + entry.path
+            var components = entry.path.split(separator: "/").map(String.init)
+            let last = components.removeLast()
+            var directory = root
+            for component in components { directory = try fileSystem.directory(component, in: directory, create: true) }
             switch entry.kind {
-            case .directory: try fileSystem.makeDirectory(path)
-            case .file:
-                let parent = FileSystem.parentDirectory(of: path)
-                try fileSystem.makeDirectory(parent)
-                try fileSystem.writeAtomically(entry.contents, to: path, temporaryDirectory: directory + "/tmp", durable: false)
+            case .directory: try fileSystem.makeDirectory(last, in: directory)
+            case .file: try fileSystem.writeAtomically(entry.contents, to: last, in: directory, via: temporary, durable: false)
             }
         }
-        try fileSystem.syncFileSystem(containing: directory)
+        try fileSystem.syncFileSystems(of: [root])
     }
 }

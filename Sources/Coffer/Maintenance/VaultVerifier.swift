@@ -35,59 +35,94 @@ struct VaultVerifier {
 
     func run() -> VerificationReport {
         var report = VerificationReport()
-        let index = try? vault.identityIndex()
+        let opened: OpenContainer
+        do {
+            opened = try vault.openContainer()
+        } catch {
+            report.add(container.path, "\(error)")
+            return report
+        }
+        let index = try? vault.identityIndex(opened)
         if let index {
             do {
                 // A crashed writer's journal is finished first, as any access would.
-                try vault.fileLock.withLock(.exclusive) { try vault.recover(index) }
+                try vault.fileLock(opened).withLock(.exclusive) { try vault.recover(index) }
             } catch {
                 report.add(index.journalPath, "\(error)")
             }
         }
-        checkLayout(&report)
-        let files = recordFiles(&report)
+        let files = checkLayout(opened, &report)
         report.recordCount = files.count
         guard let index else { return report }
         do {
-            try vault.fileLock.withLock(.shared) { try checkIndex(index, files: files, into: &report) }
+            try vault.fileLock(opened).withLock(.shared) { try checkIndex(index, files: files, into: &report) }
         } catch {
             report.add(index.manifestPath, "\(error)")
         }
         return report
     }
 
-    // MARK: Without keys
+    // MARK: Without keys: the whole tree, never through a link (SPEC.md §2.4, §2.6)
 
-    private func checkLayout(_ report: inout VerificationReport) {
-        let expected: Set<String> = ["vault.coffer", "lock", "records", "index", "tmp"]
-        for name in (try? fileSystem.contentsOfDirectory(container.path)) ?? [] where !expected.contains(name) {
-            report.add(container.path + "/" + name, "unexpected file in the container")
+    /// Walks the container: every entry of the root, `records/`, `index/` and `tmp/` must be what
+    /// belongs at its place (a regular file or a private directory); links, FIFOs, devices and
+    /// misplaced directories are named. Returns every well-formed record file.
+    private func checkLayout(_ opened: OpenContainer, _ report: inout VerificationReport) -> [RecordID: String] {
+        let root = opened.root
+        let expected: [(String, mode_t)] = [
+            (GroupContainer.headerName, S_IFREG), (GroupContainer.lockName, S_IFREG), (GroupContainer.recordsName, S_IFDIR),
+            (GroupContainer.indexName, S_IFDIR), (GroupContainer.temporaryName, S_IFDIR),
+        ]
+        for name in (try? fileSystem.contents(of: root)) ?? [] {
+            guard let kind = expected.first(where: { $0.0 == name })?.1 else {
+                report.add(root.path(of: name), "unexpected entry in the container (\(describe(name, in: root)))")
+                continue
+            }
+            checkEntry(name, in: root, kind: kind, &report)
         }
-        for name in (try? fileSystem.contentsOfDirectory(container.temporaryDirectory)) ?? [] {
-            report.add(container.temporaryDirectory + "/" + name, "temp file of an interrupted write (removed by the next write)")
+        if (try? fileSystem.status(GroupContainer.headerName, in: root)) == nil { report.add(root.path(of: GroupContainer.headerName), "missing") }
+        if let temporary = subdirectory(GroupContainer.temporaryName, in: root, &report) {
+            for name in (try? fileSystem.contents(of: temporary)) ?? [] {
+                report.add(temporary.path(of: name), "temp file of an interrupted write (removed by the next write; \(describe(name, in: temporary)))")
+            }
         }
-        checkMode(container.headerPath, directory: false, &report)
+        if let index = subdirectory(GroupContainer.indexName, in: root, &report) {
+            let kinds: [(String, mode_t)] = [(IdentityIndex.manifestName, S_IFREG), (IdentityIndex.journalName, S_IFREG), ("shards", S_IFDIR)]
+            for name in (try? fileSystem.contents(of: index)) ?? [] {
+                guard let kind = kinds.first(where: { $0.0 == name })?.1 else {
+                    report.add(index.path(of: name), "unexpected entry in index/ (\(describe(name, in: index)))")
+                    continue
+                }
+                checkEntry(name, in: index, kind: kind, &report)
+            }
+            if let shards = subdirectory("shards", in: index, &report) {
+                for name in (try? fileSystem.contents(of: shards)) ?? [] { checkEntry(name, in: shards, kind: S_IFREG, &report) }
+            }
+        }
+        return recordFiles(in: root, &report)
     }
 
     /// Every well-named record file, checked for type, mode, size and envelope structure.
-    private func recordFiles(_ report: inout VerificationReport) -> [RecordID: String] {
+    private func recordFiles(in root: Directory, _ report: inout VerificationReport) -> [RecordID: String] {
         var files: [RecordID: String] = [:]
-        for shard in (try? fileSystem.contentsOfDirectory(container.recordsDirectory)) ?? [] {
-            let shardPath = container.recordsDirectory + "/" + shard
-            guard shard.count == 2, Hex.decode(shard) != nil else {
-                report.add(shardPath, "unexpected entry in records/")
+        guard let records = subdirectory(GroupContainer.recordsName, in: root, &report) else { return files }
+        for shard in (try? fileSystem.contents(of: records)) ?? [] {
+            guard shard.utf8.count == 2, Hex.decode(shard) != nil else {
+                report.add(records.path(of: shard), "unexpected entry in records/ (\(describe(shard, in: records)))")
                 continue
             }
-            checkMode(shardPath, directory: true, &report)
-            for name in (try? fileSystem.contentsOfDirectory(shardPath)) ?? [] {
-                let path = shardPath + "/" + name
+            guard checkEntry(shard, in: records, kind: S_IFDIR, &report), let directory = subdirectory(shard, in: records, &report) else {
+                continue
+            }
+            for name in (try? fileSystem.contents(of: directory)) ?? [] {
+                let path = directory.path(of: name)
                 guard let id = try? RecordID(hex: name), name.hasPrefix(shard) else {
-                    report.add(path, "not a record file name (32 lowercase hex digits in the shard of its first byte)")
+                    report.add(path, "not a record file name (32 lowercase hex digits in the shard of its first byte; \(describe(name, in: directory)))")
                     continue
                 }
-                guard checkMode(path, directory: false, &report) else { continue }
+                guard checkEntry(name, in: directory, kind: S_IFREG, &report) else { continue }
                 do {
-                    _ = try RecordEnvelope.decode(fileSystem.readFile(path, limit: RecordEnvelope.maximumFileLength))
+                    _ = try RecordEnvelope.decode(fileSystem.readFile(name, in: directory, limit: RecordEnvelope.maximumFileLength))
                     files[id] = path
                 } catch {
                     report.add(path, "\(error)")
@@ -97,21 +132,51 @@ struct VaultVerifier {
         return files
     }
 
+    /// Opens a directory of the container for the walk, reporting why it cannot be (a link, a
+    /// file in its place, another owner, group or other access); `nil` when absent or refused.
+    private func subdirectory(_ name: String, in parent: Directory, _ report: inout VerificationReport) -> Directory? {
+        do {
+            return try fileSystem.directoryIfPresent(name, in: parent)
+        } catch {
+            report.add(parent.path(of: name), "\(error)")
+            return nil
+        }
+    }
+
+    /// Whether `name` in `directory` is of `kind` (reported otherwise), and private.
     @discardableResult
-    private func checkMode(_ path: String, directory: Bool, _ report: inout VerificationReport) -> Bool {
-        guard let info = try? fileSystem.status(path) else {
+    private func checkEntry(_ name: String, in directory: Directory, kind: mode_t, _ report: inout VerificationReport) -> Bool {
+        let path = directory.path(of: name)
+        guard let info = try? fileSystem.status(name, in: directory) else {
             report.add(path, "missing")
             return false
         }
-        let kind = info.st_mode & S_IFMT
-        guard kind == (directory ? S_IFDIR : S_IFREG) else {
-            report.add(path, kind == S_IFLNK ? "is a symbolic link" : "is not a \(directory ? "directory" : "regular file")")
+        guard info.st_mode & S_IFMT == kind else {
+            report.add(path, "is \(Self.kindName(info.st_mode)) where \(kind == S_IFDIR ? "a directory" : "a regular file") belongs; never followed or read")
             return false
         }
-        if info.st_mode & 0o077 != 0 {
+        if kind == S_IFREG, info.st_mode & 0o077 != 0 {
             report.add(path, "mode \(String(info.st_mode & 0o777, radix: 8)) is open to group or others")
         }
         return true
+    }
+
+    /// What an entry is, for a message.
+    private func describe(_ name: String, in directory: Directory) -> String {
+        guard let info = try? fileSystem.status(name, in: directory) else { return "gone" }
+        return Self.kindName(info.st_mode)
+    }
+
+    static func kindName(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a directory"
+        case S_IFLNK: "a symbolic link"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR, S_IFBLK: "a device node"
+        default: "an unknown kind of file"
+        }
     }
 
     // MARK: With the index key
@@ -125,12 +190,12 @@ struct VaultVerifier {
             report.add(index.manifestPath, "generation \(manifest.generation), but this device has seen \(highest): the vault was rolled back")
         }
         let live = Set(manifest.shards.compactMap { $0?.hex })
-        for name in (try? fileSystem.contentsOfDirectory(index.shardsDirectory)) ?? [] where !live.contains(name) {
+        let shards = try? index.opened.shards()
+        for name in shards.flatMap({ try? fileSystem.contents(of: $0) }) ?? [] where !live.contains(name) {
             report.add(index.shardsDirectory + "/" + name, "shard not referenced by the manifest")
         }
         var ledger: [RecordID: LedgerEntry] = [:]
         var identities: [RecordID: [IdentityEntry]] = [:]
-        let shards = try? fileSystem.openDirectory(index.shardsDirectory)
         for slot in 0..<IndexManifest.slotCount where manifest.shards[slot] != nil {
             do {
                 if slot < IndexManifest.identitySlots {
@@ -159,7 +224,7 @@ struct VaultVerifier {
         // Hashing and decrypting 100,000 files is the slow part: all cores share it.
         let messages = try concurrentMap(work.count) { position in
             let (id, path) = work[position]
-            return checkRecord(id, path: path, ledger: ledger[id], identities: identities[id] ?? [], keys: keys)
+            return checkRecord(id, path: path, ledger: ledger[id], identities: identities[id] ?? [], keys: keys, in: index.opened)
         }
         for ((_, path), message) in zip(work, messages) {
             if let message { report.add(path, message) }
@@ -168,10 +233,10 @@ struct VaultVerifier {
 
     /// One record against its ledger entry and identities; `nil` when it is sound.
     private func checkRecord(
-        _ id: RecordID, path: String, ledger: LedgerEntry?, identities: [IdentityEntry], keys: VaultKeys?
+        _ id: RecordID, path: String, ledger: LedgerEntry?, identities: [IdentityEntry], keys: VaultKeys?, in opened: OpenContainer
     ) -> String? {
         guard let ledger else { return "not in the index (added outside Coffer, or a deleted record put back)" }
-        guard let bytes = try? fileSystem.readFile(path, limit: RecordEnvelope.maximumFileLength),
+        guard let bytes = try? vault.readRecordFile(id, in: opened),
               let hash = try? ciphertextHash(bytes)
         else { return "unreadable" }
         guard hash == ledger.ciphertextHash else { return "does not match the index (rolled back to an older copy, or replaced)" }

@@ -54,7 +54,7 @@ public final class CredentialProvider {
         do {
             candidates = try vault.identityStore.credentialIdentities(for: serviceIdentifiers)
         } catch {
-            extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+            extensionContext.cancelRequest(withError: ExtensionError.failed(error))
             return
         }
         guard let interaction, let chosen = interaction.chooseIdentity(from: candidates),
@@ -78,7 +78,7 @@ public final class CredentialProvider {
             extensionContext.completeExtensionConfigurationRequest()
         } catch {
             try? vault.identityStore.disable()
-            extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+            extensionContext.cancelRequest(withError: ExtensionError.failed(error))
         }
     }
 
@@ -101,7 +101,7 @@ public final class CredentialProvider {
         for attempt in 1...maximumPasswordAttempts {
             let password: SecureBytes?
             do { password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) } catch {
-                extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+                extensionContext.cancelRequest(withError: ExtensionError.failed(error))
                 return false  // e.g. a supplied password that was already wrong: "wrong master password"
             }
             guard let password else {
@@ -114,7 +114,7 @@ public final class CredentialProvider {
             } catch VaultError.wrongPassword {
                 continue
             } catch {
-                extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+                extensionContext.cancelRequest(withError: ExtensionError.failed(error))
                 return false
             }
         }
@@ -139,7 +139,7 @@ public final class CredentialProvider {
             extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
             return
         } catch {
-            extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "\(error)"))
+            extensionContext.cancelRequest(withError: ExtensionError.failed(error))
             return
         }
         // The index is what suggested this identity; the sealed record is the truth. An index

@@ -23,7 +23,7 @@ public final class CredentialProviderExtensionContext: Sendable {
 
     /// Cancels with an `ExtensionError`; any other error is reported as `.failed`.
     public func cancelRequest(withError error: Error) {
-        let extensionError = error as? ExtensionError ?? ExtensionError(.failed, failureReason: "\(error)")
+        let extensionError = error as? ExtensionError ?? ExtensionError.failed(error)
         finish(.cancelled(extensionError))
     }
 

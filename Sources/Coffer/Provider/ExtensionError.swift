@@ -12,10 +12,24 @@ public struct ExtensionError: Error, Equatable, Sendable, CustomStringConvertibl
     public let code: Code
     /// Apple's `NSLocalizedFailureReasonErrorKey`: what went wrong, never a secret.
     public let failureReason: String?
+    /// Apple's `NSUnderlyingErrorKey`: the vault or storage error behind a `.failed`, so a host
+    /// can tell a tampered file from a full disk without reading the message.
+    public let underlyingError: (any Error & Sendable)?
 
-    public init(_ code: Code, failureReason: String? = nil) {
+    public init(_ code: Code, failureReason: String? = nil, underlyingError: (any Error & Sendable)? = nil) {
         self.code = code
         self.failureReason = failureReason
+        self.underlyingError = underlyingError
+    }
+
+    /// `.failed` because of `error`, with its description as the reason.
+    public static func failed(_ error: any Error & Sendable) -> ExtensionError {
+        ExtensionError(.failed, failureReason: "\(error)", underlyingError: error)
+    }
+
+    /// Equal codes and reasons (the underlying error is detail, not identity).
+    public static func == (lhs: ExtensionError, rhs: ExtensionError) -> Bool {
+        lhs.code == rhs.code && lhs.failureReason == rhs.failureReason
     }
 
     public var description: String {

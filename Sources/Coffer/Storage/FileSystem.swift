@@ -4,8 +4,13 @@ import Glibc
 /// The one place that calls POSIX file APIs. Every `-1` becomes a thrown `StorageError` naming
 /// the operation and path (swift-system's habit).
 ///
+/// Inside a container, the device state and backup trees, every call names a file relative to
+/// an open `Directory` and never follows a link (SPEC.md §2.4); the path-based calls at the end
+/// are for files the user names on the command line (an import, a password file, a backup
+/// archive), which are resolved as any tool resolves them.
+///
 /// Writes are atomic: a temp file in the container's `tmp/` is written, fsynced and renamed over
-/// the target, and the target's directory is fsynced (SPEC.md §2.4). Nothing follows symbolic links.
+/// the target, and the target's directory is fsynced.
 public struct FileSystem: Sendable {
     /// Counts mutating steps and fails one on request; `nil` outside tests.
     public let faults: FaultInjector?
@@ -19,41 +24,57 @@ public struct FileSystem: Sendable {
     /// The directory part of `path` (`"."` when there is none, `"/"` for a file in the root);
     /// trailing slashes are ignored.
     public static func parentDirectory(of path: String) -> String {
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        let trimmed = Substring(trimmingTrailingSlashes(path))
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
         let parent = trimmed[..<slash]
         return parent.isEmpty ? "/" : String(parent)
     }
 
+    /// The last component of `path`.
+    public static func lastComponent(of path: String) -> String {
+        let trimmed = trimmingTrailingSlashes(path)
+        return trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+    }
+
     // MARK: Reading
 
-    /// Reads a whole regular file, refusing symlinks and anything larger than `limit` before reading.
-    public func readFile(_ path: String, limit: Int) throws(StorageError) -> [UInt8] {
-        try readAll(openDescriptor(path, flags: O_RDONLY | O_NONBLOCK), path: path, limit: limit)
+    /// Reads the regular file `name` in `directory`, refusing a link, a FIFO, a device or a
+    /// directory, and anything larger than `limit` before reading. (Opened `O_NONBLOCK`, so a
+    /// planted FIFO is refused instead of blocking the open until someone writes to it.)
+    public func readFile(_ name: String, in directory: Directory, limit: Int) throws(StorageError) -> [UInt8] {
+        try Self.checkName(name, in: directory)
+        return try readAll(openBeneath(directory, name, flags: O_RDONLY | O_NONBLOCK), path: directory.path(of: name), limit: limit)
     }
 
-    /// `readFile` of the file `name` in an open directory: many reads in one directory (a full
-    /// listing opens 256 index shards) resolve the directory's path once, through `openat`.
-    public func readFile(named name: String, in directory: OpenDirectory, limit: Int) throws(StorageError) -> [UInt8] {
-        let fd = openat(directory.descriptor, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ELOOP { throw .symbolicLink(path: directory.path + "/" + name) }
-            throw error("open", directory.path + "/" + name)
+    /// `lstat` of `name` in `directory` (a link is reported as a link), or `nil` when absent.
+    public func status(_ name: String, in directory: Directory) throws(StorageError) -> stat? {
+        try Self.checkName(name, in: directory)
+        var info = stat()
+        if fstatat(directory.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw error("stat", directory.path(of: name))
+    }
+
+    /// The names in `directory`, without `.` and `..`.
+    public func contents(of directory: Directory) throws(StorageError) -> [String] {
+        let fd = dup(directory.descriptor)
+        guard fd >= 0, let stream = fdopendir(fd) else {
+            if fd >= 0 { close(fd) }
+            throw error("open directory", directory.path)
         }
-        return try readAll(fd, path: directory.path + "/" + name, limit: limit)
-    }
-
-    /// Holds `path` open for `readFile(named:in:limit:)`.
-    public func openDirectory(_ path: String) throws(StorageError) -> OpenDirectory {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw error("open directory", path) }
-        return OpenDirectory(path: path, descriptor: fd)
+        defer { closedir(stream) }
+        rewinddir(stream)  // the duplicate shares the offset of earlier listings
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 
     /// Reads all of the regular file open as `fd`, then closes it. `path` only names it in errors.
-    /// (Files are opened `O_NONBLOCK`, so a FIFO planted in the container is refused here
-    /// instead of blocking the open until someone writes to it.)
     private func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int) throws(StorageError) -> [UInt8] {
         defer { close(fd) }
         var info = stat()
@@ -80,164 +101,147 @@ public struct FileSystem: Sendable {
         return bytes
     }
 
-    /// `lstat` of `path`, or `nil` when it does not exist.
-    public func status(_ path: String) throws(StorageError) -> stat? {
-        var info = stat()
-        if lstat(path, &info) == 0 { return info }
-        if errno == ENOENT { return nil }
-        throw error("stat", path)
-    }
-
-    /// The names in a directory, without `.` and `..`; empty when it does not exist.
-    public func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
-        guard let directory = opendir(path) else {
-            if errno == ENOENT { return [] }
-            throw error("open directory", path)
-        }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
     // MARK: Writing
 
-    /// A new, empty directory only this user can enter, under `$TMPDIR` (or `/tmp`), named
-    /// unpredictably (`mkdtemp`), so no other user can plant a link where it will be.
-    public func makeTemporaryDirectory(prefix: String) throws(StorageError) -> String {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw error("create temporary directory", base) }
-        return String(cString: created)
+    /// Makes the directory `name` in `parent` (0700); an existing directory is fine, anything
+    /// else of that name (a link, a file) is refused.
+    public func makeDirectory(_ name: String, in parent: Directory) throws(StorageError) {
+        _ = try directory(name, in: parent, create: true)
     }
 
-    /// Creates a directory with mode 0700 (no error if it exists).
-    public func makeDirectory(_ path: String) throws(StorageError) {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw error("create directory", path) }
-    }
-
-    /// Atomically replaces `path` with `bytes` (mode 0600) via a temp file in `temporaryDirectory`,
-    /// which must be on the same file system.
+    /// Atomically replaces `name` in `directory` with `bytes` (mode 0600) via a temp file in
+    /// `temporary`, which must be on the same file system. A link where the file was is
+    /// replaced, never written through.
     /// - Parameter durable: `false` skips both fsyncs, for bulk writes that end with one
-    ///   `syncFileSystem` before anything depends on them.
+    ///   `syncFileSystems` before anything depends on them.
     public func writeAtomically(
-        _ bytes: [UInt8], to path: String, temporaryDirectory: String, durable: Bool = true
+        _ bytes: [UInt8], to name: String, in directory: Directory, via temporary: Directory, durable: Bool = true
     ) throws(StorageError) {
-        let name = (try? SecureRandom.bytes(8)).map { Hex.encode($0) } ?? String(getpid())
-        let temporary = temporaryDirectory + "/" + name + ".tmp"
-        try createFile(bytes, at: temporary, fsyncFile: durable)
+        try Self.checkName(name, in: directory)
+        let temporaryName = ((try? SecureRandom.bytes(8)).map { Hex.encode($0) } ?? String(getpid())) + ".tmp"
+        try createFile(bytes, named: temporaryName, in: temporary, fsyncFile: durable)
         do throws(StorageError) {
             try faults?.step()
-            guard Glibc.rename(temporary, path) == 0 else { throw error("rename", path) }
+            guard renameat(temporary.descriptor, temporaryName, directory.descriptor, name) == 0 else {
+                throw error("rename", directory.path(of: name))
+            }
         } catch let failure {
-            unlink(temporary)
+            unlinkat(temporary.descriptor, temporaryName, 0)
             throw failure
         }
-        if durable { try syncDirectory(containing: path) }
+        if durable { try sync(directory) }
     }
 
-    /// Overwrites `path` (mode 0600, created if missing) in place, without a temp file or rename:
+    /// Overwrites `name` (mode 0600, created if missing) in place, without a temp file or rename:
     /// for device state whose tearing by a crash costs nothing but an ordering. Replacing a file
     /// by rename makes ext4 flush the new data first (`auto_da_alloc`), ~2 ms on every fill.
-    public func overwriteInPlace(_ bytes: [UInt8], at path: String) throws(StorageError) {
-        let fd = try openDescriptor(path, flags: O_WRONLY | O_CREAT)
+    public func overwriteInPlace(_ bytes: [UInt8], at name: String, in directory: Directory) throws(StorageError) {
+        try Self.checkName(name, in: directory)
+        let fd = try openBeneath(directory, name, flags: O_WRONLY | O_CREAT | O_NONBLOCK, mode: 0o600)
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error("stat", directory.path(of: name)) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .wrongFileType(path: directory.path(of: name)) }
         try faults?.step()
-        try writeAll(bytes, to: fd, path: path)
-        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw error("truncate", path) }
+        try writeAll(bytes, to: fd, path: directory.path(of: name))
+        guard ftruncate(fd, off_t(bytes.count)) == 0 else { throw error("truncate", directory.path(of: name)) }
     }
 
-    /// Creates `path` (mode 0600) with `bytes`, failing if it exists: for files that nothing
-    /// refers to until a later commit (SPEC.md §2.4), where a torn file after a crash is
-    /// garbage that recovery removes, so the temp file and rename of `writeAtomically` buy nothing.
+    /// Creates `name` (mode 0600) with `bytes`, failing if anything of that name exists: for
+    /// files that nothing refers to until a later commit (SPEC.md §2.4), where a torn file after
+    /// a crash is garbage that recovery removes, so the temp file and rename buy nothing.
     /// - Parameter durable: `false` skips the fsyncs, for bulk writes that end with one
-    ///   `syncFileSystem` before anything refers to them.
-    public func writeNewFile(_ bytes: [UInt8], to path: String, durable: Bool) throws(StorageError) {
-        try createFile(bytes, at: path, fsyncFile: durable)
-        if durable { try syncDirectory(containing: path) }
+    ///   `syncFileSystems` before anything refers to them.
+    public func writeNewFile(_ bytes: [UInt8], to name: String, in directory: Directory, durable: Bool) throws(StorageError) {
+        try Self.checkName(name, in: directory)
+        try createFile(bytes, named: name, in: directory, fsyncFile: durable)
+        if durable { try sync(directory) }
     }
 
-    /// Creates `path` (`O_EXCL`, mode 0600) holding `bytes`, fsynced if asked; a failed write
+    /// Creates `name` (`O_EXCL`, mode 0600) holding `bytes`, fsynced if asked; a failed write
     /// removes it again. The common first half of `writeAtomically` and `writeNewFile`.
-    private func createFile(_ bytes: [UInt8], at path: String, fsyncFile: Bool) throws(StorageError) {
-        let fd = try openDescriptor(path, flags: O_WRONLY | O_CREAT | O_EXCL)
+    private func createFile(_ bytes: [UInt8], named name: String, in directory: Directory, fsyncFile: Bool) throws(StorageError) {
+        let fd = try openBeneath(directory, name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         do throws(StorageError) {
             try faults?.step()
-            try writeAll(bytes, to: fd, path: path)
-            guard !fsyncFile || fsync(fd) == 0 else { throw error("fsync", path) }
+            try writeAll(bytes, to: fd, path: directory.path(of: name))
+            guard !fsyncFile || fsync(fd) == 0 else { throw error("fsync", directory.path(of: name)) }
         } catch let failure {
             close(fd)
-            unlink(path)
+            unlinkat(directory.descriptor, name, 0)
             throw failure
         }
         close(fd)
     }
 
-    /// Flushes every pending write of the file system holding `path` (`syncfs(2)`): one flush
-    /// for a bulk import instead of two fsyncs per file.
-    public func syncFileSystem(containing path: String) throws(StorageError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw error("open directory", path) }
-        defer { close(fd) }
-        guard coffer_syncfs(fd) == 0 else { throw error("syncfs", path) }
-    }
-
-    /// `syncFileSystem` once for each file system the directories are on (normally one: a
-    /// container is one directory tree, but a mount point inside it must not be missed).
-    public func syncFileSystems(containing paths: [String]) throws(StorageError) {
-        var synced: [UInt64] = []
-        for path in paths {
-            guard let device = try status(path)?.st_dev else { throw error("stat", path) }
-            guard !synced.contains(UInt64(device)) else { continue }
-            try syncFileSystem(containing: path)
-            synced.append(UInt64(device))
-        }
-    }
-
-    /// Renames a file or directory and makes it durable.
-    public func rename(_ source: String, to destination: String) throws(StorageError) {
+    /// Renames `name` in `source` to `newName` in `destination` (the entry itself, never what a
+    /// link points to) and makes it durable.
+    public func rename(_ name: String, in source: Directory, to newName: String, in destination: Directory) throws(StorageError) {
+        try Self.checkName(name, in: source)
+        try Self.checkName(newName, in: destination)
         try faults?.step()
-        guard Glibc.rename(source, destination) == 0 else { throw error("rename", source) }
-        try syncDirectory(containing: destination)
+        guard renameat(source.descriptor, name, destination.descriptor, newName) == 0 else { throw error("rename", source.path(of: name)) }
+        try sync(destination)
+        if source !== destination { try sync(source) }
     }
 
-    /// Removes a file and makes the removal durable. Missing files are not an error.
-    public func removeFile(_ path: String) throws(StorageError) {
+    /// Removes the entry `name` (a file, or a link itself, never its target) and makes the
+    /// removal durable. A missing entry is not an error.
+    public func removeFile(_ name: String, in directory: Directory) throws(StorageError) {
+        try Self.checkName(name, in: directory)
         try faults?.step()
-        if unlink(path) != 0 {
+        if unlinkat(directory.descriptor, name, 0) != 0 {
             if errno == ENOENT { return }
-            throw error("remove", path)
+            throw error("remove", directory.path(of: name))
         }
-        try syncDirectory(containing: path)
+        try sync(directory)
     }
 
-    /// Removes a file without fsync; for stale temp files.
-    public func removeQuietly(_ path: String) {
-        unlink(path)
+    /// Removes the entry `name` without fsync; for stale temp files and replaced shards.
+    public func removeQuietly(_ name: String, in directory: Directory) {
+        guard (try? Self.checkName(name, in: directory)) != nil else { return }
+        unlinkat(directory.descriptor, name, 0)
     }
 
-    /// fsyncs the directory that holds `path`, so a rename or unlink survives power loss.
-    public func syncDirectory(containing path: String) throws(StorageError) {
-        let directory = Self.parentDirectory(of: path)
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw error("open directory", directory) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw error("fsync", directory) }
+    /// Removes a whole tree beneath `directory` (entries, never link targets): for a replaced
+    /// container after a restore. Best effort.
+    public func removeTree(_ name: String, in directory: Directory) {
+        if let child = try? self.directory(name, in: directory, check: .anyOwner) {
+            for entry in (try? contents(of: child)) ?? [] {
+                if unlinkat(child.descriptor, entry, 0) != 0, errno == EISDIR { removeTree(entry, in: child) }
+            }
+        }
+        unlinkat(directory.descriptor, name, AT_REMOVEDIR)
+    }
+
+    /// fsyncs `directory`, so a rename or unlink in it survives power loss.
+    public func sync(_ directory: Directory) throws(StorageError) {
+        guard fsync(directory.descriptor) == 0 else { throw error("fsync", directory.path) }
+    }
+
+    /// Flushes every pending write of the file systems holding `directories` (`syncfs(2)`, once
+    /// per file system): one flush for a bulk import instead of two fsyncs per file.
+    public func syncFileSystems(of directories: [Directory]) throws(StorageError) {
+        var synced: [UInt64] = []
+        for directory in directories {
+            var info = stat()
+            guard fstat(directory.descriptor, &info) == 0 else { throw error("stat", directory.path) }
+            guard !synced.contains(UInt64(info.st_dev)) else { continue }
+            guard coffer_syncfs(directory.descriptor) == 0 else { throw error("syncfs", directory.path) }
+            synced.append(UInt64(info.st_dev))
+        }
     }
 
     // MARK: Descriptors
 
-    /// Opens with `O_NOFOLLOW | O_CLOEXEC`; a symlink is reported as such, not as ELOOP.
-    func openDescriptor(_ path: String, flags: Int32, mode: mode_t = 0o600) throws(StorageError) -> Int32 {
-        let fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            if errno == ELOOP { throw .symbolicLink(path: path) }
-            throw error(flags & O_CREAT != 0 ? "create" : "open", path)
+    /// Opens `name` in `directory` for `FileLock` and the like, never through a link.
+    func openFile(_ name: String, in directory: Directory, flags: Int32) throws(StorageError) -> Int32 {
+        try Self.checkName(name, in: directory)
+        let fd = try openBeneath(directory, name, flags: flags | O_NONBLOCK, mode: 0o600)
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .wrongFileType(path: directory.path(of: name))
         }
         return fd
     }
@@ -255,17 +259,46 @@ public struct FileSystem: Sendable {
     func error(_ operation: String, _ path: String) -> StorageError {
         .system(operation: operation, path: path, errno: errno)
     }
-}
 
-/// A directory held open by `FileSystem.openDirectory`; closed when the last reference goes.
-public final class OpenDirectory: Sendable {
-    public let path: String
-    let descriptor: Int32
+    // MARK: Files the user names
 
-    init(path: String, descriptor: Int32) {
-        self.path = path
-        self.descriptor = descriptor
+    /// Reads a file the user named (an export to import, a password file, a backup archive),
+    /// following links as any tool does; still only a regular file, at most `limit` bytes.
+    public func readUserFile(_ path: String, limit: Int) throws(StorageError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open", path) }
+        return try readAll(fd, path: path, limit: limit)
     }
 
-    deinit { close(descriptor) }
+    /// `lstat` of a path the user named, or `nil` when it does not exist.
+    public func userPathStatus(_ path: String) throws(StorageError) -> stat? {
+        var info = stat()
+        if lstat(path, &info) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw error("stat", path)
+    }
+
+    /// Writes a new file the user named (a backup archive), atomically: a temp file beside it,
+    /// then a rename that refuses to replace anything (`RENAME_NOREPLACE`).
+    public func writeUserFileExclusively(_ bytes: [UInt8], to path: String) throws(StorageError) {
+        let parent = try openDirectory(atPath: Self.parentDirectory(of: path), check: .anyOwner)
+        let name = Self.lastComponent(of: path)
+        let temporaryName = "." + name + "." + ((try? SecureRandom.bytes(6)).map { Hex.encode($0) } ?? String(getpid())) + ".tmp"
+        try createFile(bytes, named: temporaryName, in: parent, fsyncFile: true)
+        guard coffer_renameat_noreplace(parent.descriptor, temporaryName, parent.descriptor, name) == 0 else {
+            let failure = error("create", path)
+            unlinkat(parent.descriptor, temporaryName, 0)
+            throw failure
+        }
+        try sync(parent)
+    }
+
+    /// A new, empty directory only this user can enter, under `$TMPDIR` (or `/tmp`), named
+    /// unpredictably (`mkdtemp`), so no other user can plant a link where it will be.
+    public func makeTemporaryDirectory(prefix: String) throws(StorageError) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw error("create temporary directory", base) }
+        return String(cString: created)
+    }
 }

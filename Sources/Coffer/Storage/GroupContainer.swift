@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The App Group container analogue: one private directory that the CLI, helpers and embedding
 /// apps share, like `FileManager.containerURL(forSecurityApplicationGroupIdentifier:)` on iOS.
@@ -63,51 +64,95 @@ public struct GroupContainer: Sendable, Equatable {
         return "/"
     }
 
-    // MARK: Layout
+    // MARK: Layout (names within the container, SPEC.md §2.1)
 
-    public var headerPath: String { path + "/vault.coffer" }
-    public var lockPath: String { path + "/lock" }
-    public var recordsDirectory: String { path + "/records" }
-    public var indexDirectory: String { path + "/index" }
-    public var temporaryDirectory: String { path + "/tmp" }
+    static let headerName = "vault.coffer"
+    static let lockName = "lock"
+    static let recordsName = "records"
+    static let indexName = "index"
+    static let temporaryName = "tmp"
 
-    /// Records are sharded by the first byte of their id: 256 directories, ~400 files each at 100,000.
-    public func shardDirectory(of id: RecordID) -> String {
-        recordsDirectory + "/" + Self.shardName(of: id)
-    }
+    public var headerPath: String { path + "/" + Self.headerName }
+    public var recordsDirectory: String { path + "/" + Self.recordsName }
+    public var indexDirectory: String { path + "/" + Self.indexName }
+    public var temporaryDirectory: String { path + "/" + Self.temporaryName }
 
-    /// The name of a record's shard directory: its id's first byte in hex.
+    /// The name of a record's shard directory: its id's first byte in hex. Records are sharded
+    /// by it: 256 directories, ~400 files each at 100,000.
     static func shardName(of id: RecordID) -> String { Hex.encode([id.firstByte]) }
 
+    /// Where record `id` lives, for messages: `records/<xx>/<id>`.
     public func recordPath(_ id: RecordID) -> String {
-        shardDirectory(of: id) + "/" + id.hex
+        recordsDirectory + "/" + Self.shardName(of: id) + "/" + id.hex
     }
 
-    // MARK: Checks
+    // MARK: Opening
 
-    /// Creates the container (and missing parents) with mode 0700 when `create` is true, then
-    /// refuses a container that is a symlink, not a directory, not ours, or open to group/others.
-    public func prepare(create: Bool, fileSystem: FileSystem) throws(StorageError) {
-        if create { try prepareParents(fileSystem: fileSystem) }
-        try checkPrivateDirectory(path, fileSystem: fileSystem)
+    /// Opens the container directory (creating it and its missing parents, 0700, when `create`
+    /// is set) and checks that it is a directory of this user's that no one else may enter
+    /// (SPEC.md §2.5). Nothing beneath it is resolved through a link (§2.4).
+    public func open(create: Bool = false, fileSystem: FileSystem) throws(StorageError) -> OpenContainer {
+        OpenContainer(
+            container: self, fileSystem: fileSystem,
+            root: try fileSystem.openDirectory(atPath: path, create: create, createParents: create))
+    }
+}
+
+/// A container held open for one operation: its root, and its directories opened beneath it on
+/// first use (never through a link, each checked private, SPEC.md §2.4–§2.5).
+///
+/// Opened again for every operation rather than kept for the life of a process: a restore
+/// renames a new container into place, and a long-lived host must see it.
+public final class OpenContainer: @unchecked Sendable {
+    // @unchecked: the caches are guarded by `lock`.
+    public let container: GroupContainer
+    public let root: Directory
+    let fileSystem: FileSystem
+    private let lock = Mutex<[String: Directory]>([:])
+
+    init(container: GroupContainer, fileSystem: FileSystem, root: Directory) {
+        self.container = container
+        self.fileSystem = fileSystem
+        self.root = root
     }
 
-    /// Creates this path and its missing parents with mode 0700.
-    func prepareParents(fileSystem: FileSystem) throws(StorageError) {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            if try fileSystem.status(prefix) == nil { try fileSystem.makeDirectory(prefix) }
+    /// `records/`, `index/` or `tmp/`; made (0700) when `create` is set.
+    func directory(_ name: String, create: Bool = false) throws(StorageError) -> Directory {
+        try cached(name) { () throws(StorageError) in try fileSystem.directory(name, in: root, create: create) }
+    }
+
+    /// `records/`, `index/` or `tmp/` when present; any other problem throws.
+    func directoryIfPresent(_ name: String) throws(StorageError) -> Directory? {
+        do {
+            return try directory(name)
+        } catch where error.isNotFound {
+            return nil
         }
     }
 
-    func checkPrivateDirectory(_ directory: String, fileSystem: FileSystem) throws(StorageError) {
-        guard let info = try fileSystem.status(directory) else {
-            throw .system(operation: "open container", path: directory, errno: ENOENT)
+    var records: Directory { get throws(StorageError) { try directory(GroupContainer.recordsName) } }
+    var index: Directory { get throws(StorageError) { try directory(GroupContainer.indexName) } }
+    var temporary: Directory { get throws(StorageError) { try directory(GroupContainer.temporaryName) } }
+
+    /// `index/shards/`, made when `create` is set.
+    func shards(create: Bool = false) throws(StorageError) -> Directory {
+        try cached("index/shards") { () throws(StorageError) in
+            try fileSystem.directory("shards", in: try directory(GroupContainer.indexName, create: create), create: create)
         }
-        if info.st_mode & S_IFMT == S_IFLNK { throw .symbolicLink(path: directory) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw .wrongFileType(path: directory) }
-        guard info.st_uid == geteuid() else { throw .wrongOwner(path: directory, owner: info.st_uid) }
-        guard info.st_mode & 0o077 == 0 else { throw .insecurePermissions(path: directory, mode: info.st_mode) }
+    }
+
+    /// The shard directory `records/<xx>` of record `id`, made when `create` is set.
+    func shard(of id: RecordID, create: Bool = false) throws(StorageError) -> Directory {
+        let name = GroupContainer.shardName(of: id)
+        return try cached("records/" + name) { () throws(StorageError) in
+            try fileSystem.directory(name, in: try directory(GroupContainer.recordsName, create: create), create: create)
+        }
+    }
+
+    private func cached(_ key: String, _ open: () throws(StorageError) -> Directory) throws(StorageError) -> Directory {
+        if let found = lock.withLock({ $0[key] }) { return found }
+        let opened = try open()
+        lock.withLock { $0[key] = opened }
+        return opened
     }
 }

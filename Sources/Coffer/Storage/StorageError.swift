@@ -16,12 +16,31 @@ public enum StorageError: Error, Equatable, Sendable {
     case fileTooLarge(path: String, size: Int64, limit: Int)
     /// A group identifier that is not a safe reverse-DNS name.
     case invalidGroupIdentifier(String)
+    /// A name that is not one plain component (`..`, `/`, NUL): refused before any call.
+    case unsafeName(path: String)
     /// A test asked the file layer to fail here (see `FaultInjector`).
     case injectedFault(step: Int)
 
     public var isNotFound: Bool {
         if case .system(_, _, let code) = self { return code == ENOENT }
         return false
+    }
+
+    /// Something planted or misshapen in the container: a link, a wrong file type, an
+    /// oversized file (SPEC.md §2.6: exit 65, like any rejected file).
+    public var isRejectedFile: Bool {
+        switch self {
+        case .symbolicLink, .wrongFileType, .fileTooLarge, .unsafeName: true
+        default: false
+        }
+    }
+
+    /// The container or a directory in it is not private to this user (SPEC.md §2.5: exit 78).
+    public var isUnsafeOwnership: Bool {
+        switch self {
+        case .insecurePermissions, .wrongOwner: true
+        default: false
+        }
     }
 }
 
@@ -30,8 +49,9 @@ extension StorageError: CustomStringConvertible {
         switch self {
         case .system(let operation, let path, let code):
             "\(operation) \(path): \(String(cString: strerror(code)))"
-        case .symbolicLink(let path): "\(path) is a symbolic link; Coffer does not follow links in a container"
-        case .wrongFileType(let path): "\(path) is not a regular file or directory as expected"
+        case .symbolicLink(let path): "\(path) is a symbolic link (or passes through one); Coffer never follows links in a container"
+        case .wrongFileType(let path): "\(path) is not what belongs there (a FIFO, a device, a directory for a file or a file for a directory)"
+        case .unsafeName(let path): "\(path) is not a plain file name"
         case .insecurePermissions(let path, let mode):
             "\(path) has mode \(String(mode & 0o7777, radix: 8)); it must not be accessible by group or others (chmod 700)"
         case .wrongOwner(let path, let owner): "\(path) belongs to uid \(owner), not to you"

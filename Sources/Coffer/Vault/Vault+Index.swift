@@ -20,17 +20,22 @@ extension Vault {
         return try mappingErrors(file: "index key") { try IndexKeys(indexKey: deviceKey) }
     }
 
-    func identityIndex() throws(VaultError) -> IdentityIndex {
-        IdentityIndex(container: container, vaultID: vaultID, fileSystem: fileSystem, keys: try indexKeys())
+    /// The index of the container held open as `opened` (opened now when not given).
+    func identityIndex(_ opened: OpenContainer? = nil) throws(VaultError) -> IdentityIndex {
+        let keys = try indexKeys()
+        if let opened { return IdentityIndex(opened: opened, vaultID: vaultID, fileSystem: fileSystem, keys: keys) }
+        let fresh = try mappingErrors(file: container.path) { try openContainer() }
+        return IdentityIndex(opened: fresh, vaultID: vaultID, fileSystem: fileSystem, keys: keys)
     }
 
     /// Runs `body` on a consistent view of the index (shared lock), finishing a crashed
     /// writer's transaction first, and checks for a whole-vault rollback.
     func readingIndex<Result>(_ body: (IdentityIndex, IndexManifest) throws -> Result) throws(VaultError) -> Result {
         let index = try identityIndex()
+        let lock = fileLock(index.opened)
         return try mappingErrors(file: index.manifestPath) {
-            if index.journalExists { try fileLock.withLock(.exclusive) { try recover(index) } }
-            return try fileLock.withLock(.shared) {
+            if index.journalExists { try lock.withLock(.exclusive) { try recover(index) } }
+            return try lock.withLock(.shared) {
                 let manifest = try index.readManifest()
                 try checkGeneration(of: manifest)
                 return try body(index, manifest)
@@ -42,14 +47,15 @@ extension Vault {
 
     /// Applies `changes` under the exclusive lock: journal, record files, then the index commit
     /// (SPEC.md §6.5). A failure part-way leaves a journal that the next access finishes.
-    func commit(_ changes: [RecordChange], undoAddsOnFailure: Bool = false) throws {
-        let index = try identityIndex()
+    /// - Parameter opened: the container the caller's `writeTransaction` holds open and locked.
+    func commit(_ changes: [RecordChange], in opened: OpenContainer, undoAddsOnFailure: Bool = false) throws {
+        let index = try identityIndex(opened)
         try recover(index)
         let manifest = try index.readManifest()
         try checkGeneration(of: manifest)
         var journalChanges: [IndexJournal.Change] = []
         for change in changes {
-            let oldBytes = change.isAdd ? nil : try? fileSystem.readFile(container.recordPath(change.id), limit: RecordEnvelope.maximumFileLength)
+            let oldBytes = change.isAdd ? nil : try? readRecordFile(change.id, in: opened)
             journalChanges.append(IndexJournal.Change(
                 recordID: change.id, oldHash: try oldBytes.map { Hex.encode(try ciphertextHash($0)) },
                 newHash: try change.sealed.map { Hex.encode(try ciphertextHash($0)) },
@@ -62,23 +68,18 @@ extension Vault {
         // them with its shards in one `syncfs` before the manifest; recovery removes any add a
         // crash left torn.
         let durableEach = changes.count == 1
-        var madeDirectories = Set<UInt8>()
         do {
             for change in changes {
                 if let sealed = change.sealed {
-                    if madeDirectories.insert(change.id.firstByte).inserted {
-                        try fileSystem.makeDirectory(container.shardDirectory(of: change.id))
-                    }
+                    let shard = try opened.shard(of: change.id, create: true)
                     if change.isAdd {
                         // Only the journal names it until the commit: created in place (SPEC.md §2.4).
-                        try fileSystem.writeNewFile(sealed, to: container.recordPath(change.id), durable: durableEach)
+                        try fileSystem.writeNewFile(sealed, to: change.id.hex, in: shard, durable: durableEach)
                     } else {
-                        try fileSystem.writeAtomically(
-                            sealed, to: container.recordPath(change.id), temporaryDirectory: container.temporaryDirectory,
-                            durable: durableEach)
+                        try fileSystem.writeAtomically(sealed, to: change.id.hex, in: shard, via: opened.temporary, durable: durableEach)
                     }
                 } else {
-                    try fileSystem.removeFile(container.recordPath(change.id))
+                    try removeRecordFile(change.id, in: opened)
                 }
                 written.append(change.id)
             }
@@ -89,13 +90,13 @@ extension Vault {
                     identities: change.identities)
             }
             let committed = try editor.commit(
-                generation: journal.generation, unsyncedDirectories: durableEach ? [] : [container.recordsDirectory])
+                generation: journal.generation, unsyncedDirectories: durableEach ? [] : [opened.records])
             try index.removeJournal()
             try deviceState.recordGeneration(committed.generation)
         } catch {
             if undoAddsOnFailure {
                 // All or nothing for imports: take back what this call added.
-                for id in written { fileSystem.removeQuietly(container.recordPath(id)) }
+                for id in written { if let shard = try? opened.shard(of: id) { fileSystem.removeQuietly(id.hex, in: shard) } }
             }
             try? recover(index)  // make the index agree with whatever did reach the disk
             throw error
@@ -115,10 +116,10 @@ extension Vault {
             var rolledForward = false
             for change in journal.changes where change.newHash != change.oldHash {
                 if change.oldHash == nil {
-                    try fileSystem.removeFile(container.recordPath(change.recordID))
+                    try removeRecordFile(change.recordID, in: index.opened)
                     continue
                 }
-                let bytes = try? fileSystem.readFile(container.recordPath(change.recordID), limit: RecordEnvelope.maximumFileLength)
+                let bytes = try? readRecordFile(change.recordID, in: index.opened)
                 let current = try bytes.map { Hex.encode(try ciphertextHash($0)) }
                 guard current == change.newHash else { continue }
                 try editor.setRecord(
@@ -170,8 +171,8 @@ extension Vault {
     /// it is one; any write does the same on its way. Needs only the index key.
     func migrateIndexLayout() throws(VaultError) {
         guard try readingIndex({ _, manifest in manifest.layout }) == .sites else { return }
-        try writeTransaction { () throws in
-            let index = try identityIndex()
+        try writeTransaction { opened throws in
+            let index = try identityIndex(opened)
             try recover(index)
             var editor = IndexEditor(index: index, manifest: try index.readManifest())
             try checkGeneration(of: editor.manifest)
@@ -184,13 +185,13 @@ extension Vault {
     /// suggestions removed through the store API are reset; integrity data is recomputed.
     public func rebuildIdentityIndex() throws(VaultError) {
         let keys = try keys()
-        try writeTransaction { () throws in
-            let index = try identityIndex()
+        try writeTransaction { opened throws in
+            let index = try identityIndex(opened)
             try? index.removeJournal()
             let old = (try? index.readManifest()) ?? IndexManifest()
             var editor = IndexEditor(index: index, manifest: IndexManifest(generation: old.generation))
-            for id in try recordIDs() {
-                let bytes = try fileSystem.readFile(container.recordPath(id), limit: RecordEnvelope.maximumFileLength)
+            for id in try recordIDs(in: opened) {
+                let bytes = try readRecordFile(id, in: opened)
                 let record = try mappingErrors(file: container.recordPath(id)) {
                     try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)
                 }

@@ -32,22 +32,43 @@ extension Vault {
     public func record(withID id: RecordID) throws(VaultError) -> Record {
         let keys = try keys()
         return try readingIndex { index, manifest in
-            try checkedRecord(id, ledger: index.ledgerEntry(for: id, in: manifest), keys: keys)
+            try checkedRecord(id, ledger: index.ledgerEntry(for: id, in: manifest), keys: keys, in: index.opened)
         }
     }
 
     /// The ids of every record file, sorted. Needs no key; names that are not record ids are
-    /// reported by `verify`, not here.
+    /// reported by `verify`, not here. A shard directory that is a link (or not a directory)
+    /// is refused, never listed through.
     public func recordIDs() throws(VaultError) -> [RecordID] {
-        try mappingErrors(file: container.recordsDirectory) {
-            var ids: [RecordID] = []
-            for shard in try fileSystem.contentsOfDirectory(container.recordsDirectory) {
-                for name in try fileSystem.contentsOfDirectory(container.recordsDirectory + "/" + shard) {
-                    if let id = try? RecordID(hex: name), GroupContainer.shardName(of: id) == shard { ids.append(id) }
-                }
+        try mappingErrors(file: container.recordsDirectory) { try recordIDs(in: openContainer()) }
+    }
+
+    func recordIDs(in opened: OpenContainer) throws -> [RecordID] {
+        guard let records = try opened.directoryIfPresent(GroupContainer.recordsName) else { return [] }
+        var ids: [RecordID] = []
+        for shard in try fileSystem.contents(of: records) where shard.utf8.count == 2 && Hex.decode(shard) != nil {
+            for name in try fileSystem.contents(of: fileSystem.directory(shard, in: records)) {
+                if let id = try? RecordID(hex: name), GroupContainer.shardName(of: id) == shard { ids.append(id) }
             }
-            return ids.sorted()
         }
+        return ids.sorted()
+    }
+
+    /// The file of record `id` (throws a not-found `StorageError` when it, or its shard
+    /// directory, does not exist).
+    func readRecordFile(_ id: RecordID, in opened: OpenContainer) throws(StorageError) -> [UInt8] {
+        try fileSystem.readFile(id.hex, in: opened.shard(of: id), limit: RecordEnvelope.maximumFileLength)
+    }
+
+    /// Removes record `id`'s file durably; nothing to do when it is already gone.
+    func removeRecordFile(_ id: RecordID, in opened: OpenContainer) throws(StorageError) {
+        let shard: Directory
+        do {
+            shard = try opened.shard(of: id)
+        } catch where error.isNotFound {
+            return
+        }
+        try fileSystem.removeFile(id.hex, in: shard)
     }
 
     /// Every record, opened and checked. Stops at the first bad one (`verify` reports them all).
@@ -58,17 +79,17 @@ extension Vault {
             for slot in IndexManifest.identitySlots..<IndexManifest.slotCount {
                 for entry in try index.ledger(inSlot: slot, of: manifest) { ledger[entry.recordID] = entry }
             }
-            return try recordIDs().map { id in try checkedRecord(id, ledger: ledger[id], keys: keys) }
+            return try recordIDs(in: index.opened).map { id in try checkedRecord(id, ledger: ledger[id], keys: keys, in: index.opened) }
         }
     }
 
     /// Reads record `id` and checks it against its ledger entry (SPEC.md §6.4).
-    func checkedRecord(_ id: RecordID, ledger: LedgerEntry?, keys: VaultKeys) throws -> Record {
+    func checkedRecord(_ id: RecordID, ledger: LedgerEntry?, keys: VaultKeys, in opened: OpenContainer) throws -> Record {
         let path = container.recordPath(id)
         return try mappingErrors(file: path) {
             let bytes: [UInt8]
             do {
-                bytes = try fileSystem.readFile(path, limit: RecordEnvelope.maximumFileLength)
+                bytes = try readRecordFile(id, in: opened)
             } catch let error as StorageError where error.isNotFound {
                 throw VaultError.recordNotFound(id)
             }
@@ -110,7 +131,7 @@ extension Vault {
                 id: id, serviceIdentifiers: draft.serviceIdentifiers, user: draft.user, password: draft.password,
                 notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1, matchMode: draft.matchMode))
         }
-        try writeTransaction { () throws in
+        try writeTransaction { opened throws in
             let changes = try records.enumerated().map { index, record in
                 if index % 1000 == 0 { progress?(index, records.count) }
                 return RecordChange(
@@ -118,7 +139,7 @@ extension Vault {
                     revision: 1, identities: Self.identities(of: record))
             }
             progress?(records.count, records.count)
-            try commit(changes, undoAddsOnFailure: true)
+            try commit(changes, in: opened, undoAddsOnFailure: true)
         }
         return records
     }
@@ -131,12 +152,12 @@ extension Vault {
     @discardableResult
     public func updateRecord(withID id: RecordID, _ change: (inout Record) throws -> Void) throws(VaultError) -> Record {
         let keys = try keys()
-        return try writeTransaction { () throws -> Record in
-            let index = try identityIndex()
+        return try writeTransaction { opened throws -> Record in
+            let index = try identityIndex(opened)
             try recover(index)
             let manifest = try index.readManifest()
             let ledger = try index.ledgerEntry(for: id, in: manifest)
-            var record = try checkedRecord(id, ledger: ledger, keys: keys)
+            var record = try checkedRecord(id, ledger: ledger, keys: keys, in: opened)
             let (created, revision) = (record.created, record.revision)
             try change(&record)
             record.id = id
@@ -151,7 +172,7 @@ extension Vault {
             }
             try commit([RecordChange(
                 id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
-                revision: record.revision, identities: Self.identities(of: record, previous: previous))])
+                revision: record.revision, identities: Self.identities(of: record, previous: previous))], in: opened)
             return record
         }
     }
@@ -160,31 +181,36 @@ extension Vault {
     /// - Throws: `.recordNotFound` when there is none with this id.
     public func deleteRecord(withID id: RecordID) throws(VaultError) {
         _ = try keys()
-        try writeTransaction { () throws in
-            let index = try identityIndex()
+        try writeTransaction { opened throws in
+            let index = try identityIndex(opened)
             let inLedger = try index.ledgerEntry(for: id, in: index.readManifest()) != nil
-            let onDisk = try fileSystem.status(container.recordPath(id)) != nil
+            let shard: Directory? = try { () throws -> Directory? in
+                do { return try opened.shard(of: id) } catch let error as StorageError where error.isNotFound { return nil }
+            }()
+            let onDisk = try shard.map { try fileSystem.status(id.hex, in: $0) != nil } ?? false
             guard inLedger || onDisk else {
                 throw VaultError.recordNotFound(id)
             }
-            try commit([RecordChange(id: id, sealed: nil, revision: 0, identities: [])])
+            try commit([RecordChange(id: id, sealed: nil, revision: 0, identities: [])], in: opened)
         }
     }
 
     // MARK: Internals
 
-    /// Runs `body` under the exclusive lock, after removing stale temp files.
-    func writeTransaction<Result>(_ body: () throws -> Result) throws(VaultError) -> Result {
+    /// Runs `body` under the exclusive lock on the container held open for it, after removing
+    /// stale temp files. A directory of the container that is a link (or not a directory) is
+    /// refused here, before anything is written.
+    func writeTransaction<Result>(_ body: (OpenContainer) throws -> Result) throws(VaultError) -> Result {
         try mappingErrors(file: container.path) {
-            try fileLock.withLock(.exclusive) {
+            let opened = try openContainer()
+            return try fileLock(opened).withLock(.exclusive) {
                 // A copy made by rsync or tar of a quiet vault may lack the empty directories.
-                for directory in [container.recordsDirectory, container.indexDirectory, container.temporaryDirectory] {
-                    try fileSystem.makeDirectory(directory)
+                for name in [GroupContainer.recordsName, GroupContainer.indexName, GroupContainer.temporaryName] {
+                    _ = try opened.directory(name, create: true)
                 }
-                for name in try fileSystem.contentsOfDirectory(container.temporaryDirectory) {
-                    fileSystem.removeQuietly(container.temporaryDirectory + "/" + name)
-                }
-                return try body()
+                let temporary = try opened.temporary
+                for name in try fileSystem.contents(of: temporary) { fileSystem.removeQuietly(name, in: temporary) }
+                return try body(opened)
             }
         }
     }

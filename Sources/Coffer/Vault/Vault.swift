@@ -15,7 +15,17 @@ public final class Vault: Sendable {
     private let header: Mutex<VaultHeader>
     private let unlockedKeys: Mutex<VaultKeys?>
     var fileSystem: FileSystem { configuration.fileSystem }
-    var fileLock: FileLock { FileLock(path: container.lockPath, fileSystem: fileSystem) }
+
+    /// The container held open for one operation (SPEC.md §2.4): checked private, nothing
+    /// beneath it resolved through a link.
+    func openContainer() throws(StorageError) -> OpenContainer {
+        try container.open(fileSystem: fileSystem)
+    }
+
+    /// The container's advisory lock (the `lock` file, opened beneath the container).
+    func fileLock(_ opened: OpenContainer) -> FileLock {
+        FileLock(GroupContainer.lockName, in: opened.root, fileSystem: fileSystem)
+    }
 
     private init(container: GroupContainer, header: VaultHeader, keys: VaultKeys?, configuration: VaultConfiguration) {
         self.container = container
@@ -39,17 +49,17 @@ public final class Vault: Sendable {
         ProcessHardening.disableCoreDumps()
         let fileSystem = configuration.fileSystem
         let vault = try mappingErrors(file: container.headerPath) {
-            try container.prepare(create: true, fileSystem: fileSystem)
+            let opened = try container.open(create: true, fileSystem: fileSystem)
             let keys = try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length))
             let header = try wrap(keys.vaultKey, vaultID: VaultID.random(), password: masterPassword, kdf: kdf)
-            try FileLock(path: container.lockPath, fileSystem: fileSystem).withLock(.exclusive) {
-                let existing = try fileSystem.contentsOfDirectory(container.path).filter { $0 != "lock" }
+            try FileLock(GroupContainer.lockName, in: opened.root, fileSystem: fileSystem).withLock(.exclusive) {
+                let existing = try fileSystem.contents(of: opened.root).filter { $0 != GroupContainer.lockName }
                 guard existing.isEmpty else { throw VaultError.vaultExists(container: container.path) }
-                for directory in [container.recordsDirectory, container.indexDirectory, container.temporaryDirectory] {
-                    try fileSystem.makeDirectory(directory)
+                for name in [GroupContainer.recordsName, GroupContainer.indexName, GroupContainer.temporaryName] {
+                    _ = try opened.directory(name, create: true)
                 }
                 try fileSystem.writeAtomically(
-                    header.encoded(), to: container.headerPath, temporaryDirectory: container.temporaryDirectory)
+                    header.encoded(), to: GroupContainer.headerName, in: opened.root, via: opened.temporary)
             }
             return Vault(container: container, header: header, keys: keys, configuration: configuration)
         }
@@ -64,18 +74,22 @@ public final class Vault: Sendable {
     ) throws(VaultError) -> Vault {
         let fileSystem = configuration.fileSystem
         return try mappingErrors(file: container.headerPath) {
-            guard try fileSystem.status(container.path) != nil else { throw VaultError.noVault(container: container.path) }
-            try container.prepare(create: false, fileSystem: fileSystem)
+            let opened: OpenContainer
+            do {
+                opened = try container.open(fileSystem: fileSystem)
+            } catch let error as StorageError where error.isNotFound {
+                throw VaultError.noVault(container: container.path)
+            }
             let bytes: [UInt8]
             do {
-                bytes = try fileSystem.readFile(container.headerPath, limit: VaultHeader.length)
+                bytes = try fileSystem.readFile(GroupContainer.headerName, in: opened.root, limit: VaultHeader.length)
             } catch let error as StorageError where error.isNotFound {
                 throw VaultError.noVault(container: container.path)
             }
             let vault = Vault(
                 container: container, header: try VaultHeader.decode(bytes, policy: configuration.kdfPolicy), keys: nil,
                 configuration: configuration)
-            try vault.removeStaleTemporaryFiles()
+            vault.removeStaleTemporaryFiles(opened)
             return vault
         }
     }
@@ -122,13 +136,14 @@ public final class Vault: Sendable {
     ) throws(VaultError) {
         guard !new.isEmptyPassword else { throw .invalidInput("the master password must not be empty") }
         try mappingErrors(file: container.headerPath) {
-            try fileLock.withLock(.exclusive) {
+            let opened = try openContainer()
+            try fileLock(opened).withLock(.exclusive) {
                 let onDisk = try VaultHeader.decode(
-                    fileSystem.readFile(container.headerPath, limit: VaultHeader.length), policy: configuration.kdfPolicy)
+                    fileSystem.readFile(GroupContainer.headerName, in: opened.root, limit: VaultHeader.length), policy: configuration.kdfPolicy)
                 let keys = try Self.unwrap(onDisk, password: current)
                 let rewrapped = try Self.wrap(keys.vaultKey, vaultID: vaultID, password: new, kdf: kdf ?? onDisk.kdf)
                 try fileSystem.writeAtomically(
-                    rewrapped.encoded(), to: container.headerPath, temporaryDirectory: container.temporaryDirectory)
+                    rewrapped.encoded(), to: GroupContainer.headerName, in: opened.root, via: opened.directory(GroupContainer.temporaryName, create: true))
                 header.withLock { $0 = rewrapped }
                 unlockedKeys.withLock { $0 = keys }
             }
@@ -168,11 +183,15 @@ public final class Vault: Sendable {
     }
 
     /// Removes temp files of writers that died mid-write, if no writer is active right now.
-    func removeStaleTemporaryFiles() throws {
-        let directory = container.temporaryDirectory
-        guard try !fileSystem.contentsOfDirectory(directory).isEmpty else { return }
-        _ = try fileLock.withLockIfAvailable {
-            for name in try fileSystem.contentsOfDirectory(directory) { fileSystem.removeQuietly(directory + "/" + name) }
+    /// Best effort, and only in a `tmp/` that is a real directory of the container: a link
+    /// planted there is left for `verify` to report and for the next writer to refuse, never
+    /// followed (SPEC.md §2.4).
+    func removeStaleTemporaryFiles(_ opened: OpenContainer) {
+        guard let directory = try? opened.directoryIfPresent(GroupContainer.temporaryName),
+              let names = try? fileSystem.contents(of: directory), !names.isEmpty
+        else { return }
+        _ = try? fileLock(opened).withLockIfAvailable {
+            for name in try fileSystem.contents(of: directory) { fileSystem.removeQuietly(name, in: directory) }
         }
     }
 }

@@ -28,7 +28,7 @@ struct ImportCommand: Command {
             }
             return format
         }
-        let text = String(decoding: try FileSystem.standard.readFile(file, limit: 256 << 20), as: UTF8.self)
+        let text = String(decoding: try FileSystem.standard.readUserFile(file, limit: 256 << 20), as: UTF8.self)
         let (detected, credentials): (ImportFormat, [ImportedCredential])
         do { (detected, credentials) = try CredentialImporter.parse(text, format: format) } catch {
             throw CLIError("\(file): \(error)", hint: "nothing was imported", code: .dataError)

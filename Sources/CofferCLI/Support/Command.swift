@@ -130,7 +130,7 @@ final class CommandContext {
     /// order; `nil` when none of them is available.
     func masterPassword(prompt: String) throws -> SecureBytes? {
         if let file = arguments.value("password-file") {
-            var bytes = try FileSystem.standard.readFile(file, limit: 64 << 10)
+            var bytes = try FileSystem.standard.readUserFile(file, limit: 64 << 10)
             defer { for index in bytes.indices { bytes[index] = 0 } }
             guard let line = try BufferLineReader(bytes: bytes).readSecretLine() else {
                 throw CLIError("\(file) is empty; expected the master password on its first line", code: .usage)

@@ -9,6 +9,7 @@ public enum ExitCode: Int32, Sendable {
     case noInput = 66           // EX_NOINPUT: no matching credential
     case temporaryFailure = 75  // EX_TEMPFAIL: locked and no interaction possible
     case permissionDenied = 77  // EX_NOPERM: wrong password
+    case unsafeContainer = 78   // EX_CONFIG: the container is not private to this user
 }
 
 /// An error already phrased for the user, with an optional hint.
@@ -31,7 +32,7 @@ struct CLIError: Error {
         case let error as VaultError: return from(error)
         case CredentialIdentityStoreError.internalError(let underlying): return from(underlying)
         case let error as CredentialIdentityStoreError: return CLIError(error.description)
-        case let error as StorageError: return CLIError(error.description)
+        case let error as StorageError: return from(error)
         case let error as ExtensionError: return from(error)
         default: return CLIError("\(error)")
         }
@@ -50,6 +51,12 @@ struct CLIError: Error {
         case .userCanceled:
             return CLIError("cancelled")
         case .failed:
+            switch error.underlyingError {
+            case let vault as VaultError: return from(vault)
+            case let storage as StorageError: return from(storage)
+            case let store as CredentialIdentityStoreError: return from(store)
+            default: break
+            }
             if reason.contains("wrong master password") { return CLIError("wrong master password", code: .permissionDenied) }
             let tampered = reason.contains("corrupt") || reason.contains("tampered") || reason.contains("rolled back")
             return CLIError(reason, code: tampered ? .dataError : .failure)
@@ -74,8 +81,24 @@ struct CLIError: Error {
             CLIError(error.description, hint: "'coffer verify' checks the whole vault", code: .dataError)
         case .invalidInput(let reason):
             CLIError(reason, code: .usage)
+        case .storage(let storage):
+            from(storage)
         default:
             CLIError(error.description)
         }
+    }
+
+    /// A planted or misshapen file is rejected data (65, like a corrupt one); a container that
+    /// others may enter or that is not ours is refused (78); other system errors are 1.
+    static func from(_ error: StorageError) -> CLIError {
+        if error.isRejectedFile {
+            return CLIError(error.description, hint: "nothing was read through it or changed; 'coffer verify' lists every such entry",
+                            code: .dataError)
+        }
+        if error.isUnsafeOwnership {
+            return CLIError(error.description, hint: "a container must be yours and private (chmod -R go= on it); nothing was read",
+                            code: .unsafeContainer)
+        }
+        return CLIError(error.description)
     }
 }

@@ -110,7 +110,8 @@ final class TamperCorpusTests: XCTestCase {
         case "truncate":
             XCTAssertEqual(truncate(file, off_t(parts[1])!), 0)
         case "write":
-            try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try Fixture.write(Hex.decode(parts[1]) ?? [], to: file)
             chmod(file, 0o600)
         case "delete":

@@ -84,7 +84,7 @@ final class IdentityStoreTests: XCTestCase {
             try RecordID.random().bytes + withUnsafeBytes(of: UInt64(20_000 - position).littleEndian, Array.init)
         }
         full += a.id.bytes + [1, 2, 3]  // a torn trailing entry is ignored
-        try Data(full).write(to: URL(fileURLWithPath: vault.deviceState.usagePath))
+        try Data(full).write(to: URL(fileURLWithPath: vault.deviceState.directory + "/usage"))
         XCTAssertEqual(vault.deviceState.lastUsed().entries.count, capacity)
         vault.deviceState.recordUse(of: c.id, at: 30_000)
         let log = vault.deviceState.lastUsed()
@@ -134,7 +134,7 @@ final class IdentityStoreTests: XCTestCase {
         let locked = try Fixture.open(vault)
         try locked.identityStore.disable()
         XCTAssertFalse(locked.identityStore.state.isEnabled)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: locked.deviceState.indexKeyPath))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: locked.deviceState.directory + "/index-key"))
         XCTAssertThrows(try locked.identityStore.credentialIdentities(for: [service("example.com")])) {
             $0 as? CredentialIdentityStoreError == .storeDisabled
         }

@@ -55,27 +55,31 @@ final class ContainerSecurityTests: XCTestCase {
     }
 
     /// A FIFO, a symlink or a directory where a record or shard should be is refused with an
-    /// error, never read, and never blocks the reader; through a path and through an open directory.
+    /// error, never read, and never blocks the reader.
     func testOddFilesAreRefusedWithoutBlocking() throws {
-        let directory = Fixture.containerPath("odd")
-        try FileSystem.standard.makeDirectory(directory)
-        XCTAssertEqual(mkfifo(directory + "/fifo", 0o600), 0)
-        XCTAssertEqual(symlink("/etc/passwd", directory + "/link"), 0)
-        try FileSystem.standard.makeDirectory(directory + "/dir")
-        try Fixture.write([1, 2, 3], to: directory + "/file")
-        let open = try FileSystem.standard.openDirectory(directory)
+        let path = Fixture.containerPath("odd")
+        let directory = try FileSystem.standard.openDirectory(atPath: path, create: true, createParents: true)
+        XCTAssertEqual(mkfifo(path + "/fifo", 0o600), 0)
+        XCTAssertEqual(symlink("/etc/passwd", path + "/link"), 0)
+        try FileSystem.standard.makeDirectory("dir", in: directory)
+        try Fixture.write([1, 2, 3], to: path + "/file")
         for name in ["fifo", "link", "dir"] {
-            XCTAssertThrowsError(try FileSystem.standard.readFile(directory + "/" + name, limit: 100), name)
-            XCTAssertThrowsError(try FileSystem.standard.readFile(named: name, in: open, limit: 100), name)
+            XCTAssertThrowsError(try FileSystem.standard.readFile(name, in: directory, limit: 100), name)
         }
-        XCTAssertThrows(try FileSystem.standard.readFile(named: "link", in: open, limit: 100)) {
+        XCTAssertThrows(try FileSystem.standard.readFile("link", in: directory, limit: 100)) {
             if case StorageError.symbolicLink = $0 { return true }
             return false
         }
-        XCTAssertEqual(try FileSystem.standard.readFile(named: "file", in: open, limit: 100), [1, 2, 3])
-        XCTAssertThrows(try FileSystem.standard.readFile(named: "file", in: open, limit: 2)) {
+        XCTAssertEqual(try FileSystem.standard.readFile("file", in: directory, limit: 100), [1, 2, 3])
+        XCTAssertThrows(try FileSystem.standard.readFile("file", in: directory, limit: 2)) {
             if case StorageError.fileTooLarge = $0 { return true }
             return false
+        }
+        for name in ["..", ".", "a/b", ""] {
+            XCTAssertThrows(try FileSystem.standard.readFile(name, in: directory, limit: 100), name) {
+                if case StorageError.unsafeName = $0 { return true }
+                return false
+            }
         }
     }
 }

@@ -52,7 +52,7 @@ final class TamperTests: XCTestCase {
         let other = try Fixture.vault()
         let foreign = try other.add(Fixture.draft("foreign.example"))
         let destination = vault.container.recordPath(foreign.id)
-        try FileManager.default.createDirectory(atPath: vault.container.shardDirectory(of: foreign.id), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: vault.container.recordsDirectory + "/" + foreign.id.hex.prefix(2), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try Fixture.write(try Fixture.bytes(other.container.recordPath(foreign.id)), to: destination)
         XCTAssertThrows(try vault.record(withID: foreign.id)) { isCorrupt($0) }
     }

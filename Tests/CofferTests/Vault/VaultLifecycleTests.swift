@@ -105,7 +105,7 @@ final class VaultLifecycleTests: XCTestCase {
         let vault = try Fixture.vault()
         let inFlight = vault.container.temporaryDirectory + "/cafebabe.tmp"
         try Fixture.write([1], to: inFlight)
-        try vault.fileLock.withLock(.exclusive) {
+        try vault.fileLock(vault.openContainer()).withLock(.exclusive) {
             _ = try Fixture.open(vault)
             XCTAssertTrue(FileManager.default.fileExists(atPath: inFlight), "a live writer's temp file is not stale")
         }
