@@ -38,8 +38,12 @@ final class CLIHarness {
     let environment: Environment
     static let master = "master pw"
 
-    init() {
-        let base = ScratchDirectories.make(prefix: "coffer-cli")
+    convenience init() {
+        self.init(base: ScratchDirectories.make(prefix: "coffer-cli"))
+    }
+
+    /// A harness whose container is `base/vault` and device state `base/state`.
+    init(base: String) {
         container = base + "/vault"
         environment = ["HOME": base, "XDG_STATE_HOME": base + "/state", "XDG_DATA_HOME": base + "/data"]
     }
@@ -53,6 +57,24 @@ final class CLIHarness {
             standardInput: BufferLineReader(stdin), standardOutput: { out += $0 }, standardError: { err += $0 },
             terminal: terminal, environment: environment)
         let code = CommandLineTool.run(arguments + (explicit ? ["--container", container] : []), io: io, configuration: Self.configuration)
+        return RunResult(code: code, stdout: out, stderr: err)
+    }
+
+    /// `git-credential-coffer` in-process, against this container.
+    func runGitHelper(_ arguments: [String], stdin: String) -> RunResult {
+        var out = "", err = ""
+        let io = IO(standardInput: BufferLineReader(stdin), standardOutput: { out += $0 }, standardError: { err += $0 }, terminal: nil,
+                    environment: environment)
+        let code = GitCredentialHelper.run(["--container", container] + arguments, io: io, configuration: Self.configuration)
+        return RunResult(code: code, stdout: out, stderr: err)
+    }
+
+    /// `docker-credential-coffer` in-process, against this container.
+    func runDockerHelper(_ arguments: [String], stdin: String) -> RunResult {
+        var out = "", err = ""
+        let io = IO(standardInput: BufferLineReader(stdin), standardOutput: { out += $0 }, standardError: { err += $0 }, terminal: nil,
+                    environment: environment)
+        let code = DockerCredentialHelper.run(["--container", container] + arguments, io: io, configuration: Self.configuration)
         return RunResult(code: code, stdout: out, stderr: err)
     }
 

@@ -12,19 +12,26 @@ public struct ExtensionError: Error, Equatable, Sendable, CustomStringConvertibl
     public let code: Code
     /// Apple's `NSLocalizedFailureReasonErrorKey`: what went wrong, never a secret.
     public let failureReason: String?
-    /// Apple's `NSUnderlyingErrorKey`: the vault or storage error behind a `.failed`, so a host
-    /// can tell a tampered file from a full disk without reading the message.
-    public let underlyingError: (any Error & Sendable)?
+    /// Apple's `NSUnderlyingErrorKey`: the vault error behind a `.failed`, so a host can tell a
+    /// tampered file from a full disk without reading the message. (A concrete type, not
+    /// `any Error`: an existential here made every fill instantiate generic metadata at run time.)
+    public let underlyingError: VaultError?
 
-    public init(_ code: Code, failureReason: String? = nil, underlyingError: (any Error & Sendable)? = nil) {
+    public init(_ code: Code, failureReason: String? = nil, underlyingError: VaultError? = nil) {
         self.code = code
         self.failureReason = failureReason
         self.underlyingError = underlyingError
     }
 
     /// `.failed` because of `error`, with its description as the reason.
-    public static func failed(_ error: any Error & Sendable) -> ExtensionError {
-        ExtensionError(.failed, failureReason: "\(error)", underlyingError: error)
+    public static func failed(_ error: Error) -> ExtensionError {
+        let underlying: VaultError? = switch error {
+        case let vault as VaultError: vault
+        case let storage as StorageError: .storage(storage)
+        case CredentialIdentityStoreError.internalError(let vault): vault
+        default: nil
+        }
+        return ExtensionError(.failed, failureReason: "\(error)", underlyingError: underlying)
     }
 
     /// Equal codes and reasons (the underlying error is detail, not identity).

@@ -89,9 +89,12 @@ extension FileSystem {
         guard fstat(directory.descriptor, &info) == 0 else { throw error("stat", directory.path) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .wrongFileType(path: directory.path) }
         guard case .privateToUser = check else { return }
-        guard info.st_uid == geteuid() else { throw .wrongOwner(path: directory.path, owner: info.st_uid) }
+        guard info.st_uid == Self.effectiveUser else { throw .wrongOwner(path: directory.path, owner: info.st_uid) }
         guard info.st_mode & 0o077 == 0 else { throw .insecurePermissions(path: directory.path, mode: info.st_mode) }
     }
+
+    /// This process's effective user, asked once (a system call per directory otherwise).
+    static let effectiveUser = geteuid()
 
     // MARK: Resolution (SPEC.md §2.4)
 
@@ -99,8 +102,14 @@ extension FileSystem {
     /// link: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, else a walk of `O_NOFOLLOW`
     /// opens. `O_NOFOLLOW | O_CLOEXEC` are always added.
     func openBeneath(_ directory: Directory, _ relative: String, flags: Int32, mode: mode_t = 0) throws(StorageError) -> Int32 {
-        let display = directory.path(of: relative)
         let all = flags | O_NOFOLLOW | O_CLOEXEC
+        if !relative.utf8.contains(UInt8(ascii: "/")), relative != "..", relative != ".", !relative.isEmpty {
+            // One component: `O_NOFOLLOW` is the whole rule, in one call.
+            let fd = openat(directory.descriptor, relative, all, mode)
+            guard fd >= 0 else { throw failure(opening: directory.path(of: relative), errno: errno) }
+            return fd
+        }
+        let display = directory.path(of: relative)
         let fd = coffer_openat2_beneath(directory.descriptor, relative, UInt64(UInt32(bitPattern: all)), flags & O_CREAT != 0 ? UInt64(mode) : UInt64(0))
         if fd >= 0 { return fd }
         let code = errno
@@ -141,6 +150,7 @@ extension FileSystem {
     func failure(opening path: String, errno code: Int32) -> StorageError {
         switch code {
         case ELOOP, EXDEV: return .symbolicLink(path: path)  // EXDEV: openat2 refused to leave the directory
+        case EISDIR, ENXIO: return .wrongFileType(path: path)  // a directory opened for writing; a FIFO without a reader
         case ENOTDIR:
             var info = stat()
             if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK { return .symbolicLink(path: path) }

@@ -108,7 +108,9 @@ public final class OpenContainer: @unchecked Sendable {
     public let container: GroupContainer
     public let root: Directory
     let fileSystem: FileSystem
-    private let lock = Mutex<[String: Directory]>([:])
+    /// The directories opened so far, by relative path: a handful, so a list (a `String`-keyed
+    /// `Dictionary` costs its first user a scan of every protocol conformance in the binary).
+    private let lock = Mutex<[(String, Directory)]>([])
 
     init(container: GroupContainer, fileSystem: FileSystem, root: Directory) {
         self.container = container
@@ -150,9 +152,9 @@ public final class OpenContainer: @unchecked Sendable {
     }
 
     private func cached(_ key: String, _ open: () throws(StorageError) -> Directory) throws(StorageError) -> Directory {
-        if let found = lock.withLock({ $0[key] }) { return found }
+        if let found = lock.withLock({ $0.first { $0.0 == key }?.1 }) { return found }
         let opened = try open()
-        lock.withLock { $0[key] = opened }
+        lock.withLock { $0.append((key, opened)) }
         return opened
     }
 }

@@ -4,19 +4,22 @@ import FoundationEssentials
 struct ImportCommand: Command {
     static let name = "import"
     static let summary = "import the CSV/JSON export of a browser or password manager"
-    static let usage = "import FILE [--format auto|chrome|firefox|bitwarden|bitwarden-json|keepassxc|apple|1password] [--dry-run]"
+    static let usage = "import FILE [--format auto|chrome|firefox|bitwarden|bitwarden-json|keepassxc|apple|1password] [--encoding E] [--dry-run]"
     static let discussion = """
         Reads the export of Chrome/Edge, Firefox, Bitwarden (CSV or unencrypted JSON), KeePassXC
         ('keepassxc-cli export --format csv'), Apple Passwords/Safari or 1Password; 'auto' (the
         default) recognises the header. All or nothing: a malformed row names its line and nothing
         is imported. A credential whose service and user are already stored, or repeated in the
-        file, is reported and skipped. One transaction, one index commit. Delete the export
-        afterwards: it holds every password in plain text.
+        file, is reported and skipped. One transaction, one index commit. The file must be UTF-8
+        (a byte-order mark is fine) unless --encoding names another: a byte that is not valid is
+        refused with its line and column, never replaced. Delete the export afterwards: it holds
+        every password in plain text.
         """
     static let examples = ["coffer import ~/Downloads/Chrome\\ Passwords.csv", "coffer import bitwarden.json --dry-run"]
     static let options: [OptionSpec] = [
         .value("format", "the exporter (default: auto)"),
         .flag("dry-run", "parse and report, write nothing"),
+        .value("encoding", "the file's encoding when it is not UTF-8: latin1, windows-1252 or utf-16 (converted exactly)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
@@ -28,9 +31,16 @@ struct ImportCommand: Command {
             }
             return format
         }
-        let text = String(decoding: try FileSystem.standard.readUserFile(file, limit: 256 << 20), as: UTF8.self)
+        let encodingName = context.arguments.value("encoding") ?? "utf-8"
+        guard let encoding = TextEncoding(rawValue: encodingName == "utf8" ? "utf-8" : encodingName) else {
+            throw UsageError("unknown --encoding '\(encodingName.prefix(20))'; use \(TextEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let bytes = try FileSystem.standard.readUserFile(file, limit: 256 << 20)
         let (detected, credentials): (ImportFormat, [ImportedCredential])
-        do { (detected, credentials) = try CredentialImporter.parse(text, format: format) } catch {
+        do {
+            // Decoded exactly or refused: a byte of a password is never replaced (SPEC.md §11).
+            (detected, credentials) = try CredentialImporter.parse(encoding.decode(bytes), format: format)
+        } catch {
             throw CLIError("\(file): \(error)", hint: "nothing was imported", code: .dataError)
         }
         let vault = try context.unlockedVault()

@@ -51,12 +51,7 @@ struct CLIError: Error {
         case .userCanceled:
             return CLIError("cancelled")
         case .failed:
-            switch error.underlyingError {
-            case let vault as VaultError: return from(vault)
-            case let storage as StorageError: return from(storage)
-            case let store as CredentialIdentityStoreError: return from(store)
-            default: break
-            }
+            if let underlying = error.underlyingError { return from(underlying) }
             if reason.contains("wrong master password") { return CLIError("wrong master password", code: .permissionDenied) }
             let tampered = reason.contains("corrupt") || reason.contains("tampered") || reason.contains("rolled back")
             return CLIError(reason, code: tampered ? .dataError : .failure)
