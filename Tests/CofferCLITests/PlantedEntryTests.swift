@@ -241,6 +241,44 @@ final class PlantedEntryTests: XCTestCase {
         XCTAssertEqual(failures, 0)
     }
 
+    /// The fourth repro: every rejected file is exit 65, an open container 78 (they were 1).
+    func testRejectedFilesExit65AndAContainerOpenToOthers78() throws {
+        let pw = master + "\n"
+        let longHeader = try Case(.tmp, .wrongType, template: Self.template)
+        try FileManager.default.removeItem(atPath: longHeader.path)
+        let header = longHeader.root + "/vault/vault.coffer"
+        try (FileManager.default.contents(atPath: header)! + Data([0])).write(to: URL(fileURLWithPath: header))
+        for command in [["show", Self.template.alice], ["fill", "github.com"], ["list"]] {
+            XCTAssertEqual(longHeader.cli.run(command + ["--password-stdin"], stdin: pw).code, 65, "145-byte header: \(command)")
+        }
+        let huge = try Case(.tmp, .fifo, template: Self.template)
+        let record = huge.root + "/vault/records/" + Self.template.alice.prefix(2) + "/" + Self.template.alice
+        XCTAssertEqual(truncate(record, off_t(RecordEnvelope.maximumFileLength + 1)), 0)
+        XCTAssertEqual(huge.cli.run(["show", Self.template.alice, "--password-stdin"], stdin: pw).code, 65, "an oversized record")
+        for mode: mode_t in [0o750, 0o707] {
+            let open = try Case(.tmp, .fifo, template: Self.template)
+            chmod(open.root + "/vault", mode)
+            for command in [["show", Self.template.alice], ["fill", "github.com"], ["list"]] {
+                let result = open.cli.run(command + ["--password-stdin"], stdin: pw)
+                XCTAssertEqual(result.code, 78, "mode \(String(mode, radix: 8)): \(command): \(result.stderr)")
+                XCTAssertTrue(result.stderr.contains("chmod"), result.stderr)
+            }
+        }
+    }
+
+    /// A backup directory is walked as a container is: a planted link in it stops the restore
+    /// (and `verify` of it) with nothing read through it or written.
+    func testALinkInABackupDirectoryIsRefused() throws {
+        let planted = try Case(.recordShard, .absoluteLinkOutside, template: Self.template)
+        let before = planted.canarySnapshot()
+        let target = CLIHarness()
+        let restore = target.run(["restore", planted.root + "/vault"])
+        XCTAssertEqual(restore.code, 65, restore.stderr)
+        XCTAssertTrue(restore.stderr.contains("symbolic link"), restore.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: target.container), "nothing restored")
+        XCTAssertEqual(planted.canarySnapshot(), before)
+    }
+
     /// The first repro, spelled out: `tmp -> ../victim` and a password-less `list`.
     func testALinkedTmpNeverEmptiesItsTarget() throws {
         let planted = try Case(.tmp, .relativeLinkOutside, template: Self.template)

@@ -122,7 +122,8 @@ enum ShellCompletion {
         page += """
         .SH EXIT STATUS
         0 success; 1 other failure; 64 usage error; 65 corrupt or tampered data; 66 no matching
-        credential or no vault; 75 locked and no interaction possible; 77 wrong master password.
+        credential or no vault; 75 locked and no interaction possible; 77 wrong master password;
+        78 the container is not private to you.
         .SH ENVIRONMENT
         .TP
         .B COFFER_CONTAINER
