@@ -43,3 +43,8 @@ static inline int coffer_openat2_beneath(int dirfd, const char *path, unsigned l
 static inline int coffer_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }
+
+/// pipe2(O_CLOEXEC): both ends closed in every child spawned meanwhile.
+static inline int coffer_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}

@@ -1,0 +1,101 @@
+/// The desktop's prompt as the provider's `UserInteraction`: the master password is asked by
+/// pinentry, the program gpg-agent and rbw use (pinentry-gnome3, -qt, -gtk, -curses …), over
+/// the Assuan protocol on its stdin and stdout. Every desktop host (the browser host, the
+/// pickers, the SSH agent) asks through it; `COFFER_PINENTRY` names another program (a test's
+/// scripted one).
+///
+/// It cannot show a list, so it never chooses among suggestions: in the browser the person
+/// chooses in the page's list, and the host asks only for the password.
+public final class PinentryInteraction: UserInteraction {
+    public let program: String
+    let environment: Environment
+    /// Shown as the window title.
+    public var title = "Coffer"
+
+    /// `program` defaults to `$COFFER_PINENTRY`, else `pinentry` on `$PATH`.
+    public init(program: String? = nil, environment: Environment = .process) {
+        self.program = program ?? environment["COFFER_PINENTRY"].flatMap { $0.isEmpty ? nil : $0 } ?? "pinentry"
+        self.environment = environment
+    }
+
+    public var canChooseIdentity: Bool { false }
+
+    public func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity? { nil }
+
+    /// Runs one pinentry conversation: title, description, prompt, the error of a previous
+    /// wrong attempt, then `GETPIN`. `nil` when the person cancels (or pinentry times out).
+    /// - Throws: `AssuanError` when pinentry cannot be started or does not speak Assuan.
+    public func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        let child: ChildProcess
+        do {
+            child = try ChildProcess([program], environment: environment)
+        } catch {
+            throw AssuanError.unavailable("\(error) (set COFFER_PINENTRY to a pinentry program)")
+        }
+        defer {
+            try? child.write(Assuan.command("BYE") + [0x0A])
+            child.wait()
+        }
+        try expectOK(child)  // the greeting
+        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", "Coffer needs your master password \(reason)."),
+                        Assuan.command("SETPROMPT", "Master password:"), Assuan.command("SETOK", "Unlock")]
+        if let tty = environment["GPG_TTY"] { commands.insert(Assuan.command("OPTION", "ttyname=\(tty)"), at: 0) }
+        if attempt > 1 { commands.append(Assuan.command("SETERROR", "Wrong master password (attempt \(attempt))")) }
+        for command in commands { try send(command, to: child) }
+        try write(Assuan.command("GETPIN"), to: child)
+        var pin: SecureBytes?
+        while true {
+            guard var line = try readLine(child) else { throw AssuanError.unavailable("pinentry ended before answering") }
+            defer { for index in line.indices { line[index] = 0 } }
+            switch try Assuan.parse(line[...]) {
+            case .data(var bytes):
+                defer { for index in bytes.indices { bytes[index] = 0 } }
+                pin = try SecureBytes(copying: bytes)
+            case .ok:
+                return try pin ?? SecureBytes(count: 0)
+            case .error(let code, _) where code == Assuan.cancelledCode || code == Assuan.timeoutCode:
+                return nil
+            case .error(let code, let message):
+                throw AssuanError.refused(code: code, message: message)
+            case .inquire:
+                try write(Array("CAN".utf8), to: child)
+            case .other:
+                continue
+            }
+        }
+    }
+
+    /// Sends a setting and requires `OK` (an unknown option is answered with ERR by older
+    /// pinentries; settings are advice, so only a broken conversation fails).
+    private func send(_ command: [UInt8], to child: ChildProcess) throws {
+        try write(command, to: child)
+        while true {
+            guard let line = try readLine(child) else { throw AssuanError.unavailable("pinentry ended") }
+            switch try Assuan.parse(line[...]) {
+            case .ok, .error: return
+            case .inquire: try write(Array("CAN".utf8), to: child)
+            case .data, .other: continue
+            }
+        }
+    }
+
+    private func expectOK(_ child: ChildProcess) throws {
+        while true {
+            guard let line = try readLine(child) else { throw AssuanError.unavailable("\(program) did not greet (is it a pinentry?)") }
+            switch try Assuan.parse(line[...]) {
+            case .ok: return
+            case .other: continue
+            case .error(let code, let message): throw AssuanError.refused(code: code, message: message)
+            case .data, .inquire: throw AssuanError.malformed("no greeting")
+            }
+        }
+    }
+
+    private func write(_ line: [UInt8], to child: ChildProcess) throws {
+        do { try child.write(line + [0x0A]) } catch { throw AssuanError.unavailable("\(error)") }
+    }
+
+    private func readLine(_ child: ChildProcess) throws -> [UInt8]? {
+        do { return try child.readLine(limit: Assuan.maximumLineLength + 2) } catch { throw AssuanError.unavailable("\(error)") }
+    }
+}

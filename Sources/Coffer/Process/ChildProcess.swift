@@ -1,0 +1,144 @@
+import CLinux
+import Glibc
+
+/// A program started with `posix_spawn`, its standard input and output on pipes: how Coffer runs
+/// pinentry (and the tools of other hosts). Arguments never carry a secret; secrets go through
+/// the pipes. `posix_spawn` rather than Foundation's `Process`, which the library does not link
+/// and which waits for descendants too.
+public final class ChildProcess {
+    public let pid: pid_t
+    /// Write end of the child's stdin; -1 once closed.
+    private var input: Int32
+    /// Read end of the child's stdout; -1 once closed.
+    private var output: Int32
+    private var buffered: [UInt8] = []
+    private var exitStatus: Int32?
+
+    /// Starts `arguments[0]` (searched in `$PATH` when it has no slash) with `environment`.
+    /// stderr goes to /dev/null unless `inheritStandardError`.
+    public init(_ arguments: [String], environment: Environment, inheritStandardError: Bool = false) throws(ChildProcessError) {
+        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
+        guard coffer_pipe_cloexec(&toChild) == 0 else { throw .launch(arguments.first ?? "", errno) }
+        guard coffer_pipe_cloexec(&fromChild) == 0 else {
+            close(toChild[0]); close(toChild[1])
+            throw .launch(arguments.first ?? "", errno)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        if !inheritStandardError { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawnp(&child, arguments[0], &actions, nil, argv, envp)
+        close(toChild[0])
+        close(fromChild[1])
+        guard spawned == 0 else {
+            close(toChild[1]); close(fromChild[0])
+            throw .launch(arguments[0], spawned)
+        }
+        pid = child
+        input = toChild[1]
+        output = fromChild[0]
+        signal(SIGPIPE, SIG_IGN)  // a child that exits early must not kill us on the next write
+    }
+
+    deinit {
+        if exitStatus == nil {
+            kill(pid, SIGTERM)
+            _ = wait()
+        }
+    }
+
+    /// Writes `bytes` to the child's stdin.
+    public func write(_ bytes: [UInt8]) throws(ChildProcessError) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw .io(errno) }
+            offset += count
+        }
+    }
+
+    public func closeInput() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    /// The next line of the child's stdout without its newline; `nil` at the end. The line's
+    /// buffer is the caller's to wipe. Lines longer than `limit` are an error.
+    public func readLine(limit: Int) throws(ChildProcessError) -> [UInt8]? {
+        while true {
+            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffered[..<newline])
+                wipe(&buffered, upTo: newline + 1)
+                return line
+            }
+            guard buffered.count <= limit else { throw .lineTooLong }
+            var chunk = [UInt8](repeating: 0, count: 1024)
+            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw .io(errno) }
+            if count == 0 {
+                guard !buffered.isEmpty else { return nil }
+                defer { wipe(&buffered, upTo: buffered.count) }
+                return buffered
+            }
+            buffered += chunk[..<count]
+            for index in chunk.indices { chunk[index] = 0 }
+        }
+    }
+
+    /// Everything left on the child's stdout.
+    public func readToEnd(limit: Int) throws(ChildProcessError) -> [UInt8] {
+        var all: [UInt8] = buffered
+        buffered = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw .io(errno) }
+            if count == 0 { return all }
+            all += chunk[..<count]
+            guard all.count <= limit else { throw .lineTooLong }
+        }
+    }
+
+    /// Closes both pipes (a child still writing gets EPIPE rather than blocking forever), waits
+    /// for it and returns its exit status (128 + signal when killed).
+    @discardableResult
+    public func wait() -> Int32 {
+        if let exitStatus { return exitStatus }
+        closeInput()
+        if output >= 0 { close(output) }
+        output = -1
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        exitStatus = code
+        return code
+    }
+
+    private func wipe(_ bytes: inout [UInt8], upTo end: Int) {
+        for index in 0..<end { bytes[index] = 0 }
+        bytes.removeFirst(end)
+    }
+}
+
+public enum ChildProcessError: Error, Equatable, Sendable, CustomStringConvertible {
+    case launch(String, Int32)
+    case io(Int32)
+    case lineTooLong
+
+    public var description: String {
+        switch self {
+        case .launch(let program, let code): "could not start \(program): \(String(cString: strerror(code)))"
+        case .io(let code): "talking to a child process failed: \(String(cString: strerror(code)))"
+        case .lineTooLong: "a child process sent more than expected"
+        }
+    }
+}
