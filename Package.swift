@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "git-credential-coffer", targets: ["git-credential-coffer"]),
         .executable(name: "docker-credential-coffer", targets: ["docker-credential-coffer"]),
+        .executable(name: "coffer-browser-host", targets: ["coffer-browser-host"]),
     ],
     targets: [
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -24,10 +25,12 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
 
         .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "CLinux"]),
-        .target(name: "CofferCLI", dependencies: ["Coffer"]),
+        .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),
+        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         .executableTarget(name: "git-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
         .executableTarget(name: "docker-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
+        .executableTarget(name: "coffer-browser-host", dependencies: ["CofferBrowserHost"]),
 
         .executableTarget(name: "embed-vault", dependencies: ["Coffer"], path: "Examples/EmbedVault"),
         .executableTarget(name: "autofill-tour", dependencies: ["Coffer"], path: "Examples/AutoFillTour"),
@@ -36,6 +39,7 @@ let package = Package(
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "ScratchDirectories"], resources: [.copy("Vectors")]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "ScratchDirectories"]),
+        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "ScratchDirectories"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "CofferBrowserHost", "ScratchDirectories"]),
     ]
 )

@@ -1,0 +1,239 @@
+import Coffer
+import FoundationEssentials
+
+/// The browser's AutoFill host (SPEC.md §14): answers the extension's requests with the
+/// provider's semantics. Suggestions come from the identity store and work while locked (as
+/// `coffer list` does); a password leaves only in answer to a fill a person asked for — a click
+/// on a suggestion, the keyboard command, the popup — or to fill on page load under the
+/// provision rule; a locked vault asks through pinentry, never silently.
+///
+/// The host keeps no key of its own: each request opens the vault, uses the keyring session if
+/// one is live, and forgets the vault when it has answered. A pinentry unlock starts a session
+/// (as `coffer unlock` does), so `coffer lock` locks the browser too.
+public final class BrowserHost {
+    let container: GroupContainer
+    let configuration: VaultConfiguration
+    let sessions: KeyringSessions?
+    /// How the host asks for the master password (pinentry); `nil`: it never asks.
+    let interaction: UserInteraction?
+    /// The idle timeout of a session a pinentry unlock starts (as `coffer unlock`'s default).
+    public var sessionTimeout: TimeInterval = 15 * 60
+    /// Suggestions in one answer; more are cut (the answer must stay under 1 MiB).
+    static let maximumSuggestions = 100
+
+    public init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
+        self.container = container
+        self.configuration = configuration
+        self.sessions = sessions
+        self.interaction = interaction
+    }
+
+    /// Answers one message (its JSON bytes). Never throws: every failure is an error answer,
+    /// and the host goes on serving.
+    public func respond(to message: [UInt8]) -> JSONValue {
+        var id: JSONValue = .null
+        do {
+            guard let object = (try? JSONValue.parse(message))?.objectValue else { throw BrowserHostError.badRequest("not a JSON object") }
+            id = object["id"] ?? .null
+            var answer = try handle(BrowserRequest(object))
+            answer["id"] = id
+            answer["ok"] = .bool(true)
+            return .object(answer)
+        } catch let error as BrowserHostError {
+            return Self.failure(error, id: id)
+        } catch {
+            return Self.failure(.failed("\(error)"), id: id)
+        }
+    }
+
+    static func failure(_ error: BrowserHostError, id: JSONValue, extra: JSONObject = [:]) -> JSONValue {
+        var answer = extra
+        answer["id"] = id
+        answer["ok"] = .bool(false)
+        answer["error"] = ["code": .string(error.code), "message": .string(error.description)]
+        return .object(answer)
+    }
+
+    // MARK: Requests
+
+    func handle(_ request: BrowserRequest) throws -> JSONObject {
+        let vault = try openVault()
+        switch request {
+        case .hello:
+            return [
+                "protocol": 1, "version": .string(cofferVersion), "locked": .bool(!vault.isUnlocked),
+                "suggestionsWhileLocked": .bool(vault.identityStore.state.isEnabled),
+            ]
+        case .suggest(let origin):
+            return try suggestions(for: origin, in: vault)
+        case .search(let text):
+            let listing = try readable(vault) { try $0.identityListing() }
+            let found = listing.filter { row in
+                listing.withUserBytes(of: row) { String(decoding: $0, as: UTF8.self).lowercased().contains(text) }
+                    || listing.withIdentifierBytes(of: row) { String(decoding: $0, as: UTF8.self).lowercased().contains(text) }
+            }
+            return ["identities": .array(found.rows.prefix(Self.maximumSuggestions).map { Self.json(found.rankedIdentity($0)) }),
+                    "locked": .bool(!vault.isUnlocked)]
+        case .fill(let origin, let chosen, let trigger):
+            return try fill(origin, chosen: chosen, trigger: trigger, in: vault)
+        case .saveState(let origin, let user, let password):
+            return try saveState(origin, user: user, password: password, in: vault)
+        case .save(let origin, let user, let password):
+            try unlock(vault, reason: "to save a login for \(origin.host)")
+            guard try hostLevel(origin, in: vault).first(where: { $0.identity.user == user }) == nil else { throw BrowserHostError.exists }
+            let record = try vault.add(RecordDraft(serviceIdentifiers: [origin.serviceIdentifier], user: user, password: password))
+            return ["recordIdentifier": .string(record.id.hex)]
+        case .update(let origin, let id, let password):
+            try unlock(vault, reason: "to update a login for \(origin.host)")
+            guard try hostLevel(origin, in: vault).contains(where: { $0.identity.recordIdentifier == id.hex }) else { throw BrowserHostError.notFound }
+            let record = try vault.updateRecord(withID: id) { if $0.password != password { $0.password = password } }
+            return ["recordIdentifier": .string(record.id.hex), "revision": .integer(record.revision)]
+        case .reveal(let id):
+            try unlock(vault, reason: "to copy a password")
+            let record = try vault.record(withID: id)
+            return ["user": .string(record.user), "password": .string(record.password)]
+        case .generate(let length):
+            let generated = try PasswordGenerator.characters(length: length)
+            return ["password": .string(generated.password), "entropyBits": .double(generated.entropyBits)]
+        case .lock:
+            vault.lock()
+            _ = try? sessions?.revoke(for: vault.vaultID)
+            return ["locked": true]
+        }
+    }
+
+    /// Every identity for the origin, best first, each with its match level and whether it
+    /// fills without a choice; never a password. While locked it answers from the identity
+    /// store when that is enabled on this device, as iOS's QuickType bar does.
+    func suggestions(for origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
+        let ranked: [RankedIdentity]
+        do {
+            ranked = try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier])
+        } catch {
+            guard error == .storeDisabled else { throw error }
+            return ["identities": [], "locked": true, "suggestionsOff": true]
+        }
+        let shown = ranked.prefix(Self.maximumSuggestions).map(Self.json)
+        return ["identities": .array(shown), "locked": .bool(!vault.isUnlocked), "truncated": .bool(ranked.count > shown.count)]
+    }
+
+    /// A fill (SPEC.md §14.2): a `choice` releases the identity the person clicked, if it is one
+    /// of the origin's suggestions; the `command` releases only what the provision rule allows
+    /// and may ask for the master password; `pageLoad` releases only what the rule allows, only
+    /// unlocked, only in the top frame, and over http only for an http login.
+    func fill(_ origin: BrowserOrigin, chosen: RecordID?, trigger: BrowserRequest.Trigger, in vault: Vault) throws -> JSONObject {
+        let provider = CredentialProvider(vault: vault, interaction: trigger.mayAsk ? interaction : nil, sessions: nil)
+        let credential: PasswordCredential
+        let identity: PasswordCredentialIdentity
+        switch trigger {
+        case .choice:
+            guard let chosen else { throw BrowserHostError.badRequest("a choice names its recordIdentifier") }
+            if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault, reason: "to fill on \(origin.host)") }
+            guard let offered = try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier])
+                .first(where: { $0.identity.recordIdentifier == chosen.hex })?.identity
+            else { throw BrowserHostError.notFound }
+            let context = provider.extensionContext
+            provider.provideCredentialWithoutUserInteraction(for: offered)
+            if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, interaction != nil {
+                context.reset()
+                provider.prepareInterfaceToProvideCredential(for: offered)
+                try startSession(for: vault)
+            }
+            switch context.outcome {
+            case .completed(let filled)?: (credential, identity) = (filled, offered)
+            case .cancelled(let error)?: throw BrowserHostError.from(error)
+            default: throw BrowserHostError.failed("the provider did not answer")
+            }
+        case .command, .pageLoad:
+            if case .pageLoad(let topFrame) = trigger {
+                guard topFrame else { throw BrowserHostError.forbidden("fill on page load happens only in the top frame") }
+                guard vault.isUnlocked else { throw BrowserHostError.locked }
+            } else if !vault.isUnlocked && !vault.identityStore.state.isEnabled {
+                try unlock(vault, reason: "to fill on \(origin.host)")
+            }
+            switch AutoFillHost(provider: provider).fill(serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk) {
+            case .filled(let filled, let filledIdentity?):
+                (credential, identity) = (filled, filledIdentity)
+                if trigger.mayAsk { try startSession(for: vault) }
+            case .filled: throw BrowserHostError.failed("the provider answered without an identity")
+            case .noMatch: throw BrowserHostError.notFound
+            case .choiceRequired: throw BrowserHostError.choiceRequired
+            case .cancelled(let error): throw BrowserHostError.from(error)
+            }
+            if case .pageLoad = trigger, !origin.isSecure, !identity.serviceIdentifier.identifier.lowercased().hasPrefix("http://") {
+                throw BrowserHostError.forbidden("fill on page load over http needs a login saved for http")
+            }
+        }
+        return ["user": .string(credential.user), "password": .string(credential.password), "recordIdentifier": .string(identity.recordIdentifier)]
+    }
+
+    /// Whether a submitted login is new, a changed password, or what the vault holds: what the
+    /// extension's save bar offers. Locked, it compares only what the identity store shows.
+    func saveState(_ origin: BrowserOrigin, user: String, password: String, in vault: Vault) throws -> JSONObject {
+        let existing: RankedIdentity?
+        do {
+            existing = try hostLevel(origin, in: vault).first { $0.identity.user == user }
+        } catch CredentialIdentityStoreError.storeDisabled {
+            return ["state": "unknown"]
+        }
+        guard let existing, let id = try? RecordID(hex: existing.identity.recordIdentifier) else { return ["state": "new"] }
+        guard vault.isUnlocked else { return ["state": "unknown", "recordIdentifier": .string(id.hex)] }
+        let stored = try vault.record(withID: id)
+        return ["state": .string(stored.password == password ? "unchanged" : "changed"), "recordIdentifier": .string(id.hex)]
+    }
+
+    // MARK: Vault access
+
+    /// The vault for one request, unlocked from a live keyring session if there is one.
+    func openVault() throws -> Vault {
+        let vault = try Vault.open(container, configuration: configuration)
+        if let key = try? sessions?.load(for: vault.vaultID) { try? vault.unlock(vaultKey: key) }
+        return vault
+    }
+
+    /// Unlocks through pinentry unless a session already did; three attempts, as the provider.
+    func unlock(_ vault: Vault, reason: String) throws {
+        guard !vault.isUnlocked else { return }
+        guard let interaction else { throw BrowserHostError.locked }
+        for attempt in 1...3 {
+            guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { throw BrowserHostError.cancelled }
+            do {
+                try vault.unlock(masterPassword: password)
+                try startSession(for: vault)
+                return
+            } catch VaultError.wrongPassword {
+                continue
+            }
+        }
+        throw BrowserHostError.wrongPassword
+    }
+
+    /// After an unlock with the master password: a keyring session, so the next request (and
+    /// the CLI) need not ask again until it expires or `coffer lock`. Best effort.
+    func startSession(for vault: Vault) throws {
+        guard let sessions, let keys = try? vault.keys(), (try? sessions.load(for: vault.vaultID)) == nil else { return }
+        try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: sessionTimeout)
+    }
+
+    private func hostLevel(_ origin: BrowserOrigin, in vault: Vault) throws -> [RankedIdentity] {
+        try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier], minimumLevel: .host)
+    }
+
+    private func readable<Result>(_ vault: Vault, _ body: (CredentialIdentityStore) throws -> Result) throws -> Result {
+        do {
+            return try body(vault.identityStore)
+        } catch CredentialIdentityStoreError.storeDisabled {
+            try unlock(vault, reason: "to search your logins")
+            return try body(vault.identityStore)
+        }
+    }
+
+    /// A suggestion as the extension sees it: never a password.
+    static func json(_ ranked: RankedIdentity) -> JSONValue {
+        [
+            "recordIdentifier": .string(ranked.identity.recordIdentifier), "user": .string(ranked.identity.user),
+            "serviceIdentifier": .string(ranked.identity.serviceIdentifier.identifier),
+            "match": ranked.match.map { .string($0.level.description) } ?? .null, "automaticFill": .bool(ranked.allowsAutomaticFill),
+        ]
+    }
+}

@@ -1,0 +1,73 @@
+import Coffer
+
+/// Why a request was not answered with what it asked for (SPEC.md §14.4). `code` is what the
+/// extension branches on; the message is for a person and never holds a secret.
+public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The request is not JSON, misses a member, or has one of the wrong type or value.
+    case badRequest(String)
+    case unknownType(String)
+    /// A message over 1 MiB.
+    case tooLarge(Int)
+    /// The stream ended inside a message.
+    case truncated
+    /// The vault is locked and this request may not ask (`userInteractionRequired`).
+    case locked
+    /// The person cancelled the prompt or the choice.
+    case cancelled
+    /// Nothing stored for this origin (or no such record among its suggestions).
+    case notFound
+    /// Only suggestions a person must pick (another host of the site): nothing filled.
+    case choiceRequired
+    /// A login for this user and host already exists (`save`); use `update`.
+    case exists
+    /// The request is not allowed in this context (fill on page load over http, …).
+    case forbidden(String)
+    case wrongPassword
+    /// Anything else: a corrupt vault, a failing disk; the message says what.
+    case failed(String)
+
+    public var code: String {
+        switch self {
+        case .badRequest: "badRequest"
+        case .unknownType: "unknownType"
+        case .tooLarge: "tooLarge"
+        case .truncated: "truncated"
+        case .locked: "locked"
+        case .cancelled: "cancelled"
+        case .notFound: "notFound"
+        case .choiceRequired: "choiceRequired"
+        case .exists: "exists"
+        case .forbidden: "forbidden"
+        case .wrongPassword: "wrongPassword"
+        case .failed: "failed"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .badRequest(let reason): "bad request: \(reason)"
+        case .unknownType(let type): "unknown request type '\(type.prefix(40))'"
+        case .tooLarge(let length): "message of \(length) bytes; the limit is \(NativeMessaging.maximumLength)"
+        case .truncated: "the connection ended inside a message"
+        case .locked: "the vault is locked"
+        case .cancelled: "cancelled"
+        case .notFound: "no login for this site"
+        case .choiceRequired: "only logins of other hosts of this site: choose one"
+        case .exists: "a login for this user already exists here; update it instead"
+        case .forbidden(let reason): reason
+        case .wrongPassword: "wrong master password"
+        case .failed(let reason): reason
+        }
+    }
+
+    /// The provider's answer as a host error.
+    static func from(_ error: ExtensionError) -> BrowserHostError {
+        switch error.code {
+        case .userInteractionRequired: .locked
+        case .userCanceled: .cancelled
+        case .credentialIdentityNotFound: .notFound
+        case .failed:
+            error.failureReason?.contains("wrong master password") == true ? .wrongPassword : .failed(error.failureReason ?? "failed")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Coffer
+
+/// One request of the extension (SPEC.md §14.2), validated: every member of the right type and
+/// within its limits, the origin in its one form. Parsing is pure.
+enum BrowserRequest: Equatable {
+    /// What started a fill: the person's click on a suggestion, the keyboard command, or the
+    /// page loading (only when the user turned fill-on-load on).
+    enum Trigger: Equatable {
+        case choice
+        case command
+        case pageLoad(topFrame: Bool)
+
+        /// Whether a person is there to answer a prompt.
+        var mayAsk: Bool { if case .pageLoad = self { false } else { true } }
+    }
+
+    case hello
+    case suggest(BrowserOrigin)
+    case search(String)
+    case fill(BrowserOrigin, chosen: RecordID?, trigger: Trigger)
+    case saveState(BrowserOrigin, user: String, password: String)
+    case save(BrowserOrigin, user: String, password: String)
+    case update(BrowserOrigin, RecordID, password: String)
+    case reveal(RecordID)
+    case generate(length: Int)
+    case lock
+
+    static let maximumSecretLength = 4096
+
+    init(_ object: JSONObject) throws(BrowserHostError) {
+        guard let type = object["type"]?.stringValue else { throw .badRequest("no type") }
+        func origin() throws(BrowserHostError) -> BrowserOrigin {
+            guard let text = object["origin"]?.stringValue else { throw .badRequest("no origin") }
+            return try BrowserOrigin(parsing: text)
+        }
+        func text(_ name: String, limit: Int = 4096) throws(BrowserHostError) -> String {
+            guard let value = object[name]?.stringValue else { throw .badRequest("no \(name)") }
+            guard value.utf8.count <= limit, !value.utf8.contains(0) else { throw .badRequest("\(name) too long or holds NUL") }
+            return value
+        }
+        func record(_ name: String = "recordIdentifier") throws(BrowserHostError) -> RecordID {
+            guard let value = object[name]?.stringValue, let id = try? RecordID(hex: value) else { throw .badRequest("\(name) is not a record id") }
+            return id
+        }
+        switch type {
+        case "hello", "status": self = .hello
+        case "suggest": self = .suggest(try origin())
+        case "search": self = .search(try text("query", limit: 256).lowercased())
+        case "fill":
+            let trigger: Trigger
+            switch object["trigger"]?.stringValue {
+            case "choice": trigger = .choice
+            case "command": trigger = .command
+            case "pageLoad": trigger = .pageLoad(topFrame: object["topFrame"]?.boolValue == true)
+            default: throw .badRequest("trigger must be choice, command or pageLoad")
+            }
+            self = .fill(try origin(), chosen: object["recordIdentifier"] == nil ? nil : try record(), trigger: trigger)
+        case "saveState": self = .saveState(try origin(), user: try text("user"), password: try text("password", limit: Self.maximumSecretLength))
+        case "save": self = .save(try origin(), user: try text("user"), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))
+        case "update": self = .update(try origin(), try record(), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))
+        case "reveal": self = .reveal(try record())
+        case "generate":
+            let length = object["length"].map { $0.int64Value.map(Int.init) } ?? 20
+            guard let length, (8...128).contains(length) else { throw .badRequest("length must be 8 to 128") }
+            self = .generate(length: length)
+        case "lock": self = .lock
+        default: throw .unknownType(type)
+        }
+    }
+
+    private static func nonEmpty(_ value: String) throws(BrowserHostError) -> String {
+        guard !value.isEmpty else { throw .badRequest("an empty password") }
+        return value
+    }
+}

@@ -1,0 +1,6 @@
+// Coffer's native-messaging host for the browser extension (SPEC.md §14). Started by the
+// browser, one process per connection; everything happens in CofferBrowserHost.
+import CofferBrowserHost
+import Glibc
+
+exit(BrowserHostMain.run(CommandLine.arguments))

@@ -1,0 +1,167 @@
+import Coffer
+@testable import CofferBrowserHost
+import Foundation
+import ScratchDirectories
+import XCTest
+
+/// The browser host's protocol (SPEC.md §14) in process, with a scripted pinentry: suggestions
+/// while locked and never a password, fills only for a person's choice or under the provision
+/// rule, pinentry for a locked vault, sessions that `coffer lock` ends, and bad input answered
+/// with an error while the host goes on serving.
+final class BrowserHostTests: XCTestCase {
+    static let pinentry = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../Helpers/scripted-pinentry").standardized.path
+    static let master = "browser master"
+    var base = ""
+    var vault: Vault!
+    var host: BrowserHost!
+    let sessions = KeyringSessions()
+    var answers: String { base + "/pinentry-answers" }
+    var pinentryLog: String { base + "/pinentry-log" }
+
+    override func setUpWithError() throws {
+        base = ScratchDirectories.make(prefix: "coffer-browser-host")
+        let configuration = VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: base + "/state")
+        vault = try Vault.create(
+            in: GroupContainer(path: base + "/vault"), masterPassword: SecureBytes(copying: Array(Self.master.utf8)),
+            kdf: KDFPolicy.testingParameters, configuration: configuration)
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://login.example.com")], user: "alice", password: "AlicePassword"))
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "http://legacy.example.org")], user: "old", password: "HttpPassword"))
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "intranet.example.net")], user: "dora", password: "DomainPassword"))
+        let environment: Environment = ["PATH": "/usr/bin:/bin", "SCRIPTED_PINENTRY_ANSWERS": answers, "SCRIPTED_PINENTRY_LOG": pinentryLog]
+        host = BrowserHost(container: vault.container, configuration: configuration, sessions: sessions,
+                           interaction: PinentryInteraction(program: Self.pinentry, environment: environment))
+    }
+
+    override func tearDown() {
+        _ = try? sessions.revoke(for: vault.vaultID)
+    }
+
+    func pinentryAnswers(_ lines: [String]) throws {
+        try lines.joined(separator: "\n").write(toFile: answers, atomically: true, encoding: .utf8)
+    }
+
+    var pinentryPrompts: Int {
+        ((try? String(contentsOfFile: pinentryLog, encoding: .utf8)) ?? "").components(separatedBy: "GETPIN").count - 1
+    }
+
+    @discardableResult
+    func ask(_ request: JSONObject) -> JSONObject {
+        host.respond(to: JSONValue.object(request).canonicalBytes).objectValue ?? [:]
+    }
+
+    func error(_ answer: JSONObject) -> String? { answer["error"]?.objectValue?["code"]?.stringValue }
+
+    func testSuggestionsWorkLockedCarryNoPasswordAndMarkTheMatch() throws {
+        let answer = ask(["id": 1, "type": "suggest", "origin": "https://login.example.com"])
+        XCTAssertEqual(answer["ok"], true)
+        XCTAssertEqual(answer["id"], 1)
+        XCTAssertEqual(answer["locked"], true)
+        let identities = answer["identities"]?.arrayValue ?? []
+        XCTAssertEqual(identities.first?.objectValue?["user"], "alice")
+        XCTAssertEqual(identities.first?.objectValue?["match"], "exact-url")
+        XCTAssertEqual(identities.first?.objectValue?["automaticFill"], true)
+        XCTAssertFalse(JSONValue.object(answer).canonicalText.contains("AlicePassword"))
+
+        let sibling = ask(["type": "suggest", "origin": "https://www.example.com"])["identities"]?.arrayValue ?? []
+        XCTAssertEqual(sibling.first?.objectValue?["match"], "registrable-domain", "a sibling host is offered, marked")
+        XCTAssertEqual(sibling.first?.objectValue?["automaticFill"], false)
+        XCTAssertEqual(ask(["type": "suggest", "origin": "https://evil-example.com"])["identities"], [])
+        XCTAssertEqual(pinentryPrompts, 0, "suggestions never ask")
+    }
+
+    func testAChoiceFillsThroughPinentryStartsASessionAndLockEndsIt() throws {
+        let id = ask(["type": "suggest", "origin": "https://login.example.com"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
+        try pinentryAnswers(["wrong", Self.master])
+        let filled = ask(["type": "fill", "origin": "https://login.example.com", "trigger": "choice", "recordIdentifier": id ?? .null])
+        XCTAssertEqual(filled["password"], "AlicePassword", "\(filled)")
+        XCTAssertEqual(pinentryPrompts, 2, "a wrong password, then the right one")
+        XCTAssertEqual(try sessions.status(for: vault.vaultID) == .locked, false, "a pinentry unlock starts a session")
+
+        XCTAssertEqual(ask(["type": "fill", "origin": "https://login.example.com", "trigger": "command"])["password"], "AlicePassword")
+        XCTAssertEqual(pinentryPrompts, 2, "the session answers without asking")
+
+        XCTAssertEqual(ask(["type": "lock"])["locked"], true)
+        try pinentryAnswers(["CANCEL"])
+        let afterLock = ask(["type": "fill", "origin": "https://login.example.com", "trigger": "choice", "recordIdentifier": id ?? .null])
+        XCTAssertEqual(error(afterLock), "cancelled", "locked again: the next fill asks, and cancel fills nothing")
+        XCTAssertEqual(pinentryPrompts, 3)
+        XCTAssertNil(afterLock["password"])
+    }
+
+    func testAChoiceMustBeOneOfTheOriginsSuggestions() throws {
+        try unlockBySession()
+        let other = ask(["type": "suggest", "origin": "http://legacy.example.org"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
+        let answer = ask(["type": "fill", "origin": "https://login.example.com", "trigger": "choice", "recordIdentifier": other ?? .null])
+        XCTAssertEqual(error(answer), "notFound", "a record of another site is not released to this origin")
+        XCTAssertNil(answer["password"])
+        let sibling = ask(["type": "suggest", "origin": "https://www.example.com"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
+        XCTAssertEqual(ask(["type": "fill", "origin": "https://www.example.com", "trigger": "choice", "recordIdentifier": sibling ?? .null])["password"],
+                       "AlicePassword", "a sibling the person clicked is filled")
+        XCTAssertEqual(error(ask(["type": "fill", "origin": "https://www.example.com", "trigger": "command"])), "choiceRequired",
+                       "the keyboard command never fills a sibling")
+    }
+
+    func testFillOnPageLoadOnlyUnlockedOnlyTopFrameAndHttpOnlyForHttpLogins() throws {
+        XCTAssertEqual(error(ask(["type": "fill", "origin": "https://login.example.com", "trigger": "pageLoad", "topFrame": true])), "locked")
+        XCTAssertEqual(pinentryPrompts, 0, "page load never asks")
+        try unlockBySession()
+        XCTAssertEqual(ask(["type": "fill", "origin": "https://login.example.com", "trigger": "pageLoad", "topFrame": true])["password"], "AlicePassword")
+        XCTAssertEqual(error(ask(["type": "fill", "origin": "https://login.example.com", "trigger": "pageLoad"])), "forbidden", "not the top frame")
+        XCTAssertEqual(ask(["type": "fill", "origin": "http://legacy.example.org", "trigger": "pageLoad", "topFrame": true])["password"], "HttpPassword")
+        XCTAssertEqual(error(ask(["type": "fill", "origin": "http://intranet.example.net", "trigger": "pageLoad", "topFrame": true])), "forbidden",
+                       "a login without a scheme is not filled into an http page by itself")
+        XCTAssertEqual(error(ask(["type": "fill", "origin": "http://login.example.com", "trigger": "command"])), "notFound",
+                       "an https login is never offered to http")
+    }
+
+    func testSaveStateSaveAndUpdate() throws {
+        let origin: JSONValue = "https://new.example.com"
+        XCTAssertEqual(ask(["type": "saveState", "origin": origin, "user": "nina", "password": "p1"])["state"], "new")
+        try pinentryAnswers([Self.master])
+        let saved = ask(["type": "save", "origin": origin, "user": "nina", "password": "p1"])
+        XCTAssertNotNil(saved["recordIdentifier"], "\(saved)")
+        XCTAssertEqual(ask(["type": "saveState", "origin": origin, "user": "nina", "password": "p1"])["state"], "unchanged")
+        XCTAssertEqual(ask(["type": "saveState", "origin": origin, "user": "nina", "password": "p2"])["state"], "changed")
+        XCTAssertEqual(error(ask(["type": "save", "origin": origin, "user": "nina", "password": "p2"])), "exists")
+        let updated = ask(["type": "update", "origin": origin, "recordIdentifier": saved["recordIdentifier"] ?? .null, "password": "p2"])
+        XCTAssertEqual(updated["revision"], 2)
+        XCTAssertEqual(ask(["type": "fill", "origin": origin, "trigger": "command"])["password"], "p2")
+        let alice = ask(["type": "suggest", "origin": "https://login.example.com"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
+        XCTAssertEqual(error(ask(["type": "update", "origin": origin, "recordIdentifier": alice ?? .null, "password": "stolen"])), "notFound",
+                       "an update names a login of this origin")
+    }
+
+    func testBadRequestsAreAnsweredAndServingGoesOn() {
+        for (bytes, code) in [
+            (Array("not json".utf8), "badRequest"), (Array("[1]".utf8), "badRequest"), (Array(#"{"type":"frobnicate"}"#.utf8), "unknownType"),
+            (Array(#"{"type":"suggest"}"#.utf8), "badRequest"), (Array(#"{"type":"suggest","origin":"javascript:alert(1)"}"#.utf8), "badRequest"),
+            (Array(#"{"type":"suggest","origin":"https://a.example.com/path"}"#.utf8), "badRequest"),
+            (Array(#"{"type":"suggest","origin":"https://user@a.example.com"}"#.utf8), "badRequest"),
+            (Array(#"{"type":"fill","origin":"https://login.example.com","trigger":"whenever"}"#.utf8), "badRequest"),
+            (Array(#"{"type":"fill","origin":"https://login.example.com","trigger":"choice","recordIdentifier":"../x"}"#.utf8), "badRequest"),
+            (Array(#"{"type":"generate","length":100000}"#.utf8), "badRequest"),
+        ] {
+            let answer = host.respond(to: bytes).objectValue ?? [:]
+            XCTAssertEqual(answer["ok"], false, String(decoding: bytes, as: UTF8.self))
+            XCTAssertEqual(error(answer), code, String(decoding: bytes, as: UTF8.self))
+        }
+        XCTAssertEqual(ask(["type": "hello"])["ok"], true, "still serving")
+        XCTAssertEqual(ask(["type": "generate", "length": 24])["password"]?.stringValue?.count, 24)
+    }
+
+    func testOnlyCoffersExtensionIsACaller() {
+        XCTAssertTrue(BrowserExtension.callerIsCoffer(["host", "chrome-extension://\(BrowserExtension.chromiumID)/"]))
+        XCTAssertTrue(BrowserExtension.callerIsCoffer(["host", "/home/u/.mozilla/native-messaging-hosts/x.json", BrowserExtension.firefoxID]))
+        XCTAssertFalse(BrowserExtension.callerIsCoffer(["host", "chrome-extension://aaaabbbbccccddddeeeeffffgggghhhh/"]))
+        XCTAssertFalse(BrowserExtension.callerIsCoffer(["host"]))
+        XCTAssertFalse(BrowserExtension.callerIsCoffer(["host", "/x.json", "evil@example.com"]))
+    }
+
+    /// What `coffer unlock` does: a keyring session for this vault.
+    func unlockBySession() throws {
+        let owner = try Vault.open(vault.container, configuration: vault.configuration)
+        try owner.unlock(masterPassword: SecureBytes(copying: Array(Self.master.utf8)))
+        try sessions.store(vaultKey: owner.keys().vaultKey, for: vault.vaultID, idleTimeout: 60)
+    }
+}
