@@ -57,6 +57,10 @@ public final class BrowserHost {
     // MARK: Requests
 
     func handle(_ request: BrowserRequest) throws -> JSONObject {
+        if case .generate(let length) = request {  // needs no vault
+            let generated = try PasswordGenerator.characters(length: length)
+            return ["password": .string(generated.password), "entropyBits": .double(generated.entropyBits)]
+        }
         let vault = try openVault()
         switch request {
         case .hello:
@@ -92,9 +96,8 @@ public final class BrowserHost {
             try unlock(vault, reason: "to copy a password")
             let record = try vault.record(withID: id)
             return ["user": .string(record.user), "password": .string(record.password)]
-        case .generate(let length):
-            let generated = try PasswordGenerator.characters(length: length)
-            return ["password": .string(generated.password), "entropyBits": .double(generated.entropyBits)]
+        case .generate:
+            return [:]  // answered above
         case .lock:
             vault.lock()
             _ = try? sessions?.revoke(for: vault.vaultID)

@@ -165,3 +165,61 @@ final class BrowserHostTests: XCTestCase {
         try sessions.store(vaultKey: owner.keys().vaultKey, for: vault.vaultID, idleTimeout: 60)
     }
 }
+
+/// The real `coffer-browser-host` as the browser runs it: framed messages on a pipe, the caller
+/// in argv, one process per connection that ends when stdin closes.
+final class HostProcessTests: XCTestCase {
+    static var products: String { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path }
+
+    func frame(_ text: String) -> Data {
+        var length = UInt32(text.utf8.count).littleEndian
+        return Data(bytes: &length, count: 4) + Data(text.utf8)
+    }
+
+    func run(caller: [String], input: Data, container: String) throws -> (code: Int32, answers: [[String: Any]]) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.products + "/coffer-browser-host")
+        process.arguments = caller
+        let base = FileManager.default.temporaryDirectory.path
+        process.environment = ["COFFER_CONTAINER": container, "XDG_STATE_HOME": base + "/no-state", "HOME": base, "COFFER_PINENTRY": "/bin/false"]
+        let stdin = Pipe(), stdout = Pipe()
+        (process.standardInput, process.standardOutput) = (stdin, stdout)
+        try process.run()
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+        var output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var answers: [[String: Any]] = []
+        while output.count >= 4 {
+            let length = Int(output.prefix(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+            let body = output.dropFirst(4).prefix(length)
+            answers.append((try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:])
+            output = Data(output.dropFirst(4 + length))
+        }
+        return (process.terminationStatus, answers)
+    }
+
+    func testFramesAnOversizedMessageAndTheEndOfInput() throws {
+        let container = ScratchDirectories.make(prefix: "coffer-host-process") + "/vault"
+        _ = try Vault.create(in: GroupContainer(path: container), masterPassword: SecureBytes(copying: Array("m".utf8)), kdf: .interactive,
+                             configuration: VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: container + "-state"))
+        var oversized = UInt32(NativeMessaging.maximumLength + 1).littleEndian
+        let input = frame(#"{"id":1,"type":"hello"}"#) + Data(bytes: &oversized, count: 4) + Data(count: NativeMessaging.maximumLength + 1)
+            + frame("{broken") + frame(#"{"id":2,"type":"generate","length":16}"#)
+        let result = try run(caller: ["chrome-extension://\(BrowserExtension.chromiumID)/"], input: input, container: container)
+        XCTAssertEqual(result.code, 0, "stdin closed: the host ends")
+        XCTAssertEqual(result.answers.count, 4)
+        XCTAssertEqual(result.answers[0]["id"] as? Int, 1)
+        XCTAssertEqual((result.answers[1]["error"] as? [String: Any])?["code"] as? String, "tooLarge")
+        XCTAssertEqual((result.answers[2]["error"] as? [String: Any])?["code"] as? String, "badRequest")
+        XCTAssertEqual((result.answers[3]["password"] as? String)?.count, 16, "still serving after both")
+    }
+
+    func testAnUnknownCallerIsRefusedBeforeTheVaultIsTouched() throws {
+        let result = try run(caller: ["chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"], input: frame(#"{"id":1,"type":"hello"}"#),
+                             container: "/nonexistent/vault")
+        XCTAssertEqual(result.code, 1)
+        XCTAssertEqual(result.answers.count, 1)
+        XCTAssertEqual((result.answers[0]["error"] as? [String: Any])?["code"] as? String, "forbidden")
+    }
+}
