@@ -32,12 +32,17 @@ public final class BrowserHost {
     /// and the host goes on serving.
     public func respond(to message: [UInt8]) -> JSONValue {
         var id: JSONValue = .null
+        let started = ContinuousClock.now
         do {
             guard let object = (try? JSONValue.parse(message))?.objectValue else { throw BrowserHostError.badRequest("not a JSON object") }
             id = object["id"] ?? .null
             var answer = try handle(BrowserRequest(object))
             answer["id"] = id
             answer["ok"] = .bool(true)
+            // The host's share of a request's time (what the README's browser figures split out).
+            let elapsed = ContinuousClock.now - started
+            let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            answer["elapsedMs"] = .double((milliseconds * 1000).rounded() / 1000)
             return .object(answer)
         } catch let error as BrowserHostError {
             return Self.failure(error, id: id)

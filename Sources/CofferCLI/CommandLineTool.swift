@@ -8,7 +8,7 @@ public enum CommandLineTool {
         InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, FillCommand.self, ShowCommand.self,
         EditCommand.self, RemoveCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         ProviderCommand.self, PasswdCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
-        ImportCommand.self, ExportCommand.self, CompletionCommand.self,
+        ImportCommand.self, ExportCommand.self, BrowserCommand.self, CompletionCommand.self,
         HelpCommand.self,
     ]
 

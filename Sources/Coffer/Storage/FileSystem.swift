@@ -293,6 +293,35 @@ public struct FileSystem: Sendable {
         try sync(parent)
     }
 
+    /// Replaces a file the user's configuration names (a browser's host manifest), atomically,
+    /// with `mode`; missing parent directories are made (0755: browsers and their sandboxes read
+    /// them). Not for secrets: these files are public by design.
+    public func replaceUserFile(_ bytes: [UInt8], at path: String, mode: mode_t) throws(StorageError) {
+        let parentPath = Self.parentDirectory(of: path)
+        var prefix = parentPath.hasPrefix("/") ? "" : "."
+        for component in parentPath.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST { throw error("create directory", prefix) }
+        }
+        let parent = try openDirectory(atPath: parentPath, check: .anyOwner)
+        let name = Self.lastComponent(of: path)
+        let temporaryName = "." + name + "." + ((try? SecureRandom.bytes(6)).map { Hex.encode($0) } ?? String(getpid())) + ".tmp"
+        try createFile(bytes, named: temporaryName, in: parent, fsyncFile: true)
+        guard fchmodat(parent.descriptor, temporaryName, mode, 0) == 0,
+              renameat(parent.descriptor, temporaryName, parent.descriptor, name) == 0
+        else {
+            let failure = error("write", path)
+            unlinkat(parent.descriptor, temporaryName, 0)
+            throw failure
+        }
+        try sync(parent)
+    }
+
+    /// Removes a file the user's configuration names; a missing one is fine.
+    public func removeUserFile(_ path: String) throws(StorageError) {
+        if unlink(path) != 0, errno != ENOENT { throw error("remove", path) }
+    }
+
     /// A new, empty directory only this user can enter, under `$TMPDIR` (or `/tmp`), named
     /// unpredictably (`mkdtemp`), so no other user can plant a link where it will be.
     public func makeTemporaryDirectory(prefix: String) throws(StorageError) -> String {

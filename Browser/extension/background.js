@@ -1,0 +1,191 @@
+// Coffer's service worker: the only part of the extension that talks to the native host
+// (SPEC.md §14). Content scripts and the popup send it requests; it adds the origin the
+// browser reports for the sending frame (sender.origin), never one a page or script supplied,
+// and forwards what each context may ask.
+"use strict";
+
+const api = globalThis.browser ?? globalThis.chrome;
+const HOST = "org.coffer.browser_host";
+const PENDING_SAVE_MS = 2 * 60 * 1000;
+
+// ---- The host connection: one long-lived port, requests matched to answers by id. ----
+
+let port = null;
+let nextId = 1;
+const waiting = new Map();
+
+function connect() {
+  port = api.runtime.connectNative(HOST);
+  port.onMessage.addListener((answer) => {
+    const entry = waiting.get(answer.id);
+    if (!entry) return;
+    waiting.delete(answer.id);
+    entry.resolve(answer);
+  });
+  port.onDisconnect.addListener(() => {
+    const reason = api.runtime.lastError?.message ?? "the Coffer host closed the connection";
+    for (const entry of waiting.values()) entry.resolve({ ok: false, error: { code: "hostUnavailable", message: reason } });
+    waiting.clear();
+    port = null;
+  });
+}
+
+function ask(request) {
+  if (!port) connect();
+  const id = nextId++;
+  return new Promise((resolve) => {
+    waiting.set(id, { resolve });
+    port.postMessage({ ...request, id });
+  });
+}
+
+// ---- Where a message comes from. ----
+
+/** The origin of the frame that sent a message, as the browser reports it; null for anything
+ * that is not an http(s) page (about:blank, data:, a sandboxed frame's opaque origin). */
+function senderOrigin(sender) {
+  let origin = sender.origin;
+  if (!origin && sender.url) {
+    try { origin = new URL(sender.url).origin; } catch { origin = null; }
+  }
+  return origin && /^https?:\/\/[^/]+$/.test(origin) ? origin : null;
+}
+
+function isPopup(sender) {
+  return sender.id === api.runtime.id && !sender.tab && typeof sender.url === "string"
+    && sender.url.startsWith(api.runtime.getURL("popup.html"));
+}
+
+// ---- Settings and the pending save. ----
+
+async function settings() {
+  const stored = await api.storage.local.get({ fillOnLoad: false, neverSave: [] });
+  return stored;
+}
+
+/** A submitted login waiting for the person's Save / Update / Never, per tab; in memory only. */
+const pendingSaves = new Map();
+
+function pendingSave(tabId, origin) {
+  const pending = pendingSaves.get(tabId);
+  if (!pending || pending.origin !== origin || Date.now() - pending.at > PENDING_SAVE_MS) return null;
+  return pending;
+}
+
+// ---- Requests of content scripts (one per frame). ----
+
+async function fromContentScript(message, sender) {
+  const origin = senderOrigin(sender);
+  if (!origin || !sender.tab) return { ok: false, error: { code: "forbidden", message: "not a web page" } };
+  const tabId = sender.tab.id;
+  switch (message.type) {
+    case "suggest":
+      return ask({ type: "suggest", origin });
+    case "fill": {
+      if (message.trigger === "choice") {
+        return ask({ type: "fill", origin, trigger: "choice", recordIdentifier: String(message.recordIdentifier ?? "") });
+      }
+      if (message.trigger === "command") return ask({ type: "fill", origin, trigger: "command" });
+      if (message.trigger === "pageLoad") {
+        if (!(await settings()).fillOnLoad) return { ok: false, error: { code: "forbidden", message: "fill on page load is off" } };
+        return ask({ type: "fill", origin, trigger: "pageLoad", topFrame: sender.frameId === 0 });
+      }
+      return { ok: false, error: { code: "badRequest", message: "unknown trigger" } };
+    }
+    case "generate":
+      return ask({ type: "generate", length: 20 });
+    case "submitted": {
+      const user = String(message.user ?? ""), password = String(message.password ?? "");
+      if (!password) return { ok: true, state: "none" };
+      if ((await settings()).neverSave.includes(origin)) return { ok: true, state: "never" };
+      const answer = await ask({ type: "saveState", origin, user, password });
+      if (answer.ok && ["new", "changed", "unknown"].includes(answer.state)) {
+        const pending = { origin, user, password, state: answer.state, recordIdentifier: answer.recordIdentifier, at: Date.now() };
+        pendingSaves.set(tabId, pending);
+        // A page that does not navigate (a single-page app) shows the bar now; one that does
+        // asks for it when the next page's top frame loads.
+        api.tabs.sendMessage(tabId, { type: "showSaveBar", user, host: new URL(origin).host, state: answer.state }, { frameId: 0 })
+          .catch(() => {});
+      }
+      return { ok: true, state: answer.ok ? answer.state : "error" };
+    }
+    case "pendingSave": {
+      if (sender.frameId !== 0) return { ok: true, pending: null };
+      const pending = pendingSave(tabId, origin);
+      return { ok: true, pending: pending && { user: pending.user, host: new URL(pending.origin).host, state: pending.state } };
+    }
+    case "saveAction": {
+      const pending = pendingSaves.get(tabId);
+      pendingSaves.delete(tabId);
+      if (!pending || sender.frameId !== 0) return { ok: false, error: { code: "notFound", message: "nothing to save" } };
+      if (message.action === "never") {
+        const { neverSave } = await settings();
+        await api.storage.local.set({ neverSave: [...new Set([...neverSave, pending.origin])] });
+        return { ok: true };
+      }
+      if (message.action === "save" && pending.state === "new") {
+        return ask({ type: "save", origin: pending.origin, user: pending.user, password: pending.password });
+      }
+      if (message.action === "save" && pending.recordIdentifier) {
+        return ask({ type: "update", origin: pending.origin, recordIdentifier: pending.recordIdentifier, password: pending.password });
+      }
+      return { ok: true };
+    }
+    default:
+      return { ok: false, error: { code: "forbidden", message: "not a request a page's frame may make" } };
+  }
+}
+
+// ---- Requests of the popup. ----
+
+async function fromPopup(message) {
+  switch (message.type) {
+    case "status":
+      return ask({ type: "hello" });
+    case "suggest": {
+      const [tab] = await api.tabs.query({ active: true, currentWindow: true });
+      let origin = null;
+      try { origin = tab?.url ? new URL(tab.url).origin : null; } catch { origin = null; }
+      if (!origin || !/^https?:/.test(origin)) return { ok: true, identities: [], origin: null };
+      return { ...(await ask({ type: "suggest", origin })), origin, tabId: tab.id };
+    }
+    case "search":
+      return ask({ type: "search", query: String(message.query ?? "") });
+    case "reveal":
+      return ask({ type: "reveal", recordIdentifier: String(message.recordIdentifier ?? "") });
+    case "fillTab":
+      // The tab's top frame asks for the fill itself, so the origin is again the browser's.
+      return api.tabs.sendMessage(message.tabId, { type: "fillChosen", recordIdentifier: message.recordIdentifier }, { frameId: 0 });
+    case "generate":
+      return ask({ type: "generate", length: Number(message.length) || 20 });
+    case "lock":
+      return ask({ type: "lock" });
+    case "settings":
+      return { ok: true, ...(await settings()) };
+    case "setFillOnLoad":
+      await api.storage.local.set({ fillOnLoad: Boolean(message.value) });
+      return { ok: true };
+    default:
+      return { ok: false, error: { code: "badRequest", message: "unknown request" } };
+  }
+}
+
+api.runtime.onMessage.addListener((message, sender, respond) => {
+  if (sender.id !== api.runtime.id || typeof message !== "object" || message === null) return false;
+  const handler = isPopup(sender) ? fromPopup : sender.tab ? fromContentScript : null;
+  if (!handler) return false;
+  handler(message, sender).then(respond, (error) => respond({ ok: false, error: { code: "failed", message: String(error) } }));
+  return true;  // answered asynchronously
+});
+
+// ---- The keyboard command: the focused frame asks for its own host-level login. ----
+
+async function command(name, tab) {
+  if (name !== "fill-login" || !tab?.id) return;
+  await api.tabs.sendMessage(tab.id, { type: "commandFill" }).catch(() => {});
+}
+
+api.commands?.onCommand.addListener((name, tab) => { command(name, tab); });
+// For tests driving the service worker through the DevTools protocol (a headless browser has
+// no keyboard shortcuts): the same handler the shortcut runs.
+globalThis.cofferCommand = command;

@@ -1,0 +1,75 @@
+// The toolbar popup: this tab's logins (fill, copy), a search of the vault, a generator, the
+// fill-on-load setting and Lock. It talks only to the service worker.
+"use strict";
+
+const api = globalThis.browser ?? globalThis.chrome;
+const send = (message) => api.runtime.sendMessage(message);
+const $ = (id) => document.getElementById(id);
+let tabId = null;
+
+function say(text) { $("message").textContent = text; }
+
+function row(identity, { canFill }) {
+  const item = document.createElement("li");
+  const who = document.createElement("span");
+  who.className = "who";
+  who.textContent = identity.user || "(no user name)";
+  const site = document.createElement("span");
+  site.className = "site";
+  site.textContent = identity.serviceIdentifier + (identity.match === "registrable-domain" ? " · another host" : "");
+  who.append(site);
+  item.append(who);
+  if (canFill) {
+    const fill = document.createElement("button");
+    fill.textContent = "Fill";
+    fill.addEventListener("click", async () => {
+      const answer = await send({ type: "fillTab", tabId, recordIdentifier: identity.recordIdentifier });
+      if (answer?.ok) window.close(); else say(answer?.error?.message ?? "could not fill");
+    });
+    item.append(fill);
+  }
+  const copy = document.createElement("button");
+  copy.textContent = "Copy";
+  copy.addEventListener("click", async () => {
+    const answer = await send({ type: "reveal", recordIdentifier: identity.recordIdentifier });
+    if (!answer?.ok) return say(answer?.error?.message ?? "could not copy");
+    await navigator.clipboard.writeText(answer.password);
+    say("Copied; it stays on the clipboard until you copy something else.");
+  });
+  item.append(copy);
+  return item;
+}
+
+async function load() {
+  const status = await send({ type: "status" });
+  $("state").textContent = status?.ok ? (status.locked ? "🔒 locked" : "unlocked") : "host unavailable";
+  const site = await send({ type: "suggest" });
+  tabId = site?.tabId ?? null;
+  $("site-title").textContent = site?.origin ? `Logins for ${new URL(site.origin).host}` : "No site in this tab";
+  $("site").replaceChildren(...(site?.identities ?? []).map((identity) => row(identity, { canFill: true })));
+  const { fillOnLoad } = await send({ type: "settings" });
+  $("fill-on-load").checked = Boolean(fillOnLoad);
+}
+
+$("query").addEventListener("input", async () => {
+  const query = $("query").value.trim();
+  if (!query) return $("results").replaceChildren();
+  const answer = await send({ type: "search", query });
+  $("results").replaceChildren(...(answer?.identities ?? []).map((identity) => row(identity, { canFill: false })));
+});
+
+$("generate").addEventListener("click", async () => {
+  const answer = await send({ type: "generate", length: 20 });
+  if (!answer?.ok) return say(answer?.error?.message ?? "could not generate");
+  $("generated").textContent = answer.password;
+  await navigator.clipboard.writeText(answer.password).catch(() => {});
+});
+
+$("lock").addEventListener("click", async () => {
+  await send({ type: "lock" });
+  $("state").textContent = "🔒 locked";
+});
+
+$("fill-on-load").addEventListener("change", () => send({ type: "setFillOnLoad", value: $("fill-on-load").checked }));
+
+load();
