@@ -1,0 +1,41 @@
+#!/usr/bin/python3
+"""Round trips of a warm coffer-browser-host: start it as the browser does, then time N
+`suggest` and N `fill` (trigger command) requests for one origin, each from the write of the
+request to the read of its answer. Prints JSON with the medians in ms.
+
+    host_latency.py HOST ORIGIN [N]      (COFFER_CONTAINER etc. from the environment)"""
+import json
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+host, origin = sys.argv[1], sys.argv[2]
+runs = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+process = subprocess.Popen([host, "chrome-extension://dlecjfndaebcecnkcnnjndgabgahdbko/"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def ask(request):
+    body = json.dumps(request).encode()
+    process.stdin.write(struct.pack("<I", len(body)) + body)
+    process.stdin.flush()
+    length = struct.unpack("<I", process.stdout.read(4))[0]
+    return json.loads(process.stdout.read(length))
+
+
+def timed(request):
+    samples = []
+    for index in range(runs):
+        started = time.perf_counter()
+        answer = ask({**request, "id": index})
+        samples.append((time.perf_counter() - started) * 1000)
+        assert answer.get("ok"), answer
+    return round(statistics.median(samples), 3)
+
+
+ask({"id": -1, "type": "hello"})  # warm: the first request pays the process start
+result = {"suggestMs": timed({"type": "suggest", "origin": origin}), "fillMs": timed({"type": "fill", "origin": origin, "trigger": "command"})}
+process.stdin.close()
+process.wait()
+print(json.dumps(result))
