@@ -198,18 +198,62 @@ def lp(text):
 MATCH_MODES = {"host": 0, "site": 1, "exact": 2, "never": 3}
 
 
+ITEM_KINDS = {"login": 0, "note": 1, "card": 2, "identity": 3, "ssh-key": 4}
+ITEM_TYPE = 4
+
+
 def identity_payload(entries, layout=2):
-    """entries: (record id bytes, rank, type byte, mode, key, identifier, user), sorted as §6.3."""
-    entries = sorted(entries, key=lambda e: (e[0], e[5].encode(), e[6].encode()))
+    """entries, sorted as §6.3 (record id, type, then two strings as UTF-8 bytes):
+    identities (record id bytes, rank, type byte 0-3, mode, key, identifier, user, name) and,
+    in layout 2, item entries (record id bytes, 0, 4, kind, listed, name, user, service)."""
+    def order(entry):
+        rid, _, type_byte = entry[:3]
+        first, second = (entry[5], entry[6]) if type_byte == ITEM_TYPE else (entry[5], entry[6])
+        return rid, type_byte, first.encode(), second.encode()
+    entries = sorted(entries, key=order)
     out = bytes([2 if layout == 2 else 0]) + struct.pack("<I", len(entries))
-    for rid, rank, kind, mode, key, identifier, user in entries:
+    for entry in entries:
+        rid, rank, type_byte = entry[:3]
+        if type_byte == ITEM_TYPE:
+            _, _, _, kind, listed, name, user, service = entry
+            out += rid + struct.pack("<qBBB", 0, ITEM_TYPE, ITEM_KINDS[kind], 1 if listed else 0)
+            out += lp(name) + lp(user) + lp(service)
+            continue
+        _, _, _, mode, key, identifier, user, name = entry
         site, host, scheme, port, path = key
         if layout == 2:
-            out += rid + struct.pack("<qBBH", rank, kind, MATCH_MODES[mode], port)
-            out += lp(site) + lp(host) + lp(scheme) + lp(path) + lp(identifier) + lp(user)
+            out += rid + struct.pack("<qBBH", rank, type_byte, MATCH_MODES[mode], port)
+            out += lp(site) + lp(host) + lp(scheme) + lp(path) + lp(identifier) + lp(user) + lp(name)
         else:
-            out += rid + struct.pack("<qB", rank, kind) + lp(site) + lp(identifier) + lp(user)
+            out += rid + struct.pack("<qB", rank, type_byte) + lp(site) + lp(identifier) + lp(user)
     return out
+
+
+def index_entries(doc, layout=2):
+    """§6.3: a login has a password identity (type 0/1) per service identifier and, with an
+    `otp`, a one-time-code identity (type 2/3) per service; in layout 2 every record has one item
+    entry (type 4), listed when it has no identity."""
+    rid = bytes.fromhex(doc["id"])
+    entries = []
+    kind = doc.get("kind", "login")
+    bases = ([0] + ([2] if "otp" in doc else [])) if kind == "login" else []
+    for base in bases:
+        for service in doc["serviceIdentifiers"]:
+            key = service_key(service["identifier"], service["type"])
+            type_byte = base + (1 if service["type"] == "URL" else 0)
+            entries.append((rid, 0, type_byte, doc.get("match", "host"), key, service["identifier"], doc["user"],
+                            doc.get("name", "") if layout == 2 else ""))
+    if layout == 2:
+        services = sorted((s["identifier"] for s in doc["serviceIdentifiers"]), key=lambda text: text.encode())
+        entries.append((rid, 0, ITEM_TYPE, kind, not entries, doc.get("name", ""), doc["user"],
+                        services[0] if services else ""))
+    return entries
+
+
+def item_filing_name(entry):
+    """§6.3: `name:` + the name in lower case, or `id:` + the record id for an unnamed item."""
+    rid, name = entry[0], entry[5]
+    return "name:" + name.lower() if name else "id:" + rid.hex()
 
 
 def ledger_payload(entries):
@@ -239,13 +283,13 @@ def build_index(vault_id, vault_key, records, generation, next_bytes, layout=2):
     for doc, sealed in records:
         rid = bytes.fromhex(doc["id"])
         slots = set()
-        for service in doc["serviceIdentifiers"]:
-            key = service_key(service["identifier"], service["type"])
-            slot = identity_slot(bucket_key, key, layout)
+        for entry in index_entries(doc, layout):
+            if entry[2] == ITEM_TYPE:
+                slot = bucket_byte(bucket_key, item_filing_name(entry))
+            else:
+                slot = identity_slot(bucket_key, entry[4], layout)
             slots.add(slot)
-            kind = 1 if service["type"] == "URL" else 0
-            buckets.setdefault(slot, []).append(
-                (rid, 0, kind, doc.get("match", "host"), key, service["identifier"], doc["user"]))
+            buckets.setdefault(slot, []).append(entry)
         digest = hashlib.blake2b(sealed, digest_size=32).digest()
         ledgers.setdefault(IDENTITY_SLOTS + rid[0], []).append((rid, doc["revision"], digest, sorted(slots)))
     files, shards = {}, {}
@@ -280,33 +324,50 @@ def index_payloads(container, vault_id, vault_key):
 
 
 def read_index(container, vault_id, vault_key):
-    """Every identity and ledger entry, checked as §6 requires."""
+    """Every identity, item entry and ledger entry. Identities are (record id, identifier,
+    user, rank, slot, mode, type byte, name); items (record id, kind, listed, name, user,
+    service, slot)."""
     generation, payloads = index_payloads(container, vault_id, vault_key)
-    identities, ledger = [], {}
+    identities, items, ledger = [], [], {}
+
+    def strings(payload, at, count):
+        values = []
+        for _ in range(count):
+            length = struct.unpack("<H", payload[at:at + 2])[0]
+            values.append(payload[at + 2:at + 2 + length].decode())
+            at += 2 + length
+        return values, at
+
     for slot, payload in payloads:
         kind, n, at = payload[0], struct.unpack("<I", payload[1:5])[0], 5
         for _ in range(n):
             rid = payload[at:at + 16]
             if kind in (0, 2):
-                rank, service_type = struct.unpack("<q", payload[at + 16:at + 24])[0], payload[at + 24]
+                rank, type_byte = struct.unpack("<q", payload[at + 16:at + 24])[0], payload[at + 24]
                 at += 25
+                if type_byte == ITEM_TYPE:
+                    item_kind = {v: k for k, v in ITEM_KINDS.items()}[payload[at]]
+                    listed = payload[at + 1] == 1
+                    (name, user, service), at = strings(payload, at + 2, 3)
+                    items.append((rid.hex(), item_kind, listed, name, user, service, slot))
+                    continue
                 mode = "host"
                 if kind == 2:
                     mode = {v: k for k, v in MATCH_MODES.items()}[payload[at]]
                     at += 3  # mode u8, port u16
-                strings = []
-                for _ in range(6 if kind == 2 else 3):
-                    length = struct.unpack("<H", payload[at:at + 2])[0]
-                    strings.append(payload[at + 2:at + 2 + length].decode())
-                    at += 2 + length
-                identifier, user = strings[-2], strings[-1]
-                identities.append((rid.hex(), identifier, user, rank, slot, mode))
+                values, at = strings(payload, at, 7 if kind == 2 else 3)
+                identifier, user = values[-3], values[-2] if kind == 2 else (values[-2], values[-1])
+                if kind == 2:
+                    identifier, user, name = values[-3], values[-2], values[-1]
+                else:
+                    identifier, user, name = values[-2], values[-1], ""
+                identities.append((rid.hex(), identifier, user, rank, slot, mode, type_byte, name))
             else:
                 revision = struct.unpack("<Q", payload[at + 16:at + 24])[0]
                 digest, nslots = payload[at + 24:at + 56], payload[at + 56]
                 ledger[rid.hex()] = (revision, digest)
                 at += 57 + nslots
-    return generation, identities, ledger
+    return generation, identities, items, ledger
 
 
 def listing_plaintext(container, vault_id, vault_key):
@@ -351,5 +412,5 @@ if __name__ == "__main__":
     if os.path.exists(os.path.join(sys.argv[2], "index", "manifest")):
         with open(os.path.join(sys.argv[2], "vault.coffer"), "rb") as f:
             vault_id, vault_key = read_header(f.read(), password, **policy)
-        generation, identities, ledger = read_index(sys.argv[2], vault_id, vault_key)
-        print(f"index generation {generation}: {len(identities)} identities, {len(ledger)} ledger entries")
+        generation, identities, items, ledger = read_index(sys.argv[2], vault_id, vault_key)
+        print(f"index generation {generation}: {len(identities)} identities, {len(items)} items, {len(ledger)} ledger entries")

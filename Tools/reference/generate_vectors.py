@@ -103,7 +103,21 @@ def vault(name="vault", layout=2):
          "revision": 7},
     ]
     if layout == 2:
-        docs[1]["match"] = "exact"  # §5.2: written only when not "host"
+        # What Coffer writes now (§5.2): optional members only when not at their default,
+        # `fields` as an ordered array; plus a note, which has no service and is listed by name.
+        del docs[0]["fields"]
+        docs[1].update({
+            "match": "exact", "name": "Example Org", "tags": ["work", "favorite"],
+            "fields": [{"hidden": False, "name": "pin", "value": "1234"},
+                       {"hidden": True, "name": "recovery code", "value": "R3C0-V3RY"}],
+            "otp": "otpauth://totp/Example:zo%C3%AB?secret=JBSWY3DPEHPK3PXP&issuer=Example",
+            "passwordHistory": [{"password": "older", "replaced": "2026-02-01T00:00:00Z"},
+                                {"password": "oldest", "replaced": "2026-01-01T00:00:00Z"}],
+        })
+        docs.append({"id": "7c" + seq(0x41, 15).hex(), "serviceIdentifiers": [], "kind": "note", "name": "Wi-Fi at home",
+                     "user": "", "password": "", "notes": "SSID: home\npassphrase: correct horse",
+                     "tags": ["home"], "created": "2026-03-01T00:00:00Z", "modified": "2026-03-01T00:00:00Z",
+                     "revision": 1})
     fields = [("expect", "ok"), ("password", password.decode()), ("opslimit", 1), ("memlimit", 8192),
               ("vault_id", vault_id), ("vault_key", vault_key), ("salt", salt), ("header_nonce", header_nonce),
               ("header", header)]
@@ -130,9 +144,11 @@ def vault(name="vault", layout=2):
                ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], framed, seq(0xE0, 24)))]
     fields += [("index_layout", layout)]
     write_vector(os.path.join(out, "vault.vector"), f"a v1 container made by the reference writer, index layout {layout}", fields)
-    assert len(ref.read_container(container, password, ops_range=(1, 10), mem_range=(8192, 1 << 30))[1]) == 2
-    generation, identities, ledger = ref.read_index(container, vault_id, vault_key)
-    assert generation == 1 and len(identities) == 3 and len(ledger) == 2
+    assert len(ref.read_container(container, password, ops_range=(1, 10), mem_range=(8192, 1 << 30))[1]) == len(docs)
+    generation, identities, items, ledger = ref.read_index(container, vault_id, vault_key)
+    # Layout 2: three password and two one-time-code identities, an item entry per record.
+    assert generation == 1 and len(ledger) == len(docs)
+    assert (len(identities), len(items)) == ((5, 3) if layout == 2 else (3, 0))
     if layout == 2:
         tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
 
@@ -161,7 +177,7 @@ def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_recor
     ghost = dict(docs[0], id="5a" + seq(0x31, 15).hex(), user="ghost")
     ghost_record = ref.seal_record(vault_id, vault_key, ghost, seq(0xE2, 24))
     forged_doc = dict(docs[0], serviceIdentifiers=[{"identifier": "bank.example", "type": "domain"}])
-    forged_index = ref.build_index(vault_id, vault_key, [(forged_doc, sealed_records[0][1]), sealed_records[1]], 2,
+    forged_index = ref.build_index(vault_id, vault_key, [(forged_doc, sealed_records[0][1])] + sealed_records[1:], 2,
                                    deterministic_bytes(5000))
     cases = [
         ("header_checksum_flip", "a flipped salt byte", "corrupt-header", [("flip", "vault.coffer 45")]),

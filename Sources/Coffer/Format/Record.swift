@@ -1,17 +1,62 @@
 import FoundationEssentials
 
-/// One credential: the JSON document sealed inside a record file (SPEC.md §5.2).
+/// What an item is. Logins are what the provider fills; the other kinds are never suggested to a
+/// form (SPEC.md §5.2).
+public enum ItemKind: String, CaseIterable, Sendable {
+    case login
+    case note
+    case card
+    case identity
+    case sshKey = "ssh-key"
+
+    /// The byte an item entry of the index stores (SPEC.md §6.3).
+    var indexByte: UInt8 { UInt8(Self.allCases.firstIndex(of: self)!) }
+    init?(indexByte: UInt8) {
+        guard Int(indexByte) < Self.allCases.count else { return nil }
+        self = Self.allCases[Int(indexByte)]
+    }
+}
+
+/// A named extra value of an item: a PIN, a security answer, a card number. Ordered; a name may
+/// repeat (exporters allow it).
+public struct RecordField: Equatable, Sendable {
+    public var name: String
+    public var value: String
+    /// Shown masked, and treated as a secret (never listed, never in an error).
+    public var hidden: Bool
+
+    public init(name: String, value: String, hidden: Bool = false) {
+        self.name = name
+        self.value = value
+        self.hidden = hidden
+    }
+}
+
+/// A password an edit replaced, kept so that no edit is the one place a secret is lost.
+public struct PasswordHistoryEntry: Equatable, Sendable {
+    public var password: String
+    /// When it stopped being the current password (whole seconds, UTC).
+    public var replaced: Date
+
+    public init(password: String, replaced: Date) {
+        self.password = password
+        self.replaced = replaced
+    }
+}
+
+/// One item: the JSON document sealed inside a record file (SPEC.md §5.2).
 ///
 /// - Warning: holds the password in ordinary memory; keep records short-lived and never log them.
 public struct Record: Equatable, Sendable {
     public var id: RecordID
-    /// Most specific first; what the identity store indexes and the provider matches.
+    /// Most specific first; what the identity store indexes and the provider matches. Empty is
+    /// valid (a note, a card without a site).
     public var serviceIdentifiers: [CredentialServiceIdentifier]
     public var user: String
     public var password: String
     public var notes: String
-    /// Extra named fields (PINs, security answers); where future fields go in format v1.
-    public var fields: [String: String]
+    /// Extra named values, in order (PINs, security answers, a card's number).
+    public var fields: [RecordField]
     public var created: Date
     public var modified: Date
     /// 1 on creation, +1 on every update; the identity index stores it to detect rollback.
@@ -19,14 +64,26 @@ public struct Record: Equatable, Sendable {
     /// How closely a request must match before a host may fill this record without a person
     /// choosing it (SPEC.md §7.1); `match` in the document, omitted when `host`.
     public var matchMode: MatchMode
+    /// The title a person gave it ("GitLab", "Bank card"); may be empty.
+    public var name: String
+    public var kind: ItemKind
+    /// Labels (folders and favourites of other managers become tags), in order, each once.
+    public var tags: [String]
+    /// An `otpauth://` URI (RFC 6238 TOTP, RFC 4226 HOTP, Steam), or nil.
+    public var otp: String?
+    /// Previous passwords, newest first, at most `maximumPasswordHistory`.
+    public var passwordHistory: [PasswordHistoryEntry]
     /// Members this version does not know, kept as read so that a rewrite preserves what a
     /// newer writer added (SPEC.md §5.2).
     public var otherMembers: JSONObject
 
+    public static let maximumPasswordHistory = 20
+
     public init(
         id: RecordID, serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
-        notes: String = "", fields: [String: String] = [:], created: Date, modified: Date, revision: UInt64,
-        matchMode: MatchMode = .host, otherMembers: JSONObject = [:]
+        notes: String = "", fields: [RecordField] = [], created: Date, modified: Date, revision: UInt64,
+        matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login, tags: [String] = [], otp: String? = nil,
+        passwordHistory: [PasswordHistoryEntry] = [], otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -38,29 +95,60 @@ public struct Record: Equatable, Sendable {
         self.modified = modified
         self.revision = revision
         self.matchMode = matchMode
+        self.name = name
+        self.kind = kind
+        self.tags = tags
+        self.otp = otp
+        self.passwordHistory = passwordHistory
         self.otherMembers = otherMembers
     }
+
+    /// The value of the first field named `name`.
+    public func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }
+
+    /// What a person calls it: the name, else the first service, else the user.
+    public var title: String { !name.isEmpty ? name : serviceIdentifiers.first?.identifier ?? user }
 }
 
 /// The record document's JSON: canonical on write, strict on read (SPEC.md §5.2).
 public enum RecordCoding {
     static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
+        "name", "kind", "tags", "otp", "passwordHistory",
     ]
 
+    /// Writers omit every optional member at its default (`match` host, `kind` login, empty
+    /// `name`, `tags`, `fields`, `passwordHistory`, no `otp`), so a record of format 0.x that is
+    /// not edited keeps its bytes; `notes` is always written.
     public static func encode(_ record: Record) throws(FormatError) -> [UInt8] {
+        JSONValue.object(document(record, omittingDefaults: true)).canonicalBytes
+    }
+
+    /// The record document's members; with `omittingDefaults: false` every member is present
+    /// (`otp` as `null` when there is none): what `show --json` and `export` print, and what
+    /// an import of Coffer's own export reads back.
+    public static func document(_ record: Record, omittingDefaults: Bool) -> JSONObject {
         var members = record.otherMembers
         members["id"] = .string(record.id.hex)
         members["serviceIdentifiers"] = .array(record.serviceIdentifiers.map(\.json))
         members["user"] = .string(record.user)
         members["password"] = .string(record.password)
         members["notes"] = .string(record.notes)
-        members["fields"] = .object(JSONObject(record.fields.mapValues { .string($0) }))
+        members["fields"] = record.fields.isEmpty && omittingDefaults ? nil : .array(record.fields.map { field in
+            ["name": .string(field.name), "value": .string(field.value), "hidden": .bool(field.hidden)]
+        })
         members["created"] = .string(UTCTimestamp.format(record.created))
         members["modified"] = .string(UTCTimestamp.format(record.modified))
         members["revision"] = .integer(record.revision)
-        members["match"] = record.matchMode == .host ? nil : .string(record.matchMode.rawValue)
-        return JSONValue.object(members).canonicalBytes
+        members["match"] = record.matchMode == .host && omittingDefaults ? nil : .string(record.matchMode.rawValue)
+        members["name"] = record.name.isEmpty && omittingDefaults ? nil : .string(record.name)
+        members["kind"] = record.kind == .login && omittingDefaults ? nil : .string(record.kind.rawValue)
+        members["tags"] = record.tags.isEmpty && omittingDefaults ? nil : .array(record.tags.map(JSONValue.string))
+        members["otp"] = record.otp.map(JSONValue.string) ?? (omittingDefaults ? nil : .null)
+        members["passwordHistory"] = record.passwordHistory.isEmpty && omittingDefaults ? nil : .array(record.passwordHistory.map { entry in
+            ["password": .string(entry.password), "replaced": .string(UTCTimestamp.format(entry.replaced))]
+        })
+        return members
     }
 
     /// Decodes and validates a record document.
@@ -70,16 +158,6 @@ public enum RecordCoding {
         do { document = try JSONValue.parse(bytes) } catch { throw .invalidDocument("not JSON (\(error))") }
         guard let members = document.objectValue else { throw .invalidDocument("not a JSON object") }
         let reader = MemberReader(members: members)
-        let fields = try reader.optional("fields") { value -> [String: String]? in
-            guard let object = value.objectValue else { return nil }
-            var strings: [String: String] = [:]
-            for (name, member) in object {
-                // Two names a Dictionary would merge (equal after Unicode normalisation) are
-                // refused rather than one of them silently dropped.
-                guard let text = member.stringValue, strings.updateValue(text, forKey: name) == nil else { return nil }
-            }
-            return strings
-        }
         let record = Record(
             id: try reader.required("id") { value in value.stringValue.flatMap { try? RecordID(hex: $0) } },
             serviceIdentifiers: try reader.required("serviceIdentifiers") { value in
@@ -91,14 +169,59 @@ public enum RecordCoding {
             user: try reader.required("user") { $0.stringValue },
             password: try reader.required("password") { $0.stringValue },
             notes: try reader.optional("notes") { $0.stringValue } ?? "",
-            fields: fields ?? [:],
+            fields: try reader.optional("fields", decodeFields) ?? [],
             created: try reader.required("created") { $0.stringValue.flatMap(UTCTimestamp.parse) },
             modified: try reader.required("modified") { $0.stringValue.flatMap(UTCTimestamp.parse) },
             revision: try reader.required("revision") { $0.uint64Value },
             matchMode: try reader.optional("match") { $0.stringValue.flatMap(MatchMode.init(rawValue:)) } ?? .host,
+            name: try reader.optional("name") { $0.stringValue } ?? "",
+            kind: try reader.optional("kind") { $0.stringValue.flatMap(ItemKind.init(rawValue:)) } ?? .login,
+            tags: try reader.optional("tags") { value in
+                value.arrayValue.flatMap { elements in
+                    let tags = elements.compactMap(\.stringValue)
+                    return tags.count == elements.count ? tags : nil
+                }
+            } ?? [],
+            otp: try reader.optional("otp") { $0.stringValue },  // `null` is refused: writers omit it
+            passwordHistory: try reader.optional("passwordHistory") { value in
+                value.arrayValue.flatMap { elements in
+                    let entries = elements.compactMap { element -> PasswordHistoryEntry? in
+                        guard let object = element.objectValue, let password = object["password"]?.stringValue,
+                              let replaced = object["replaced"]?.stringValue.flatMap(UTCTimestamp.parse)
+                        else { return nil }
+                        return PasswordHistoryEntry(password: password, replaced: replaced)
+                    }
+                    return entries.count == elements.count ? entries : nil
+                }
+            } ?? [],
             otherMembers: members.filter(names: { !knownMembers.contains($0) }))
         try validate(record)
         return record
+    }
+
+    /// `fields` as an array of `{name, value, hidden}`, or the object of strings format 0.x
+    /// wrote (read in its canonical order, never hidden). An object with two names that are
+    /// canonically equivalent in Unicode is refused: it cannot be what a conforming writer
+    /// wrote (SPEC.md §5.2).
+    private static func decodeFields(_ value: JSONValue) -> [RecordField]? {
+        if let elements = value.arrayValue {
+            let fields = elements.compactMap { element -> RecordField? in
+                guard let object = element.objectValue, let name = object["name"]?.stringValue,
+                      let value = object["value"]?.stringValue
+                else { return nil }
+                let hidden = object["hidden"]
+                guard hidden == nil || hidden?.boolValue != nil else { return nil }
+                return RecordField(name: name, value: value, hidden: hidden?.boolValue ?? false)
+            }
+            return fields.count == elements.count ? fields : nil
+        }
+        guard let object = value.objectValue else { return nil }
+        var fields: [RecordField] = []
+        for (name, member) in object {
+            guard let text = member.stringValue, !fields.contains(where: { $0.name == name }) else { return nil }  // `==`: canonical equivalence
+            fields.append(RecordField(name: name, value: text))
+        }
+        return fields
     }
 
     /// The rules of SPEC.md §5.2 that JSON types alone do not express.
@@ -109,6 +232,8 @@ public enum RecordCoding {
                   !service.identifier.utf8.contains(0)
             else { throw .invalidDocument("serviceIdentifiers") }
         }
+        guard record.passwordHistory.count <= Record.maximumPasswordHistory else { throw .invalidDocument("passwordHistory longer than 20") }
+        guard Set(record.tags).count == record.tags.count else { throw .invalidDocument("tags repeat") }
     }
 
     /// `date` truncated to whole seconds, the precision the format stores.

@@ -39,14 +39,42 @@ public final class CredentialIdentityStore: Sendable {
         for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
     ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
         let listing = serviceIdentifiers.isEmpty
-            ? try identityListing() : try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel)
+            ? try identityListing().filter { $0.entry == .password }
+            : try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel)
         return listing.rows.map(listing.rankedIdentity)
+    }
+
+    /// The one-time-code identities (Apple's `ASOneTimeCodeCredentialIdentity`, iOS 18)
+    /// matching `serviceIdentifiers`, best first, with the same ranking and provision rule as
+    /// passwords.
+    public func oneTimeCodeIdentities(
+        for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
+    ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
+        let listing = try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel, kind: .oneTimeCode)
+        return listing.rows.map(listing.rankedIdentity)
+    }
+
+    /// The items whose name is `name`, compared case-insensitively (SPEC.md §6.3): reads one
+    /// bucket, whatever the vault's size.
+    public func items(named name: String) throws(CredentialIdentityStoreError) -> [ItemEntry] {
+        try readable()
+        let filing = ItemEntry.filingName(name: name, recordID: RecordID(words: IdentifierWords(high: 0, low: 0)))
+        guard !name.isEmpty else { return [] }
+        return try mapped {
+            try vault.readingIndex { index, manifest in
+                guard manifest.layout == .regions else { return [] }  // layout 1 has no item entries
+                return try index.entries(
+                    inSlot: index.itemSlot(filingName: filing), of: manifest, filter: .names([ItemEntry.foldedName(name)])
+                ).compactMap { entry in if case .item(let item) = entry { item } else { nil } }
+            }
+        }
     }
 
     /// `credentialIdentities(for:minimumLevel:)` as compact rows, for callers that print
     /// thousands of them (`coffer list SERVICE` of a site with 10,000 hosts).
     public func identityListing(
-        for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
+        for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain,
+        kind: IdentityKind = .password
     ) throws(CredentialIdentityStoreError) -> IdentityListing {
         try readable()
         let usage = vault.deviceState.lastUsed()
@@ -61,14 +89,15 @@ public final class CredentialIdentityStore: Sendable {
                     : wanted.map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
                 let payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest) }
                 return try IdentityListing(
-                    matching: request, minimumLevel: minimumLevel, payloads: payloads, layout: manifest.layout, usage: usage,
+                    matching: request, minimumLevel: minimumLevel, kind: kind, payloads: payloads, layout: manifest.layout, usage: usage,
                     legacyKey: IdentityIndex.legacyKey)
             }
         }
     }
 
-    /// Every identity, best first, as compact rows (what `credentialIdentities(for: [])`
-    /// returns, without a `String` per field until one is asked for).
+    /// Every identity (password and one-time code) and every listed item, best first, as
+    /// compact rows: what `coffer list` prints, without a `String` per field until one is
+    /// asked for.
     public func identityListing() throws(CredentialIdentityStoreError) -> IdentityListing {
         try readable()
         let usage = vault.deviceState.lastUsed()
@@ -98,7 +127,7 @@ public final class CredentialIdentityStore: Sendable {
     /// Calls `body` with every identity, best first: `identityListing()` made one at a time.
     public func forEachCredentialIdentity(_ body: (PasswordCredentialIdentity) throws -> Void) throws(CredentialIdentityStoreError) {
         let listing = try identityListing()
-        try mapped { for row in listing.rows { try body(listing.identity(row)) } }
+        try mapped { for row in listing.rows where row.entry == .password { try body(listing.identity(row)) } }
     }
 
     // MARK: Changes (Apple's names)
@@ -111,12 +140,12 @@ public final class CredentialIdentityStore: Sendable {
                 guard try editor.ledgerEntry(for: id) != nil else {
                     throw CredentialIdentityStoreError.internalError(.recordNotFound(id))
                 }
-                var current = try editor.identities(of: id)
+                var current = try editor.entries(of: id)
                 for addition in additions {
-                    current.removeAll { $0.serviceIdentifier == addition.serviceIdentifier && $0.user == addition.user }
-                    current.append(addition)
+                    current.removeAll { $0.isPasswordIdentity(of: addition.serviceIdentifier, user: addition.user) }
+                    current.append(.identity(addition))
                 }
-                try editor.setIdentities(of: id, to: current)
+                try editor.setEntries(of: id, to: current)
             }
         }
     }
@@ -125,15 +154,16 @@ public final class CredentialIdentityStore: Sendable {
     public func removeCredentialIdentities(_ identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
         try edit { editor in
             for (id, removals) in try grouped(identities, in: &editor) {
-                let kept = try editor.identities(of: id).filter { entry in
-                    !removals.contains { $0.serviceIdentifier == entry.serviceIdentifier && $0.user == entry.user }
+                let kept = try editor.entries(of: id).filter { entry in
+                    !removals.contains { entry.isPasswordIdentity(of: $0.serviceIdentifier, user: $0.user) }
                 }
-                try editor.setIdentities(of: id, to: kept)
+                try editor.setEntries(of: id, to: kept)
             }
         }
     }
 
-    /// Replaces every identity with `identities`, in one commit.
+    /// Replaces every password identity with `identities`, in one commit. One-time-code
+    /// identities go too; records bring them back when next written or rebuilt.
     public func replaceCredentialIdentities(with identities: [PasswordCredentialIdentity]) throws(CredentialIdentityStoreError) {
         try edit { editor in
             let groups = try grouped(identities, in: &editor)  // before the removal: it reads each record's mode
@@ -142,7 +172,7 @@ public final class CredentialIdentityStore: Sendable {
                 guard try editor.ledgerEntry(for: id) != nil else {
                     throw CredentialIdentityStoreError.internalError(.recordNotFound(id))
                 }
-                try editor.setIdentities(of: id, to: entries)
+                try editor.setEntries(of: id, to: editor.entries(of: id) + entries.map(BucketEntry.identity))
             }
         }
     }

@@ -61,13 +61,13 @@ struct IdentityIndex {
         return (try? fileSystem.status(name, in: directory)) != nil
     }
 
-    /// The entries of a bucket; with `filter`, only those of the named sites or hosts.
+    /// The entries of a bucket; with `filter`, only those of the named sites, hosts or names.
     /// - Parameter shards: the shards directory held open, for callers that read many buckets.
-    func identities(
+    func entries(
         inSlot slot: Int, of manifest: IndexManifest, filter: IndexShardCoding.Filter? = nil, shards: Directory? = nil
-    ) throws -> [IdentityEntry] {
+    ) throws -> [BucketEntry] {
         guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { return [] }
-        return try IndexShardCoding.decodeIdentities(payload, layout: manifest.layout, filter: filter, legacyKey: Self.legacyKey)
+        return try IndexShardCoding.decodeBucket(payload, layout: manifest.layout, filter: filter, legacyKey: Self.legacyKey)
     }
 
     /// The key of a layout-1 entry, which stores only its identifier and the site it was filed
@@ -111,6 +111,19 @@ struct IdentityIndex {
         switch layout {
         case .sites: bucketByte(key.site)
         case .regions: (bucketByte(key.site) & 0xF0) | (bucketByte(key.filingHost) & 0x0F)
+        }
+    }
+
+    /// The bucket an item entry is filed in: the byte of its filing name (SPEC.md §6.3), so the
+    /// items of one name share a bucket.
+    func itemSlot(filingName: String) -> Int {
+        bucketByte(filingName)
+    }
+
+    func slot(for entry: BucketEntry, layout: IndexLayout) -> Int {
+        switch entry {
+        case .identity(let identity): identitySlot(for: identity.key, layout: layout)
+        case .item(let item): itemSlot(filingName: item.filingName)
         }
     }
 

@@ -2,15 +2,27 @@ import Glibc
 
 /// Identities in suggestion order, kept as the decrypted bucket payloads (one buffer, as read)
 /// plus one small row per identity: what `coffer list`, `coffer search` and every lookup of the
-/// identity store produce before anything becomes a `String`.
+/// identity store produce before anything becomes a `String`. A listing of everything also has
+/// a row for each item that has no identity (a note, a card, a login without a site).
 ///
 /// Why not `[RankedIdentity]`: a listing of 10,000 identities spent most of its time making,
 /// copying, sorting and freeing the strings of each identity that it then only wrote out again
 /// (97 M instructions and 2,600 page faults; SPEC.md §6.3 keeps the strings UTF-8 already). A
 /// row holds positions into the payload; `identity(_:)` makes the Apple-shaped value on demand.
 public struct IdentityListing: Sendable {
+    /// What a row stands for.
+    public enum Entry: Sendable {
+        case password
+        case oneTimeCode
+        /// An item without identities, listed by name (its `kind` says which).
+        case item
+    }
+
     public struct Row: Sendable {
         public let recordID: RecordID
+        public let entry: Entry
+        /// The item's kind: `login` for every identity.
+        public let kind: ItemKind
         public let rank: Int64
         /// Unix seconds of the last fill on this device; 0 if never.
         public let lastUsed: UInt64
@@ -22,11 +34,14 @@ public struct IdentityListing: Sendable {
         let requestIndex: UInt16
         let identifierBounds: (start: Int32, end: Int32)
         let userBounds: (start: Int32, end: Int32)
+        let nameBounds: (start: Int32, end: Int32)
 
         /// Where the service identifier's UTF-8 bytes are in `withUnsafeText`'s buffer.
         public var identifier: Range<Int> { Int(identifierBounds.start)..<Int(identifierBounds.end) }
         /// Where the user name's UTF-8 bytes are in `withUnsafeText`'s buffer.
         public var user: Range<Int> { Int(userBounds.start)..<Int(userBounds.end) }
+        /// Where the item's name is (empty when it has none).
+        public var name: Range<Int> { Int(nameBounds.start)..<Int(nameBounds.end) }
         public var match: ServiceMatcher.Match? { level.map { ServiceMatcher.Match(level: $0, requestIndex: Int(requestIndex)) } }
 
         var rankingKey: ServiceMatcher.RankingKey {
@@ -50,8 +65,12 @@ public struct IdentityListing: Sendable {
             let length = Int(try frames.integer(UInt32.self))
             let start = frames.offset
             _ = try frames.take(length)
-            try IndexShardCoding.scanIdentities(text, in: start..<start + length) { scanned throws(FormatError) in
-                rows.append(Self.row(scanned, match: nil, usage: usage))
+            try IndexShardCoding.scanBucket(text, in: start..<start + length) { scanned throws(FormatError) in
+                switch scanned {
+                case .identity(let identity): rows.append(Self.row(identity, match: nil, usage: usage))
+                case .item(let item) where item.listed: rows.append(Self.row(item, usage: usage))
+                case .item: break
+                }
             }
         }
         self.text = text
@@ -61,12 +80,13 @@ public struct IdentityListing: Sendable {
     /// The identities of bucket `payloads` (of an index of `layout`) that match `request` at
     /// `minimumLevel` or better, best first (SPEC.md §7.1), one row per record at its best match.
     /// Records of mode `never` are left out: they are never suggested for a service.
+    /// - Parameter kind: which identities: passwords, or one-time codes.
     ///
     /// Entries of layout 2 are matched on their stored keys where they lie in the buffer;
     /// entries of layout 1, which store only the identifier, are parsed (`legacyKey`).
     init(
-        matching request: [ServiceKey], minimumLevel: MatchLevel, payloads: [[UInt8]], layout: IndexLayout, usage: UsageLog,
-        legacyKey: (CredentialServiceIdentifier, _ site: String) -> ServiceKey
+        matching request: [ServiceKey], minimumLevel: MatchLevel, kind: IdentityKind = .password, payloads: [[UInt8]],
+        layout: IndexLayout, usage: UsageLog, legacyKey: (CredentialServiceIdentifier, _ site: String) -> ServiceKey
     ) throws(FormatError) {
         var text: [UInt8] = []
         text.reserveCapacity(payloads.reduce(0) { $0 + $1.count })
@@ -84,7 +104,8 @@ public struct IdentityListing: Sendable {
         var rows: [Row] = []
         let buffer = text
         for (start, end) in bounds {
-            try IndexShardCoding.scanIdentities(buffer, in: start..<end, layout: layout) { scanned throws(FormatError) in
+            try IndexShardCoding.scanBucket(buffer, in: start..<end, layout: layout) { entry throws(FormatError) in
+                guard case .identity(let scanned) = entry, scanned.kind == kind else { return }
                 let match: ServiceMatcher.Match?
                 if let parsed = scanned.parsed {
                     guard parsed.mode != .never else { return }
@@ -123,19 +144,30 @@ public struct IdentityListing: Sendable {
             // Identities from the store always name a valid record; anything else lists as zeros.
             let id = (try? RecordID(hex: identity.recordIdentifier)) ?? RecordID(words: IdentifierWords(high: 0, low: 0))
             rows.append(Row(
-                recordID: id, rank: Int64(identity.rank), lastUsed: 0, type: identity.serviceIdentifier.type, mode: .host, level: nil,
-                requestIndex: 0, identifierBounds: append(identity.serviceIdentifier.identifier), userBounds: append(identity.user)))
+                recordID: id, entry: .password, kind: .login, rank: Int64(identity.rank), lastUsed: 0,
+                type: identity.serviceIdentifier.type, mode: .host, level: nil, requestIndex: 0,
+                identifierBounds: append(identity.serviceIdentifier.identifier), userBounds: append(identity.user), nameBounds: (0, 0)))
         }
         self.text = text
         self.rows = rows
     }
 
+    private static func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(range.lowerBound), Int32(range.upperBound)) }
+
     private static func row(_ scanned: IndexShardCoding.ScannedIdentity, match: ServiceMatcher.Match?, usage: UsageLog) -> Row {
-        func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(range.lowerBound), Int32(range.upperBound)) }
-        return Row(
-            recordID: scanned.recordID, rank: scanned.rank, lastUsed: usage.lastUsed(scanned.recordID), type: scanned.type,
+        Row(
+            recordID: scanned.recordID, entry: scanned.kind == .oneTimeCode ? .oneTimeCode : .password, kind: .login,
+            rank: scanned.rank, lastUsed: usage.lastUsed(scanned.recordID), type: scanned.type,
             mode: scanned.parsed?.mode ?? .host, level: match?.level, requestIndex: UInt16(clamping: match?.requestIndex ?? 0),
-            identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user))
+            identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user), nameBounds: bounds(scanned.name))
+    }
+
+    /// A listed item's row: its service (if any) where an identity has its identifier.
+    private static func row(_ scanned: IndexShardCoding.ScannedItem, usage: UsageLog) -> Row {
+        Row(
+            recordID: scanned.recordID, entry: .item, kind: scanned.kind, rank: 0, lastUsed: usage.lastUsed(scanned.recordID),
+            type: .URL, mode: .never, level: nil, requestIndex: 0, identifierBounds: bounds(scanned.service),
+            userBounds: bounds(scanned.user), nameBounds: bounds(scanned.name))
     }
 
     private static func ordered(_ rows: [Row]) -> [Row] {
@@ -185,6 +217,11 @@ public struct IdentityListing: Sendable {
                 identifier: String(decoding: text[row.identifier], as: UTF8.self), type: row.type),
             user: String(decoding: text[row.user], as: UTF8.self),
             recordIdentifier: row.recordID.hex, rank: Int(row.rank))
+    }
+
+    /// The item's name (empty when it has none).
+    public func name(_ row: Row) -> String {
+        String(decoding: text[row.name], as: UTF8.self)
     }
 
     /// The row as a ranked identity (what `credentialIdentities(for:)` returns).

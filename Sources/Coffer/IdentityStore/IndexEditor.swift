@@ -4,7 +4,7 @@
 struct IndexEditor {
     let index: IdentityIndex
     private(set) var manifest: IndexManifest
-    private var identityBuckets: [Int: [IdentityEntry]] = [:]
+    private var buckets: [Int: [BucketEntry]] = [:]
     private var ledgerShards: [Int: [LedgerEntry]] = [:]
     /// Slots changed since the last commit; only these are rewritten.
     private var dirtySlots = Set<Int>()
@@ -21,10 +21,10 @@ struct IndexEditor {
 
     // MARK: Reading through the edit
 
-    mutating func identities(inSlot slot: Int) throws -> [IdentityEntry] {
-        if let cached = identityBuckets[slot] { return cached }
-        let entries = try index.identities(inSlot: slot, of: manifest)
-        identityBuckets[slot] = entries
+    mutating func entries(inSlot slot: Int) throws -> [BucketEntry] {
+        if let cached = buckets[slot] { return cached }
+        let entries = try index.entries(inSlot: slot, of: manifest)
+        buckets[slot] = entries
         return entries
     }
 
@@ -39,77 +39,100 @@ struct IndexEditor {
         return entries
     }
 
-    /// The identities currently stored for record `id` (found through its ledger entry).
-    mutating func identities(of id: RecordID) throws -> [IdentityEntry] {
-        var result: [IdentityEntry] = []
+    /// The entries currently stored for record `id` (found through its ledger entry).
+    mutating func entries(of id: RecordID) throws -> [BucketEntry] {
+        var result: [BucketEntry] = []
         for slot in try ledgerEntry(for: id)?.identitySlots ?? [] {
-            result += try identities(inSlot: Int(slot)).filter { $0.recordID == id }
+            result += try entries(inSlot: Int(slot)).filter { $0.recordID == id }
         }
         return result
+    }
+
+    /// The identities currently stored for record `id`.
+    mutating func identities(of id: RecordID) throws -> [IdentityEntry] {
+        try entries(of: id).compactMap { entry in if case .identity(let identity) = entry { identity } else { nil } }
     }
 
     // MARK: Changes
 
     /// Records what the vault wrote for `id` (or its deletion, when `hash` is `nil`) and
-    /// replaces its identities with `identities`.
+    /// replaces its entries (identities and item entry) with `entries`.
     ///
     /// Shards are edited in place in the cache (`ledgerShards[slot]!.append`), never copied: an
     /// import of 100,000 records once copied a whole shard per record.
-    mutating func setRecord(_ id: RecordID, revision: UInt64, hash: [UInt8]?, identities: [IdentityEntry]) throws {
+    mutating func setRecord(_ id: RecordID, revision: UInt64, hash: [UInt8]?, entries: [BucketEntry]) throws {
         try migrateToCurrentLayout()
         let ledgerSlot = IndexManifest.ledgerSlot(of: id)
         _ = try ledger(inSlot: ledgerSlot)  // loads the shard into the cache
         if let position = ledgerShards[ledgerSlot]!.firstIndex(where: { $0.recordID == id }) {
             let previous = ledgerShards[ledgerSlot]!.remove(at: position)
-            try removeIdentities(of: id, slots: previous.identitySlots)
+            try removeEntries(of: id, slots: previous.identitySlots)
         }
         if let hash {
-            let slots = try addIdentities(identities)
+            let slots = try addEntries(entries)
             ledgerShards[ledgerSlot]!.append(LedgerEntry(recordID: id, revision: revision, ciphertextHash: hash, identitySlots: slots))
         }
         dirtySlots.insert(ledgerSlot)
     }
 
-    /// Replaces the identities of records already in the ledger, keeping their integrity data.
-    mutating func setIdentities(of id: RecordID, to identities: [IdentityEntry]) throws {
+    /// Replaces the entries of a record already in the ledger, keeping its integrity data.
+    mutating func setEntries(of id: RecordID, to entries: [BucketEntry]) throws {
         try migrateToCurrentLayout()
         guard let entry = try ledgerEntry(for: id) else { return }
-        try setRecord(id, revision: entry.revision, hash: entry.ciphertextHash, identities: identities)
+        try setRecord(id, revision: entry.revision, hash: entry.ciphertextHash, entries: entries)
     }
 
-    /// Every identity bucket emptied; the ledger stays (it guards integrity, not suggestions).
+    /// Every identity removed; item entries and the ledger stay (names and integrity are not
+    /// suggestions).
     mutating func removeAllIdentities() throws {
         try migrateToCurrentLayout()
-        for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil || identityBuckets[slot] != nil {
-            identityBuckets[slot] = []
+        var slotsOfRecord: [RecordID: [UInt8]] = [:]
+        for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil || buckets[slot] != nil {
+            buckets[slot] = try entries(inSlot: slot).filter { entry in
+                guard case .item = entry else { return false }
+                slotsOfRecord[entry.recordID, default: []].append(UInt8(slot))
+                return true
+            }
             dirtySlots.insert(slot)
         }
-        for slot in IndexManifest.identitySlots..<IndexManifest.slotCount where manifest.shards[slot] != nil {
+        for slot in IndexManifest.identitySlots..<IndexManifest.slotCount where manifest.shards[slot] != nil || ledgerShards[slot] != nil {
             dirtySlots.insert(slot)
             ledgerShards[slot] = try ledger(inSlot: slot).map { entry in
                 var cleared = entry
-                cleared.identitySlots = []
+                cleared.identitySlots = slotsOfRecord[entry.recordID] ?? []
                 return cleared
             }
         }
     }
 
     /// Rewrites an index of layout 1 (SPEC.md §6.3) as layout 2 within this edit: every identity
-    /// is re-filed with its parsed service and every ledger entry's slots are recomputed. Runs
-    /// once, in the first write after an upgrade; readers handle layout 1 until then.
+    /// is re-filed with its parsed service, each record gains the item entry a record of format
+    /// 0.x has (a login, unnamed, not listed, its user and least service identifier), and every
+    /// ledger entry's slots are recomputed. Runs once, in the first write after an upgrade;
+    /// readers handle layout 1 until then.
     mutating func migrateToCurrentLayout() throws {
         guard manifest.layout == .sites else { return }
-        var entries: [IdentityEntry] = []
+        var identities: [IdentityEntry] = []
         for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil {
-            entries += try identities(inSlot: slot)  // parsed from the layout-1 bucket
-            identityBuckets[slot] = []
+            for case .identity(let identity) in try entries(inSlot: slot) { identities.append(identity) }  // parsed from layout 1
+            buckets[slot] = []
             dirtySlots.insert(slot)
         }
+        manifest.layout = .regions  // every bucket of the old layout is in the cache by now
+        var entries = identities.map(BucketEntry.identity)
+        var items: [RecordID: ItemEntry] = [:]
+        for identity in identities {
+            let service = identity.serviceIdentifier.identifier
+            if let item = items[identity.recordID], !JSONValue.precedesInUTF8(service, item.service) { continue }
+            items[identity.recordID] = ItemEntry(
+                recordID: identity.recordID, kind: .login, listed: false, name: "", user: identity.user, service: service)
+        }
+        entries += items.values.map(BucketEntry.item)
         var slotsOfRecord: [RecordID: Set<UInt8>] = [:]
         for entry in entries {
-            let slot = index.identitySlot(for: entry.key, layout: .regions)
-            if identityBuckets[slot] == nil { identityBuckets[slot] = [] }
-            identityBuckets[slot]!.append(entry)
+            let slot = index.slot(for: entry, layout: .regions)
+            if buckets[slot] == nil { buckets[slot] = [] }
+            buckets[slot]!.append(entry)
             dirtySlots.insert(slot)
             slotsOfRecord[entry.recordID, default: []].insert(UInt8(slot))
         }
@@ -121,23 +144,22 @@ struct IndexEditor {
             }
             dirtySlots.insert(slot)
         }
-        manifest.layout = .regions  // every bucket of the old layout is in the cache by now
     }
 
-    private mutating func removeIdentities(of id: RecordID, slots: [UInt8]) throws {
+    private mutating func removeEntries(of id: RecordID, slots: [UInt8]) throws {
         for slot in Set(slots.map(Int.init)) {
-            identityBuckets[slot] = try identities(inSlot: slot).filter { $0.recordID != id }
+            buckets[slot] = try entries(inSlot: slot).filter { $0.recordID != id }
             dirtySlots.insert(slot)
         }
     }
 
-    private mutating func addIdentities(_ identities: [IdentityEntry]) throws -> [UInt8] {
+    private mutating func addEntries(_ entries: [BucketEntry]) throws -> [UInt8] {
         var slots = Set<Int>()
-        for entry in identities {
-            let slot = index.identitySlot(for: entry.key, layout: manifest.layout)
-            _ = try self.identities(inSlot: slot)  // loads the bucket into the cache
-            if !identityBuckets[slot]!.contains(where: { $0.recordID == entry.recordID && $0.serviceIdentifier == entry.serviceIdentifier }) {
-                identityBuckets[slot]!.append(entry)
+        for entry in entries {
+            let slot = index.slot(for: entry, layout: manifest.layout)
+            _ = try self.entries(inSlot: slot)  // loads the bucket into the cache
+            if !buckets[slot]!.contains(where: { $0.isSameEntry(as: entry) }) {
+                buckets[slot]!.append(entry)
             }
             dirtySlots.insert(slot)
             slots.insert(slot)
@@ -163,8 +185,8 @@ struct IndexEditor {
         for slot in dirtySlots.sorted() {
             let payload: [UInt8]?
             if slot < IndexManifest.identitySlots {
-                let entries = identityBuckets[slot] ?? []
-                payload = entries.isEmpty ? nil : IndexShardCoding.encode(identities: entries)
+                let entries = buckets[slot] ?? []
+                payload = entries.isEmpty ? nil : IndexShardCoding.encode(entries)
             } else {
                 let entries = ledgerShards[slot] ?? []
                 payload = entries.isEmpty ? nil : IndexShardCoding.encode(ledger: entries)
@@ -175,7 +197,7 @@ struct IndexEditor {
         try index.writeManifest(next)
         for id in replaced { index.fileSystem.removeQuietly(id.hex, in: shards) }
         manifest = next
-        identityBuckets = [:]
+        buckets = [:]
         ledgerShards = [:]
         dirtySlots = []
         return next

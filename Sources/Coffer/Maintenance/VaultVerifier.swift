@@ -195,14 +195,14 @@ struct VaultVerifier {
             report.add(index.shardsDirectory + "/" + name, "shard not referenced by the manifest")
         }
         var ledger: [RecordID: LedgerEntry] = [:]
-        var identities: [RecordID: [IdentityEntry]] = [:]
+        var entries: [RecordID: [BucketEntry]] = [:]
         for slot in 0..<IndexManifest.slotCount where manifest.shards[slot] != nil {
             do {
                 if slot < IndexManifest.identitySlots {
-                    for entry in try index.identities(inSlot: slot, of: manifest, shards: shards) {
-                        identities[entry.recordID, default: []].append(entry)
-                        if index.identitySlot(for: entry.key, layout: manifest.layout) != slot {
-                            report.add(index.shardPath(manifest.shards[slot]!), "identity of \(entry.recordID) filed in the wrong bucket")
+                    for entry in try index.entries(inSlot: slot, of: manifest, shards: shards) {
+                        entries[entry.recordID, default: []].append(entry)
+                        if index.slot(for: entry, layout: manifest.layout) != slot {
+                            report.add(index.shardPath(manifest.shards[slot]!), "entry of \(entry.recordID) filed in the wrong bucket")
                         }
                     }
                 } else {
@@ -215,7 +215,7 @@ struct VaultVerifier {
         for (id, entry) in ledger where files[id] == nil {
             report.add(container.recordPath(id), "missing: the index lists revision \(entry.revision) (deleted outside Coffer)")
         }
-        for id in identities.keys where ledger[id] == nil {
+        for id in entries.keys where ledger[id] == nil {
             report.add(container.recordPath(id), "the identity store names a record the ledger does not know")
         }
         let keys = try? vault.keys()
@@ -224,16 +224,18 @@ struct VaultVerifier {
         // Hashing and decrypting 100,000 files is the slow part: all cores share it.
         let messages = try concurrentMap(work.count) { position in
             let (id, path) = work[position]
-            return checkRecord(id, path: path, ledger: ledger[id], identities: identities[id] ?? [], keys: keys, in: index.opened)
+            return checkRecord(
+                id, path: path, ledger: ledger[id], entries: entries[id] ?? [], layout: manifest.layout, keys: keys, in: index.opened)
         }
         for ((_, path), message) in zip(work, messages) {
             if let message { report.add(path, message) }
         }
     }
 
-    /// One record against its ledger entry and identities; `nil` when it is sound.
+    /// One record against its ledger entry and index entries; `nil` when it is sound.
     private func checkRecord(
-        _ id: RecordID, path: String, ledger: LedgerEntry?, identities: [IdentityEntry], keys: VaultKeys?, in opened: OpenContainer
+        _ id: RecordID, path: String, ledger: LedgerEntry?, entries: [BucketEntry], layout: IndexLayout, keys: VaultKeys?,
+        in opened: OpenContainer
     ) -> String? {
         guard let ledger else { return "not in the index (added outside Coffer, or a deleted record put back)" }
         guard let bytes = try? vault.readRecordFile(id, in: opened),
@@ -248,12 +250,27 @@ struct VaultVerifier {
             return "\(error)"
         }
         if record.revision != ledger.revision { return "revision \(record.revision), the index expects \(ledger.revision)" }
-        for identity in identities where !record.serviceIdentifiers.contains(identity.serviceIdentifier) || identity.user != record.user {
-            return "the identity store offers \(identity.user)@\(identity.serviceIdentifier), which the record does not hold"
+        // Identities may have been removed or re-ranked through the store API; anything the
+        // index offers must still be what the record holds.
+        let expected = Vault.indexEntries(of: record)
+        var items = 0
+        for entry in entries {
+            switch entry {
+            case .identity(let identity):
+                guard let held = expected.first(where: { $0.isSameEntry(as: entry) }), case .identity(let wanted) = held,
+                      wanted.user == identity.user else {
+                    return "the identity store offers \(identity.user)@\(identity.serviceIdentifier), which the record does not hold"
+                }
+                if identity.mode != wanted.mode {
+                    return "the identity store holds match mode '\(identity.mode.rawValue)', the record '\(wanted.mode.rawValue)'"
+                }
+                if identity.name != wanted.name { return "the identity store names it '\(identity.name)', the record '\(wanted.name)'" }
+            case .item(let item):
+                items += 1
+                guard expected.contains(entry) else { return "its item entry (\(item.kind.rawValue) '\(item.name)') does not match the record" }
+            }
         }
-        for identity in identities where identity.mode != record.matchMode {
-            return "the identity store holds match mode '\(identity.mode.rawValue)', the record '\(record.matchMode.rawValue)'"
-        }
+        if layout == .regions && items != 1 { return "\(items) item entries in the index, expected 1" }
         return nil
     }
 }

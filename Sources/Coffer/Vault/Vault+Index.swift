@@ -4,7 +4,7 @@ struct RecordChange {
     /// New file contents; `nil` deletes the record.
     let sealed: [UInt8]?
     let revision: UInt64
-    let identities: [IdentityEntry]
+    let entries: [BucketEntry]
     /// An add: the id is fresh, so there is no old file to hash and the new one is created in place.
     var isAdd: Bool { revision == 1 && sealed != nil }
 }
@@ -59,7 +59,7 @@ extension Vault {
             journalChanges.append(IndexJournal.Change(
                 recordID: change.id, oldHash: try oldBytes.map { Hex.encode(try ciphertextHash($0)) },
                 newHash: try change.sealed.map { Hex.encode(try ciphertextHash($0)) },
-                revision: change.revision, identities: change.identities))
+                revision: change.revision, entries: change.entries))
         }
         let journal = IndexJournal(generation: manifest.generation + 1, changes: journalChanges)
         try index.writeJournal(journal)
@@ -87,7 +87,7 @@ extension Vault {
             for (change, entry) in zip(changes, journalChanges) {
                 try editor.setRecord(
                     change.id, revision: change.revision, hash: change.sealed == nil ? nil : Hex.decode(entry.newHash ?? ""),
-                    identities: change.identities)
+                    entries: change.entries)
             }
             let committed = try editor.commit(
                 generation: journal.generation, unsyncedDirectories: durableEach ? [] : [opened.records])
@@ -124,7 +124,7 @@ extension Vault {
                 guard current == change.newHash else { continue }
                 try editor.setRecord(
                     change.recordID, revision: change.revision, hash: current.flatMap(Hex.decode),
-                    identities: change.identities)
+                    entries: change.entries)
                 rolledForward = true
             }
             if rolledForward { try editor.commit(generation: journal.generation) }
@@ -195,7 +195,7 @@ extension Vault {
                 let record = try mappingErrors(file: container.recordPath(id)) {
                     try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)
                 }
-                try editor.setRecord(id, revision: record.revision, hash: ciphertextHash(bytes), identities: Self.identities(of: record))
+                try editor.setRecord(id, revision: record.revision, hash: ciphertextHash(bytes), entries: Self.indexEntries(of: record))
             }
             let committed = try editor.commit(generation: max(old.generation, deviceState.highestGeneration()) + 1)
             try index.removeUnreferencedShards(keeping: committed)
@@ -203,13 +203,27 @@ extension Vault {
         }
     }
 
-    /// A record's identities: one per service identifier, ranks carried over from `previous`.
-    static func identities(of record: Record, previous: [IdentityEntry] = []) -> [IdentityEntry] {
-        record.serviceIdentifiers.map { service in
-            let rank = previous.first { $0.serviceIdentifier == service }?.rank ?? 0
-            return IdentityEntry(
-                recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank, mode: record.matchMode,
-                key: ServiceKey(parsing: service))
+    /// A record's index entries (SPEC.md §6.3): a login has a password identity per service
+    /// identifier and, when it has a one-time code, a one-time-code identity per service too;
+    /// every record has one item entry, `listed` when it has no identity. Ranks are carried
+    /// over from `previous`.
+    static func indexEntries(of record: Record, previous: [BucketEntry] = []) -> [BucketEntry] {
+        var entries: [BucketEntry] = []
+        let kinds: [IdentityKind] = record.kind != .login ? [] : record.otp == nil ? [.password] : [.password, .oneTimeCode]
+        for kind in kinds {
+            for service in record.serviceIdentifiers {
+                let rank = previous.lazy.compactMap { entry -> Int64? in
+                    guard case .identity(let old) = entry, old.kind == kind, old.serviceIdentifier == service else { return nil }
+                    return old.rank
+                }.first ?? 0
+                entries.append(.identity(IdentityEntry(
+                    recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank, mode: record.matchMode,
+                    key: ServiceKey(parsing: service), kind: kind, name: record.name)))
+            }
         }
+        let leastService = record.serviceIdentifiers.map(\.identifier).min(by: JSONValue.precedesInUTF8) ?? ""
+        entries.append(.item(ItemEntry(
+            recordID: record.id, kind: record.kind, listed: entries.isEmpty, name: record.name, user: record.user, service: leastService)))
+        return entries
     }
 }

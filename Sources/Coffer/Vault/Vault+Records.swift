@@ -1,18 +1,25 @@
 import FoundationEssentials
 
-/// What a caller supplies to add a credential; the vault assigns id, dates and revision.
+/// What a caller supplies to add an item; the vault assigns id, dates and revision.
 public struct RecordDraft: Sendable {
     public var serviceIdentifiers: [CredentialServiceIdentifier]
     public var user: String
     public var password: String
     public var notes: String
-    public var fields: [String: String]
+    public var fields: [RecordField]
     /// When a host may fill it without a person choosing (SPEC.md §7.1).
     public var matchMode: MatchMode
+    public var name: String
+    public var kind: ItemKind
+    public var tags: [String]
+    public var otp: String?
+    /// Previous passwords an importer brings along (newest first).
+    public var passwordHistory: [PasswordHistoryEntry]
 
     public init(
         serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
-        notes: String = "", fields: [String: String] = [:], matchMode: MatchMode = .host
+        notes: String = "", fields: [RecordField] = [], matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login,
+        tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = []
     ) {
         self.serviceIdentifiers = serviceIdentifiers
         self.user = user
@@ -20,6 +27,11 @@ public struct RecordDraft: Sendable {
         self.notes = notes
         self.fields = fields
         self.matchMode = matchMode
+        self.name = name
+        self.kind = kind
+        self.tags = tags
+        self.otp = otp
+        self.passwordHistory = passwordHistory
     }
 }
 
@@ -129,14 +141,16 @@ extension Vault {
             let id = try mappingErrors(file: "record id") { try RecordID.random() }
             records.append(Record(
                 id: id, serviceIdentifiers: draft.serviceIdentifiers, user: draft.user, password: draft.password,
-                notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1, matchMode: draft.matchMode))
+                notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1, matchMode: draft.matchMode,
+                name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
+                passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory))))
         }
         try writeTransaction { opened throws in
             let changes = try records.enumerated().map { index, record in
                 if index % 1000 == 0 { progress?(index, records.count) }
                 return RecordChange(
                     id: record.id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
-                    revision: 1, identities: Self.identities(of: record))
+                    revision: 1, entries: Self.indexEntries(of: record))
             }
             progress?(records.count, records.count)
             try commit(changes, in: opened, undoAddsOnFailure: true)
@@ -158,21 +172,25 @@ extension Vault {
             let manifest = try index.readManifest()
             let ledger = try index.ledgerEntry(for: id, in: manifest)
             var record = try checkedRecord(id, ledger: ledger, keys: keys, in: opened)
-            let (created, revision) = (record.created, record.revision)
+            let before = record
             try change(&record)
             record.id = id
-            record.created = created
-            record.revision = revision + 1
+            record.created = before.created
+            record.revision = before.revision + 1
             record.modified = RecordCoding.wholeSeconds(Date())
-            try Self.validate(RecordDraft(
-                serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password))
-            var previous: [IdentityEntry] = []
+            // No edit is the one place a secret is lost: the replaced password goes to history.
+            if record.password != before.password, !before.password.isEmpty {
+                record.passwordHistory.insert(PasswordHistoryEntry(password: before.password, replaced: record.modified), at: 0)
+            }
+            record.passwordHistory = Array(record.passwordHistory.prefix(Record.maximumPasswordHistory))
+            try Self.validate(RecordDraft(serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, tags: record.tags))
+            var previous: [BucketEntry] = []
             for slot in ledger?.identitySlots ?? [] {
-                previous += try index.identities(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
+                previous += try index.entries(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
             }
             try commit([RecordChange(
                 id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
-                revision: record.revision, identities: Self.identities(of: record, previous: previous))], in: opened)
+                revision: record.revision, entries: Self.indexEntries(of: record, previous: previous))], in: opened)
             return record
         }
     }
@@ -191,7 +209,7 @@ extension Vault {
             guard inLedger || onDisk else {
                 throw VaultError.recordNotFound(id)
             }
-            try commit([RecordChange(id: id, sealed: nil, revision: 0, identities: [])], in: opened)
+            try commit([RecordChange(id: id, sealed: nil, revision: 0, entries: [])], in: opened)
         }
     }
 
@@ -216,12 +234,12 @@ extension Vault {
     }
 
     static func validate(_ draft: RecordDraft) throws(VaultError) {
-        guard !draft.serviceIdentifiers.isEmpty else { throw .invalidInput("a credential needs at least one service") }
         for service in draft.serviceIdentifiers {
             guard !service.identifier.isEmpty, service.identifier.utf8.count <= 2048,
                   !service.identifier.utf8.contains(0)
             else { throw .invalidInput("invalid service identifier") }
         }
         guard draft.user.utf8.count <= 4096 else { throw .invalidInput("user name longer than 4096 bytes") }
+        guard Set(draft.tags).count == draft.tags.count else { throw .invalidInput("a tag is given twice") }
     }
 }

@@ -24,15 +24,26 @@ struct ShowCommand: Command {
         } else if context.wantsJSON {
             context.print(JSONOutput.render(JSONOutput.record(record)))
         } else {
-            var lines = [record.password]
-            lines.append("user: \(record.user)")
-            lines += record.serviceIdentifiers.map { "service: \($0.identifier)" }
-            if !record.notes.isEmpty { lines.append("notes: \(record.notes)") }
-            lines += record.fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-            lines += ["id: \(record.id)", "revision: \(record.revision)", "modified: \(JSONOutput.date(record.modified))"]
-            context.print(lines.joined(separator: "\n"))
+            context.print(Self.text(of: record))
         }
         return .success
+    }
+
+    /// pass's shape: the password, then `name: value` lines (the fields in their order, hidden
+    /// ones too: `show` is the explicit reveal), notes last since they may span lines.
+    static func text(of record: Record) -> String {
+        var lines = [record.password]
+        if !record.name.isEmpty { lines.append("name: \(record.name)") }
+        if record.kind != .login { lines.append("kind: \(record.kind.rawValue)") }
+        lines.append("user: \(record.user)")
+        lines += record.serviceIdentifiers.map { "service: \($0.identifier)" }
+        if !record.tags.isEmpty { lines.append("tags: \(record.tags.joined(separator: ", "))") }
+        lines += record.fields.map { "\($0.name): \($0.value)" }
+        if let otp = record.otp { lines.append("otp: \(otp)") }
+        if !record.passwordHistory.isEmpty { lines.append("password history: \(record.passwordHistory.count) (show --json)") }
+        lines += ["id: \(record.id)", "revision: \(record.revision)", "modified: \(JSONOutput.date(record.modified))"]
+        if !record.notes.isEmpty { lines.append("notes: \(record.notes)") }
+        return lines.joined(separator: "\n")
     }
 
     /// Parses an id operand; a usage error names the expected spelling.

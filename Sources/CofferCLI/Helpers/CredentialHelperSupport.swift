@@ -36,7 +36,7 @@ struct CredentialHelperSupport {
 
     /// Stores a credential: updates the password of a matching record, or adds one.
     func save(
-        in vault: Vault, service: CredentialServiceIdentifier, user: String, password: String, fields: [String: String] = [:],
+        in vault: Vault, service: CredentialServiceIdentifier, user: String, password: String, fields: [RecordField] = [],
         rules: ServiceMatchingRules
     ) throws {
         if let existing = try matchingRecords(in: vault, service: service, user: user, rules: rules).first {

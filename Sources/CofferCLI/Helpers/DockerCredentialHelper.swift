@@ -70,7 +70,7 @@ public enum DockerCredentialHelper {
               let secret = object["Secret"]?.stringValue
         else { throw CLIError("expected {\"ServerURL\", \"Username\", \"Secret\"} on stdin", code: .usage) }
         let vault = try unlockedVault(helper)
-        try helper.save(in: vault, service: service(serverURL), user: user, password: secret, fields: [marker.0: marker.1], rules: .docker)
+        try helper.save(in: vault, service: service(serverURL), user: user, password: secret, fields: [RecordField(name: marker.0, value: marker.1)], rules: .docker)
         return 0
     }
 
@@ -78,7 +78,7 @@ public enum DockerCredentialHelper {
         guard let serverURL = helper.io.standardInput.readTextLine() else { return 0 }
         let vault = try unlockedVault(helper)
         for id in try helper.matchingRecords(in: vault, service: service(serverURL), user: nil, rules: .docker)
-        where (try? vault.record(withID: id))?.fields[marker.0] == marker.1 {
+        where (try? vault.record(withID: id))?.field(marker.0) == marker.1 {
             try vault.deleteRecord(withID: id)
         }
         return 0
@@ -87,7 +87,7 @@ public enum DockerCredentialHelper {
     static func list(_ helper: CredentialHelperSupport) throws -> Int32 {
         let vault = try unlockedVault(helper)
         var servers: [String: String] = [:]
-        for record in try vault.allRecords() where record.fields[marker.0] == marker.1 {
+        for record in try vault.allRecords() where record.field(marker.0) == marker.1 {
             if let service = record.serviceIdentifiers.first { servers[service.identifier] = record.user }
         }
         helper.io.standardOutput(JSONOutput.render(.object(JSONObject(servers.mapValues(JSONValue.string)))) + "\n")

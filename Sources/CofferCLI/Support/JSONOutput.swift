@@ -29,14 +29,10 @@ enum JSONOutput {
     }
 
     /// A whole record as `show --json` and `export` print it.
+    /// The record document (SPEC.md §5.2) with every member present, so a script need not know
+    /// the defaults.
     static func record(_ record: Record) -> JSONValue {
-        [
-            "id": .string(record.id.hex), "user": .string(record.user), "password": .string(record.password),
-            "notes": .string(record.notes), "fields": .object(JSONObject(record.fields.mapValues(JSONValue.string))),
-            "serviceIdentifiers": .array(record.serviceIdentifiers.map(service)),
-            "created": .string(date(record.created)), "modified": .string(date(record.modified)),
-            "revision": .integer(record.revision), "match": .string(record.matchMode.rawValue),
-        ]
+        .object(RecordCoding.document(record, omittingDefaults: false))
     }
 
     static func date(_ date: Date) -> String {

@@ -26,12 +26,14 @@ final class FuzzCorpusTests: XCTestCase {
         }
         for bytes in index + crashes {
             if let manifest = try? IndexManifest.decode(plaintext: bytes, layout: .regions) { XCTAssertEqual(manifest.encodedPlaintext(), bytes) }
-            if let entries = try? IndexShardCoding.decodeIdentities(bytes) {
+            if let entries = try? IndexShardCoding.decodeBucket(bytes) {
                 // Decoded buckets re-encode to the same bytes: the scan admits only canonical ones.
-                let encoded = bytes.first == 0 ? IndexShardCoding.encodeLegacy(identities: entries) : IndexShardCoding.encode(identities: entries)
+                let identities = entries.compactMap { entry in if case .identity(let identity) = entry { identity } else { nil } }
+                let encoded = bytes.first == 0 ? IndexShardCoding.encodeLegacy(identities: identities) : IndexShardCoding.encode(entries)
                 XCTAssertEqual(encoded, bytes)
                 let framed = LittleEndian.bytes(UInt32(bytes.count)) + bytes
-                XCTAssertEqual(try IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])).count, entries.count)
+                let listed = entries.filter { entry in if case .item(let item) = entry { item.listed } else { true } }
+                XCTAssertEqual(try IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])).count, listed.count)
             }
             if let listing = try? IdentityListing(framedBuckets: bytes, usage: UsageLog(entries: [])) {
                 for row in listing.rows { _ = listing.identity(row) }

@@ -27,14 +27,25 @@ final class VaultVectorTests: XCTestCase {
         let vault = try Vault.open(copyOfContainer(), configuration: Fixture.configuration())
         XCTAssertEqual(vault.vaultID.hex, vector.string("vault_id"))
         try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
-        let records = try vault.allRecords()
-        XCTAssertEqual(records.map(\.id.hex), [vector.string("record0_id"), vector.string("record1_id")])
+        var records = try vault.allRecords()
+        XCTAssertEqual(records.map(\.id.hex), [vector.string("record0_id"), vector.string("record2_id"), vector.string("record1_id")])
+        let note = records.remove(at: 1)
         XCTAssertEqual(records[0].user, "alice")
         XCTAssertEqual(records[0].password, "hunter2")
         XCTAssertEqual(records[1].user, "zoë")
         XCTAssertEqual(records[1].password, "p@ss \"quoted\" \\ slash/")
         XCTAssertEqual(records[1].notes, "line one\nline two")
-        XCTAssertEqual(records[1].fields, ["pin": "1234"])
+        XCTAssertEqual(records[1].fields, [
+            RecordField(name: "pin", value: "1234"), RecordField(name: "recovery code", value: "R3C0-V3RY", hidden: true),
+        ], "an ordered array of fields (SPEC.md §5.2)")
+        XCTAssertEqual(records[1].name, "Example Org")
+        XCTAssertEqual(records[1].kind, .login)
+        XCTAssertEqual(records[1].tags, ["work", "favorite"])
+        XCTAssertEqual(records[1].otp, "otpauth://totp/Example:zo%C3%AB?secret=JBSWY3DPEHPK3PXP&issuer=Example")
+        XCTAssertEqual(records[1].passwordHistory.map(\.password), ["older", "oldest"])
+        XCTAssertEqual(note.kind, .note)
+        XCTAssertEqual(note.name, "Wi-Fi at home")
+        XCTAssertEqual(note.serviceIdentifiers, [], "a note has no service")
         XCTAssertEqual(records[1].revision, 7)
         XCTAssertEqual(records[0].matchMode, .host)
         XCTAssertEqual(records[1].matchMode, .exact, "the document's \"match\" member")
@@ -61,6 +72,10 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(exact.map(\.match?.level), [.exactURL], "one host bucket, the reference's")
         XCTAssertEqual(exact.first?.allowsAutomaticFill, true)
         XCTAssertEqual(try vault.identityIndex().readManifest().layout, .regions)
+        XCTAssertEqual(try vault.identityStore.oneTimeCodeIdentities(for: [CredentialServiceIdentifier(parsing: "example.org")]).map(\.identity.user),
+                       ["zoë"], "the one-time-code identity the reference filed")
+        XCTAssertEqual(try vault.identityStore.items(named: "wi-fi AT home").map(\.recordID.hex), [vector.string("record2_id")],
+                       "names are found case-insensitively in the one bucket of the name")
     }
 
     /// The reference writer's listing snapshot (SPEC.md §6.6) opens under its manifest and
@@ -77,7 +92,9 @@ final class VaultVectorTests: XCTestCase {
         try Data(vector.hex("listing_file")).write(to: URL(fileURLWithPath: vault.deviceState.listingPath))
         try FileManager.default.removeItem(atPath: container.indexDirectory + "/shards")
         let listing = try vault.identityStore.identityListing()
-        XCTAssertEqual(listing.rows.map { listing.identity($0).user }.sorted(), ["alice", "zoë", "zoë"])
+        XCTAssertEqual(listing.rows.filter { $0.entry == .password }.map { listing.identity($0).user }.sorted(), ["alice", "zoë", "zoë"])
+        XCTAssertEqual(listing.rows.filter { $0.entry == .oneTimeCode }.count, 2)
+        XCTAssertEqual(listing.rows.filter { $0.entry == .item }.map(listing.name), ["Wi-Fi at home"], "the note, listed by its name")
     }
 
     func testStandardPolicyRefusesTheCheapVectorBeforeDeriving() throws {
@@ -96,7 +113,7 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(Hex.encode(try header.encoded()), vector.string("header"))
 
         let keys = try VaultKeys(vaultKey: vaultKey)
-        for index in 0..<2 {
+        for index in 0..<3 {
             let document = vector.hex("record\(index)_document")
             let record = try RecordCoding.decode(document)
             XCTAssertEqual(Hex.encode(try RecordCoding.encode(record)), Hex.encode(document), "canonical JSON of record \(index)")
@@ -230,10 +247,19 @@ final class RecordCodingTests: XCTestCase {
                 CredentialServiceIdentifier(identifier: "https://a.example.com/login?x=1", type: .URL),
                 CredentialServiceIdentifier(identifier: "example.com", type: .domain),
             ],
-            user: "ünïcødé \"user\"", password: "p\u{0}w\n\t\\/é😀", notes: "multi\nline", fields: ["pin": "0000", "q": "a"],
+            user: "ünïcødé \"user\"", password: "p\u{0}w\n\t\\/é😀", notes: "multi\nline",
+            fields: [RecordField(name: "q", value: "a"), RecordField(name: "pin", value: "0000", hidden: true)],
             created: Date(timeIntervalSince1970: 1_700_000_000), modified: Date(timeIntervalSince1970: 1_800_000_000),
-            revision: 42)
+            revision: 42, matchMode: .site, name: "Work mail", kind: .login, tags: ["work", "favorite"],
+            otp: "otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP&issuer=Example",
+            passwordHistory: [PasswordHistoryEntry(password: "old", replaced: Date(timeIntervalSince1970: 1_750_000_000))])
         XCTAssertEqual(try RecordCoding.decode(RecordCoding.encode(record)), record)
+        for kind in ItemKind.allCases {
+            var other = record
+            other.kind = kind
+            other.serviceIdentifiers = []
+            XCTAssertEqual(try RecordCoding.decode(RecordCoding.encode(other)), other, "a \(kind) without a service")
+        }
     }
 
     func testInvalidDocumentsAreRejectedWithTheirField() throws {
@@ -266,7 +292,7 @@ final class RecordCodingTests: XCTestCase {
         XCTAssertEqual(record.otherMembers, ["future": ["x": 1]])
         // A rewrite keeps what a newer writer added (SPEC.md §5.2), in canonical order.
         let rewritten = String(decoding: try RecordCoding.encode(record), as: UTF8.self)
-        XCTAssertTrue(rewritten.hasPrefix(#"{"created":"2026-01-01T00:00:00Z","fields":{},"future":{"x":1},"id":"#), rewritten)
+        XCTAssertTrue(rewritten.hasPrefix(#"{"created":"2026-01-01T00:00:00Z","future":{"x":1},"id":"#), rewritten)
     }
 
     func testDuplicateMembersAreRejected() throws {

@@ -7,7 +7,7 @@ final class RecordStoreTests: XCTestCase {
         let first = try vault.add(Fixture.draft("example.com", user: "alice"))
         let second = try vault.add(RecordDraft(
             serviceIdentifiers: [CredentialServiceIdentifier(identifier: "https://github.com/login", type: .URL)],
-            user: "bob", password: "pw2", notes: "note", fields: ["otp": "seed"]))
+            user: "bob", password: "pw2", notes: "note", fields: [RecordField(name: "otp", value: "seed")]))
         XCTAssertEqual(first.revision, 1)
         XCTAssertEqual(try vault.record(withID: second.id), second)
         XCTAssertEqual(Set(try vault.allRecords().map(\.id)), [first.id, second.id])
@@ -37,7 +37,7 @@ final class RecordStoreTests: XCTestCase {
     func testInvalidDraftsAreRefusedAndWriteNothing() throws {
         let vault = try Fixture.vault()
         for draft in [
-            RecordDraft(serviceIdentifiers: [], user: "u", password: "p"),
+            RecordDraft(serviceIdentifiers: [], user: "u", password: "p", tags: ["a", "a"]),
             Fixture.draft(""), Fixture.draft("a\0b"), Fixture.draft(String(repeating: "x", count: 4096)),
             Fixture.draft(password: String(repeating: "p", count: 2 << 20)),
         ] {

@@ -1,0 +1,154 @@
+/// Which of Apple's credential identities an entry is: a password (`ASPasswordCredentialIdentity`)
+/// or a one-time code (`ASOneTimeCodeCredentialIdentity`, iOS 18).
+public enum IdentityKind: String, Sendable {
+    case password
+    case oneTimeCode
+}
+
+/// One suggestion in an identity bucket (SPEC.md §6.3).
+public struct IdentityEntry: Equatable, Sendable {
+    public var recordID: RecordID
+    public var serviceIdentifier: CredentialServiceIdentifier
+    public var user: String
+    public var rank: Int64
+    /// The record's match mode, copied here so a host can apply the provision rule (SPEC.md
+    /// §7.1) without opening the record.
+    public var mode: MatchMode
+    /// The parsed service, as computed when written: lookups compare it instead of parsing.
+    public var key: ServiceKey
+    public var kind: IdentityKind
+    /// The item's name, for lists (may be empty).
+    public var name: String
+
+    public init(
+        recordID: RecordID, serviceIdentifier: CredentialServiceIdentifier, user: String, rank: Int64 = 0,
+        mode: MatchMode = .host, key: ServiceKey, kind: IdentityKind = .password, name: String = ""
+    ) {
+        self.recordID = recordID
+        self.serviceIdentifier = serviceIdentifier
+        self.user = user
+        self.rank = rank
+        self.mode = mode
+        self.key = key
+        self.kind = kind
+        self.name = name
+    }
+
+    /// The registrable domain (or host) the entry is filed under.
+    public var site: String { key.site }
+
+    public var identity: PasswordCredentialIdentity {
+        PasswordCredentialIdentity(serviceIdentifier: serviceIdentifier, user: user, recordIdentifier: recordID.hex, rank: Int(rank))
+    }
+
+    /// The type byte of SPEC.md §6.3: 0/1 a password identity of a `.domain`/`.URL`, 2/3 a
+    /// one-time-code identity.
+    var typeByte: UInt8 {
+        (kind == .oneTimeCode ? 2 : 0) + (serviceIdentifier.type == .URL ? 1 : 0)
+    }
+}
+
+/// One item, filed by its name so a person can name it (SPEC.md §6.3): every record has exactly
+/// one, whatever its kind. `listed` items have no identity of their own (a note, a card, a login
+/// without a site) and appear in a whole listing through this entry.
+public struct ItemEntry: Equatable, Sendable {
+    public var recordID: RecordID
+    public var kind: ItemKind
+    public var listed: Bool
+    public var name: String
+    public var user: String
+    /// The item's first service identifier, for lists; empty when it has none.
+    public var service: String
+
+    public init(recordID: RecordID, kind: ItemKind, listed: Bool, name: String, user: String, service: String) {
+        self.recordID = recordID
+        self.kind = kind
+        self.listed = listed
+        self.name = name
+        self.user = user
+        self.service = service
+    }
+
+    static let typeByte: UInt8 = 4
+
+    /// What the entry is filed under: the name folded for lookups (`Resolving names` in
+    /// SPEC.md §6.3), or the record id for an unnamed item, so unnamed items spread evenly.
+    public var filingName: String { Self.filingName(name: name, recordID: recordID) }
+
+    public static func filingName(name: String, recordID: RecordID) -> String {
+        name.isEmpty ? "id:" + recordID.hex : "name:" + foldedName(name)
+    }
+
+    /// Names are looked up case-insensitively: lower case (Unicode's default mapping).
+    public static func foldedName(_ name: String) -> String { name.lowercased() }
+}
+
+/// An entry of an identity bucket.
+public enum BucketEntry: Equatable, Sendable {
+    case identity(IdentityEntry)
+    case item(ItemEntry)
+
+    public var recordID: RecordID {
+        switch self {
+        case .identity(let entry): entry.recordID
+        case .item(let entry): entry.recordID
+        }
+    }
+
+    var typeByte: UInt8 {
+        switch self {
+        case .identity(let entry): entry.typeByte
+        case .item: ItemEntry.typeByte
+        }
+    }
+
+    /// The two strings that order entries after record id and type (SPEC.md §6.3).
+    var sortStrings: (String, String) {
+        switch self {
+        case .identity(let entry): (entry.serviceIdentifier.identifier, entry.user)
+        case .item(let entry): (entry.name, entry.user)
+        }
+    }
+
+    /// Whether `other` stands for the same thing: one item entry per record, one identity per
+    /// record, kind and service identifier.
+    func isSameEntry(as other: BucketEntry) -> Bool {
+        switch (self, other) {
+        case (.item(let a), .item(let b)): a.recordID == b.recordID
+        case (.identity(let a), .identity(let b)):
+            a.recordID == b.recordID && a.kind == b.kind && a.serviceIdentifier == b.serviceIdentifier
+        default: false
+        }
+    }
+
+    /// Whether this is a password identity of `service` for `user`.
+    func isPasswordIdentity(of service: CredentialServiceIdentifier, user: String) -> Bool {
+        guard case .identity(let identity) = self else { return false }
+        return identity.kind == .password && identity.serviceIdentifier == service && identity.user == user
+    }
+
+    static func canonicalOrder(_ a: BucketEntry, _ b: BucketEntry) -> Bool {
+        if a.recordID != b.recordID { return a.recordID < b.recordID }
+        if a.typeByte != b.typeByte { return a.typeByte < b.typeByte }
+        let (a1, a2) = a.sortStrings, (b1, b2) = b.sortStrings
+        if !a1.hasSameUTF8(as: b1) { return JSONValue.precedesInUTF8(a1, b1) }
+        return JSONValue.precedesInUTF8(a2, b2)
+    }
+}
+
+/// What the index knows about one record, to detect rollback and deletion (SPEC.md §6.4).
+public struct LedgerEntry: Hashable, Sendable {
+    public var recordID: RecordID
+    public var revision: UInt64
+    /// BLAKE2b-256 of the whole record file.
+    public var ciphertextHash: [UInt8]
+    /// The identity slots holding this record's identities and item entry.
+    public var identitySlots: [UInt8]
+
+    public init(recordID: RecordID, revision: UInt64, ciphertextHash: [UInt8], identitySlots: [UInt8]) {
+        self.recordID = recordID
+        self.revision = revision
+        self.ciphertextHash = ciphertextHash
+        self.identitySlots = identitySlots
+    }
+}
