@@ -4,6 +4,7 @@
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
 // vault and records → format → crypto. Each C library is imported by exactly one folder of
 // the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
+// COath (liboath) by OneTimeCodes/; CQRencode (types only, loaded on use) by CofferCLI/QRCode/,
 // CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift.
 import PackageDescription
 
@@ -22,11 +23,15 @@ let package = Package(
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev", "libunistring-dev"])]),
 
+        .systemLibrary(name: "COath", pkgConfig: "liboath", providers: [.apt(["liboath-dev"])]),
+
+        .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
+
         .systemLibrary(name: "CLinux"),
 
-        .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "CLinux"]),
+        .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CLinux"]),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),
-        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost"]),
+        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost", "CQRencode"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         .executableTarget(name: "git-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
         .executableTarget(name: "docker-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),

@@ -25,6 +25,7 @@ func describe(_ result: AutoFillHost.Result) -> String {
     switch result {
     case .filled(let credential, let identity):
         "filled \(credential.user) (password of \(credential.password.count) characters) from record \(identity?.recordIdentifier.prefix(8) ?? "?")…"
+    case .filledCode(_, let identity): "filled a one-time code for \(identity?.label ?? "?")"
     case .cancelled(let error): "cancelled: \(error)"
     case .noMatch: "no matching identity"
     case .choiceRequired(let suggestions): "not filled: \(suggestions.count) suggestion(s) for a person to choose from"

@@ -163,7 +163,7 @@ public final class BrowserHost {
             case .filled(let filled, let filledIdentity?):
                 (credential, identity) = (filled, filledIdentity)
                 if trigger.mayAsk { try startSession(for: vault) }
-            case .filled: throw BrowserHostError.failed("the provider answered without an identity")
+            case .filled, .filledCode: throw BrowserHostError.failed("the provider answered without an identity")
             case .noMatch: throw BrowserHostError.notFound
             case .choiceRequired: throw BrowserHostError.choiceRequired
             case .cancelled(let error): throw BrowserHostError.from(error)

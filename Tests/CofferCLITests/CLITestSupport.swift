@@ -51,11 +51,13 @@ final class CLIHarness {
     static let configuration = CLIConfiguration(kdfPolicy: .relaxedForTesting, kdfOverride: KDFPolicy.testingParameters)
 
     @discardableResult
-    func run(_ arguments: [String], stdin: String = "", terminal: Terminal? = nil, container explicit: Bool = true) -> RunResult {
+    func run(
+        _ arguments: [String], stdin: String = "", terminal: Terminal? = nil, container explicit: Bool = true, stdoutIsTerminal: Bool = false
+    ) -> RunResult {
         var out = "", err = ""
         let io = IO(
             standardInput: BufferLineReader(stdin), standardOutput: { out += $0 }, standardError: { err += $0 },
-            terminal: terminal, environment: environment)
+            terminal: terminal, environment: environment, standardOutputIsTerminal: stdoutIsTerminal)
         let code = CommandLineTool.run(arguments + (explicit ? ["--container", container] : []), io: io, configuration: Self.configuration)
         return RunResult(code: code, stdout: out, stderr: err)
     }

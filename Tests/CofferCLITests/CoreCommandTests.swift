@@ -34,7 +34,8 @@ final class CoreCommandTests: XCTestCase {
         XCTAssertEqual(cli.run(["show", id, "--password-stdin"], stdin: "wrong\n").code, 77)
         XCTAssertEqual(cli.run(["show", id]).code, 75, "locked, no terminal")
         XCTAssertEqual(cli.run(["show", id, "--no-interaction"], terminal: ScriptedTerminal([CLIHarness.master])).code, 75)
-        XCTAssertEqual(cli.run(["show", "../../etc/passwd", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 64)
+        // An ENTRY that is no id is a name, looked up in the index, never a path.
+        XCTAssertEqual(cli.run(["show", "../../etc/passwd", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 66)
         XCTAssertEqual(cli.run(["frobnicate"]).code, 64)
         XCTAssertEqual(cli.run(["add"]).code, 64)
 

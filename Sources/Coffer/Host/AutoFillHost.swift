@@ -12,6 +12,8 @@
 public struct AutoFillHost {
     public enum Result: Equatable, Sendable {
         case filled(PasswordCredential, identity: PasswordCredentialIdentity?)
+        /// A one-time code (a fill of `kind: .oneTimeCode`).
+        case filledCode(OneTimeCodeCredential, identity: OneTimeCodeCredentialIdentity?)
         case cancelled(ExtensionError)
         /// The identity store holds no identity for the service (and user).
         case noMatch
@@ -36,16 +38,19 @@ public struct AutoFillHost {
     /// present). Otherwise the whole sites are read; a person present chooses among the
     /// suggestions through the provider's `UserInteraction`, and nobody present gets
     /// `.choiceRequired`.
-    /// - Parameter allowInteraction: whether a user is present (prompts and choices may run).
+    /// - Parameters:
+    ///   - allowInteraction: whether a user is present (prompts and choices may run).
+    ///   - kind: a password, or the one-time code of the same login (iOS 18's one-time-code
+    ///     AutoFill), under the same rules.
     public func fill(
-        serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool
+        serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool, kind: IdentityKind = .password
     ) -> Result {
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         let suggestions: [RankedIdentity]
         do {
-            let hostLevel = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .host)
-            if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best.identity, allowInteraction: allowInteraction) }
-            suggestions = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .registrableDomain)
+            let hostLevel = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .host, kind: kind)
+            if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best, kind: kind, allowInteraction: allowInteraction) }
+            suggestions = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .registrableDomain, kind: kind)
         } catch CredentialIdentityStoreError.storeDisabled {
             // No QuickType suggestions: the user opens the provider's list instead.
             guard allowInteraction else {
@@ -53,29 +58,37 @@ public struct AutoFillHost {
             }
             let context = provider.extensionContext
             context.reset()
-            provider.prepareCredentialList(for: serviceIdentifiers)
+            switch kind {
+            case .password: provider.prepareCredentialList(for: serviceIdentifiers)
+            case .oneTimeCode: provider.prepareOneTimeCodeCredentialList(for: serviceIdentifiers)
+            }
             return result(of: context, identity: nil)
         } catch {
             return .cancelled(ExtensionError.failed(error))
         }
         // A record of mode `site` may be filled for a sibling host without a choice.
-        if let best = suggestions.first(where: \.allowsAutomaticFill) { return provide(best.identity, allowInteraction: allowInteraction) }
+        if let best = suggestions.first(where: \.allowsAutomaticFill) { return provide(best, kind: kind, allowInteraction: allowInteraction) }
         guard !suggestions.isEmpty else { return .noMatch }
         guard allowInteraction, let interaction = provider.interaction, interaction.canChooseIdentity else {
             return .choiceRequired(suggestions.map(\.identity))
         }
-        guard let chosen = interaction.chooseIdentity(from: suggestions), suggestions.contains(where: { $0.identity == chosen }) else {
+        guard let chosen = interaction.chooseIdentity(from: suggestions), let picked = suggestions.first(where: { $0.identity == chosen }) else {
             return .cancelled(ExtensionError(.userCanceled))
         }
-        return provide(chosen, allowInteraction: true)  // a person chose it: the rule is met
+        return provide(picked, kind: kind, allowInteraction: true)  // a person chose it: the rule is met
     }
 
     /// The store's identities for the request, for `user` if given, that this host's protocol
     /// admits.
     private func candidates(
-        _ services: [CredentialServiceIdentifier], _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel
+        _ services: [CredentialServiceIdentifier], _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel, kind: IdentityKind
     ) throws -> [RankedIdentity] {
-        try provider.vault.identityStore.credentialIdentities(for: services, minimumLevel: minimumLevel).filter { ranked in
+        let store = provider.vault.identityStore
+        let found = switch kind {
+        case .password: try store.credentialIdentities(for: services, minimumLevel: minimumLevel)
+        case .oneTimeCode: try store.oneTimeCodeIdentities(for: services, minimumLevel: minimumLevel)
+        }
+        return found.filter { ranked in
             guard user == nil || ranked.identity.user == user else { return false }
             guard case .web = rules else {
                 // A protocol's own rules apply to what may be handed out at all.
@@ -87,20 +100,27 @@ public struct AutoFillHost {
     }
 
     /// The silent path, then the interactive one when the provider asks and a user is present.
-    private func provide(_ identity: PasswordCredentialIdentity, allowInteraction: Bool) -> Result {
+    private func provide(_ ranked: RankedIdentity, kind: IdentityKind, allowInteraction: Bool) -> Result {
         let context = provider.extensionContext
         context.reset()
-        provider.provideCredentialWithoutUserInteraction(for: identity)
+        switch kind {
+        case .password: provider.provideCredentialWithoutUserInteraction(for: ranked.identity)
+        case .oneTimeCode: provider.provideCredentialWithoutUserInteraction(for: ranked.oneTimeCodeIdentity)
+        }
         if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, allowInteraction {
             context.reset()
-            provider.prepareInterfaceToProvideCredential(for: identity)
+            switch kind {
+            case .password: provider.prepareInterfaceToProvideCredential(for: ranked.identity)
+            case .oneTimeCode: provider.prepareInterfaceToProvideCredential(for: ranked.oneTimeCodeIdentity)
+            }
         }
-        return result(of: context, identity: identity)
+        return result(of: context, identity: ranked)
     }
 
-    private func result(of context: CredentialProviderExtensionContext, identity: PasswordCredentialIdentity?) -> Result {
+    private func result(of context: CredentialProviderExtensionContext, identity: RankedIdentity?) -> Result {
         switch context.outcome {
-        case .completed(let credential)?: .filled(credential, identity: identity)
+        case .completed(let credential)?: .filled(credential, identity: identity?.identity)
+        case .completedOneTimeCode(let credential)?: .filledCode(credential, identity: identity?.oneTimeCodeIdentity)
         case .cancelled(let error)?: .cancelled(error)
         case .configurationCompleted?, nil: .cancelled(ExtensionError(.failed, failureReason: "the provider did not answer"))
         }

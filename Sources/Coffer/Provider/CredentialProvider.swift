@@ -40,10 +40,46 @@ public final class CredentialProvider {
         provide(credentialIdentity)
     }
 
+    /// The silent path for a one-time code (iOS 18): the same rule as for a password. An HOTP
+    /// code moves the record's counter on, which is a write: it happens only unlocked too.
+    public func provideCredentialWithoutUserInteraction(for credentialIdentity: OneTimeCodeCredentialIdentity) {
+        guard unlockFromSession() else {
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+            return
+        }
+        provide(credentialIdentity)
+    }
+
     /// The interactive path for one identity: authenticate, then provide.
     public func prepareInterfaceToProvideCredential(for credentialIdentity: PasswordCredentialIdentity) {
         guard authenticate(reason: "to fill \(credentialIdentity.user) on \(credentialIdentity.serviceIdentifier)") else { return }
         provide(credentialIdentity)
+    }
+
+    /// The interactive path for one one-time-code identity.
+    public func prepareInterfaceToProvideCredential(for credentialIdentity: OneTimeCodeCredentialIdentity) {
+        guard authenticate(reason: "to fill the code for \(credentialIdentity.label) on \(credentialIdentity.serviceIdentifier)") else { return }
+        provide(credentialIdentity)
+    }
+
+    /// The interactive list of one-time codes (iOS 18's `prepareOneTimeCodeCredentialList(for:)`):
+    /// authenticate, let the user choose, provide the code.
+    public func prepareOneTimeCodeCredentialList(for serviceIdentifiers: [CredentialServiceIdentifier]) {
+        guard authenticate(reason: "to choose a one-time code") else { return }
+        let candidates: [RankedIdentity]
+        do {
+            candidates = try vault.identityStore.oneTimeCodeIdentities(for: serviceIdentifiers)
+        } catch {
+            extensionContext.cancelRequest(withError: ExtensionError.failed(error))
+            return
+        }
+        guard let interaction, let chosen = interaction.chooseIdentity(from: candidates),
+              let picked = candidates.first(where: { $0.identity == chosen })
+        else {
+            extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
+            return
+        }
+        provide(picked.oneTimeCodeIdentity)
     }
 
     /// The interactive list: authenticate, let the user choose among the identities for
@@ -125,31 +161,54 @@ public final class CredentialProvider {
     /// Reads the identity's record (checked against the index), makes sure it really is the
     /// credential the identity claims, and completes the request.
     func provide(_ identity: PasswordCredentialIdentity) {
-        guard let id = try? RecordID(hex: identity.recordIdentifier) else {
+        guard let record = checkedRecord(identity.recordIdentifier, service: identity.serviceIdentifier, user: identity.user) else { return }
+        vault.deviceState.recordUse(of: record.id, at: UInt64(Date().timeIntervalSince1970))
+        extensionContext.completeRequest(withSelectedCredential: PasswordCredential(user: record.user, password: record.password))
+    }
+
+    /// The same for a one-time code: the record must be a login holding the service, the
+    /// account and a code.
+    func provide(_ identity: OneTimeCodeCredentialIdentity) {
+        guard let record = checkedRecord(identity.recordIdentifier, service: identity.serviceIdentifier, user: identity.label) else { return }
+        do {
+            let code = try vault.oneTimeCode(forRecordWithID: record.id)
+            vault.deviceState.recordUse(of: record.id, at: UInt64(Date().timeIntervalSince1970))
+            extensionContext.completeOneTimeCodeRequest(using: OneTimeCodeCredential(code: code.code))
+        } catch VaultError.locked {
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+        } catch {
+            extensionContext.cancelRequest(withError: ExtensionError.failed(error))
+        }
+    }
+
+    /// The record an identity names, when it really is a login holding that service and user;
+    /// otherwise the request is cancelled and `nil` returned.
+    private func checkedRecord(_ recordIdentifier: String, service: CredentialServiceIdentifier, user: String) -> Record? {
+        guard let id = try? RecordID(hex: recordIdentifier) else {
             extensionContext.cancelRequest(withError: ExtensionError(.credentialIdentityNotFound, failureReason: "not a record identifier"))
-            return
+            return nil
         }
         let record: Record
         do {
             record = try vault.record(withID: id)
         } catch VaultError.recordNotFound {
             extensionContext.cancelRequest(withError: ExtensionError(.credentialIdentityNotFound, failureReason: "the record is gone"))
-            return
+            return nil
         } catch VaultError.locked {
             extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
-            return
+            return nil
         } catch {
             extensionContext.cancelRequest(withError: ExtensionError.failed(error))
-            return
+            return nil
         }
         // The index is what suggested this identity; the sealed record is the truth. An index
-        // that names a service or user the record does not have was tampered with.
-        guard record.serviceIdentifiers.contains(identity.serviceIdentifier), record.user == identity.user else {
+        // that names a service or user the record does not have, or offers another kind of item
+        // to a form, was tampered with.
+        guard record.kind == .login, record.serviceIdentifiers.contains(service), record.user == user else {
             extensionContext.cancelRequest(withError: ExtensionError(
                 .failed, failureReason: "the index entry does not match record \(id) (tampered index); run 'coffer verify'"))
-            return
+            return nil
         }
-        vault.deviceState.recordUse(of: id, at: UInt64(Date().timeIntervalSince1970))
-        extensionContext.completeRequest(withSelectedCredential: PasswordCredential(user: record.user, password: record.password))
+        return record
     }
 }

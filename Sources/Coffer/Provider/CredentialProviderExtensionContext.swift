@@ -6,6 +6,7 @@ public final class CredentialProviderExtensionContext: Sendable {
     /// How the request ended.
     public enum Outcome: Equatable, Sendable {
         case completed(PasswordCredential)
+        case completedOneTimeCode(OneTimeCodeCredential)
         case cancelled(ExtensionError)
         case configurationCompleted
     }
@@ -19,6 +20,11 @@ public final class CredentialProviderExtensionContext: Sendable {
 
     public func completeRequest(withSelectedCredential credential: PasswordCredential) {
         finish(.completed(credential))
+    }
+
+    /// Apple's `completeOneTimeCodeRequest(using:)` (iOS 18).
+    public func completeOneTimeCodeRequest(using credential: OneTimeCodeCredential) {
+        finish(.completedOneTimeCode(credential))
     }
 
     /// Cancels with an `ExtensionError`; any other error is reported as `.failed`.

@@ -183,7 +183,8 @@ extension Vault {
                 record.passwordHistory.insert(PasswordHistoryEntry(password: before.password, replaced: record.modified), at: 0)
             }
             record.passwordHistory = Array(record.passwordHistory.prefix(Record.maximumPasswordHistory))
-            try Self.validate(RecordDraft(serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, tags: record.tags))
+            try Self.validate(RecordDraft(
+                serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, tags: record.tags, otp: record.otp))
             var previous: [BucketEntry] = []
             for slot in ledger?.identitySlots ?? [] {
                 previous += try index.entries(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
@@ -241,5 +242,8 @@ extension Vault {
         }
         guard draft.user.utf8.count <= 4096 else { throw .invalidInput("user name longer than 4096 bytes") }
         guard Set(draft.tags).count == draft.tags.count else { throw .invalidInput("a tag is given twice") }
+        if let otp = draft.otp {
+            do { _ = try OneTimeCodeParameters(parsing: otp) } catch { throw .invalidInput("\(error)") }
+        }
     }
 }

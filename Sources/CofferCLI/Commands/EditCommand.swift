@@ -2,63 +2,82 @@ import Coffer
 
 struct EditCommand: Command {
     static let name = "edit"
-    static let summary = "change a credential's user, password, notes or services"
-    static let usage = "edit ID [--user USER] [--new-password | --generate[=LENGTH]] [--notes TEXT] [--add-service S] [--remove-service S] [--match MODE]"
+    static let summary = "change an item's name, user, password, notes, services, tags or one-time code"
+    static let usage = "edit ENTRY [--name NAME] [--user USER] [--new-password | --generate[=LENGTH]] [--notes TEXT] [--add-service S] [--remove-service S] [--tag T] [--remove-tag T] [--otp | --remove-otp] [--match MODE]"
     static let discussion = """
-        Changes only what you name; the revision goes up by one. --new-password asks for the new
-        password twice on the terminal, or reads it from the next line of standard input (after
-        the master password with --password-stdin). The identity store follows the change.
+        ENTRY is an id or an item's name. Changes only what you name; the revision goes up by one,
+        and a replaced password is kept in the item's password history (the last 20).
+        --new-password asks for the new password twice on the terminal, or reads it from the next
+        line of standard input (after the master password with --password-stdin); --otp reads a
+        one-time-code secret the same way, after it. The identity store follows the change.
         """
     static let examples = [
-        "coffer edit 3fa1c0… --user alice@example.com", "coffer edit 3fa1c0… --generate=32",
-        "coffer edit 3fa1c0… --add-service https://login.example.com",
+        "coffer edit GitHub --user alice@example.com", "coffer edit 3fa1c0… --generate=32",
+        "coffer edit GitHub --otp", "coffer edit GitHub --add-service https://login.example.com --tag work",
     ]
     static let options: [OptionSpec] = [
+        .value("name", "the new name"),
         .value("user", "the new user name"),
         .flag("new-password", "ask for (or read) a new password"),
         .optionalValue("generate", "generate a new password of LENGTH characters (default 20)"),
         .value("notes", "replace the notes"),
         .value("add-service", "add a service (domain or URL)"),
         .value("remove-service", "remove a service"),
+        .value("tag", "add a tag; repeat for more"),
+        .value("remove-tag", "remove a tag; repeat for more"),
+        .flag("otp", "read a new one-time-code secret (otpauth:// URI or base32)"),
+        .flag("remove-otp", "remove the one-time code"),
         .value("match", MatchModeOption.help),
-        .flag("json", "print the edited credential's identity as JSON"),
+        .flag("json", "print the edited item as JSON"),
+    ]
+    static let changes = [
+        "name", "user", "new-password", "generate", "notes", "add-service", "remove-service", "tag", "remove-tag", "otp", "remove-otp", "match",
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let id = try ShowCommand.recordID(try context.positionals(1...1, names: "ID")[0])
+        let operand = try context.positionals(1...1, names: "ENTRY")[0]
         let arguments = context.arguments
-        guard ["user", "new-password", "generate", "notes", "add-service", "remove-service", "match"].contains(where: arguments.has) else {
-            throw UsageError("nothing to change: name at least one of --user, --new-password, --generate, --notes, --add-service, --remove-service, --match")
+        guard changes.contains(where: arguments.has) else {
+            throw UsageError("nothing to change: name at least one of \(changes.map { "--" + $0 }.joined(separator: ", "))")
         }
         let mode = try MatchModeOption.parse(arguments.value("match"))
-        guard !(arguments.has("new-password") && arguments.has("generate")) else {
-            throw UsageError("--new-password and --generate exclude each other")
+        for (a, b) in [("new-password", "generate"), ("otp", "remove-otp")] where arguments.has(a) && arguments.has(b) {
+            throw UsageError("--\(a) and --\(b) exclude each other")
         }
         let vault = try context.unlockedVault()
+        let id = try EntryOperand.resolve(operand, in: vault)
         var password: String?
         if arguments.has("generate") {
             password = try GenerateCommand.generate(lengthText: arguments.value("generate"), style: "chars").password
         } else if arguments.has("new-password") {
             password = try context.newSecret(prompt: "New password: ", confirm: "Repeat new password: ").unsafeString()
         }
+        let otp = arguments.has("otp") ? try context.oneTimeCodeSecret(account: arguments.value("user") ?? operand) : nil
         let removed = arguments.value("remove-service").map(CredentialServiceIdentifier.init(parsing:))
         let added = arguments.value("add-service").map(CredentialServiceIdentifier.init(parsing:))
         let record = try vault.updateRecord(withID: id) { record in
+            if let name = arguments.value("name") { record.name = name }
             if let user = arguments.value("user") { record.user = user }
             if let password { record.password = password }
             if let notes = arguments.value("notes") { record.notes = notes }
             if let mode { record.matchMode = mode }
             if let removed {
                 guard record.serviceIdentifiers.contains(removed) else {
-                    throw VaultError.invalidInput("the credential has no service \(removed)")
+                    throw VaultError.invalidInput("the item has no service \(removed)")
                 }
                 record.serviceIdentifiers.removeAll { $0 == removed }
             }
             if let added, !record.serviceIdentifiers.contains(added) { record.serviceIdentifiers.append(added) }
-            guard !record.serviceIdentifiers.isEmpty else { throw VaultError.invalidInput("a credential needs at least one service") }
+            for tag in arguments.values("tag") where !record.tags.contains(tag) { record.tags.append(tag) }
+            for tag in arguments.values("remove-tag") {
+                guard record.tags.contains(tag) else { throw VaultError.invalidInput("the item has no tag '\(tag)'") }
+                record.tags.removeAll { $0 == tag }
+            }
+            if let otp { record.otp = otp }
+            if arguments.has("remove-otp") { record.otp = nil }
         }
         if context.wantsJSON {
-            context.print(JSONOutput.render(ShowCommand.identityJSON(record)))
+            context.print(JSONOutput.render(JSONOutput.summary(record)))
         } else {
             context.note("updated \(record.id) to revision \(record.revision)")
         }

@@ -3,20 +3,22 @@ import Coffer
 struct FillCommand: Command {
     static let name = "fill"
     static let summary = "print the password for a service, as AutoFill would"
-    static let usage = "fill SERVICE [--user USER] [--json] [--no-interaction]"
+    static let usage = "fill SERVICE [--user USER] [--otp] [--json] [--no-interaction]"
     static let discussion = """
         Drives the credential provider exactly as iOS does: the best identity for SERVICE from
         the identity store, provided silently when the vault is unlocked (a 'coffer unlock'
         session counts), otherwise the interactive path asks for the master password on the
         terminal. With no terminal, or with --no-interaction, a locked vault exits 75 and prints
-        nothing on stdout.
+        nothing on stdout. --otp provides the login's one-time code instead of its password, under
+        the same rules (iOS 18's one-time-code AutoFill).
         """
     static let examples = [
         "coffer fill github.com", "coffer fill https://mail.example.com/login --user bob --json",
-        "coffer fill github.com --no-interaction || echo locked",
+        "coffer fill github.com --no-interaction || echo locked", "coffer fill github.com --otp --clip",
     ]
     static let options: [OptionSpec] = [
         .value("user", "only the identity with this user name"),
+        .flag("otp", "the one-time code of the login instead of its password"),
         .flag("json", "print {\"user\", \"password\", \"recordIdentifier\", \"serviceIdentifier\"}"),
         .flag("clip", "copy the password to the clipboard (cleared after $COFFER_CLIP_TIME, default 45 s, unless replaced meanwhile)"),
     ]
@@ -27,7 +29,8 @@ struct FillCommand: Command {
         let interaction = CommandLineInteraction(context: context)
         let provider = CredentialProvider(vault: vault, interaction: interaction, sessions: context.configuration.sessions)
         let host = AutoFillHost(provider: provider)
-        switch host.fill(serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable) {
+        let kind: IdentityKind = context.arguments.has("otp") ? .oneTimeCode : .password
+        switch host.fill(serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind) {
         case .filled(let credential, let identity):
             if context.arguments.has("clip") {
                 let delay = try Clipboard.copy(credential.password, io: context.io)
@@ -43,8 +46,25 @@ struct FillCommand: Command {
                 context.print(credential.password)
             }
             return .success
+        case .filledCode(let credential, let identity):
+            if context.arguments.has("clip") {
+                let delay = try Clipboard.copy(credential.code, io: context.io)
+                context.note("copied the one-time code for \(identity?.label ?? service.identifier) to the clipboard; it is cleared in \(delay) s")
+            } else if context.wantsJSON {
+                var object: JSONObject = ["code": .string(credential.code)]
+                if let identity {
+                    object["label"] = .string(identity.label)
+                    object["recordIdentifier"] = .string(identity.recordIdentifier)
+                    object["serviceIdentifier"] = JSONOutput.service(identity.serviceIdentifier)
+                }
+                context.print(JSONOutput.render(.object(object)))
+            } else {
+                context.print(credential.code)
+            }
+            return .success
         case .noMatch:
-            throw CLIError("no credential for \(service)", hint: "'coffer list' shows what is stored", code: .noInput)
+            let what = kind == .oneTimeCode ? "one-time code" : "credential"
+            throw CLIError("no \(what) for \(service)", hint: "'coffer list' shows what is stored", code: .noInput)
         case .choiceRequired(let suggestions):
             throw siblingsOnly(service, suggestions)
         case .cancelled(let error):

@@ -3,13 +3,16 @@ import Coffer
 struct ListCommand: Command {
     static let name = "list"
     static let aliases = ["ls"]
-    static let summary = "list credential identities (never passwords)"
+    static let summary = "list items and the identities they offer (never passwords)"
     static let usage = "list [SERVICE] [--json]"
     static let discussion = """
         Lists the identities the provider would suggest: service, user and id, best match first
         when SERVICE is given, other hosts of the same site included (with --json, "match" says
-        how each matched and "automaticFill" whether fill would use it without asking you). Works while the vault is locked when the identity store is enabled
-        on this device (as iOS's QuickType bar does); otherwise the master password is needed.
+        how each matched and "automaticFill" whether fill would use it without asking you).
+        Without SERVICE, items that offer no identity (notes, cards, logins without a site) are
+        listed by name too; --json then gives each row a "type": "password", "oneTimeCode" or
+        "item". Works while the vault is locked when the identity store is enabled on this device
+        (as iOS's QuickType bar does); otherwise the master password is needed.
         """
     static let examples = ["coffer list", "coffer list https://github.com/login", "coffer list --json | jq -r '.[].user'"]
     static let options: [OptionSpec] = [.flag("json", "print a JSON array of identities")]
@@ -39,7 +42,7 @@ struct SearchCommand: Command {
     static let aliases = ["find"]
     static let summary = "find identities whose service or user contains TEXT"
     static let usage = "search TEXT [--json]"
-    static let discussion = "Case-insensitive substring search over service identifiers and user names. Works while locked like 'list'."
+    static let discussion = "Case-insensitive substring search over service identifiers, user names and item names. Works while locked like 'list'."
     static let examples = ["coffer search github", "coffer search alice --json"]
     static let options: [OptionSpec] = [.flag("json", "print a JSON array of identities")]
 
@@ -49,6 +52,7 @@ struct SearchCommand: Command {
         let found = listing.filter { row in
             listing.withUserBytes(of: row) { $0.containsLowercased(text) }
                 || listing.withIdentifierBytes(of: row) { $0.containsLowercased(text) }
+                || listing.withUnsafeText { $0[row.name].withContiguousStorageIfAvailable { $0.containsLowercased(text) } ?? false }
         }
         guard found.count > 0 || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
         context.printIdentities(found)
@@ -80,10 +84,12 @@ extension CommandContext {
 
     func printIdentities(_ listing: IdentityListing) {
         if wantsJSON {
-            print(JSONOutput.render(.array(listing.rows.map { JSONOutput.identity(listing.identity($0)) })))
+            print(JSONOutput.render(.array(listing.rows.map { JSONOutput.row($0, of: listing) })))
             return
         }
-        let output = listing.withUnsafeText { text in Self.table(of: listing.rows, in: text) }
+        // A login's one-time code is the same item again: the table lists the item once.
+        let rows = listing.rows.filter { $0.entry != .oneTimeCode }
+        let output = listing.withUnsafeText { text in Self.table(of: rows, in: text) }
         io.standardOutput(output)
     }
 
@@ -101,10 +107,12 @@ extension CommandContext {
         serviceColumns.reserveCapacity(rows.count)
         userColumns.reserveCapacity(rows.count)
         var length = 0
+        // An item without identities shows its name where an identity shows its service.
+        func first(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item && !row.name.isEmpty ? row.name : row.identifier }
         for row in rows {  // a loop, not key paths: those are slow in hot code
-            serviceColumns.append(columns(row.identifier))
+            serviceColumns.append(columns(first(row)))
             userColumns.append(columns(row.user))
-            length += row.identifier.count + row.user.count
+            length += first(row).count + row.user.count
         }
         let width = min(serviceColumns.max() ?? 0, 40), userWidth = min(userColumns.max() ?? 0, 24)
         length += rows.count * (width + userWidth + 4 + 2 * identifierByteCount + 1)
@@ -121,7 +129,7 @@ extension CommandContext {
         return String(unsafeUninitializedCapacity: length) { buffer in
             var cursor = buffer.baseAddress!
             for (position, row) in rows.enumerated() {
-                cell(row.identifier, columns: serviceColumns[position], paddedTo: width, at: &cursor)
+                cell(first(row), columns: serviceColumns[position], paddedTo: width, at: &cursor)
                 cell(row.user, columns: userColumns[position], paddedTo: userWidth, at: &cursor)
                 row.recordID.writeHex(to: cursor)
                 cursor += 2 * identifierByteCount

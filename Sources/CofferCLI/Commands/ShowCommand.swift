@@ -3,22 +3,29 @@ import Coffer
 struct ShowCommand: Command {
     static let name = "show"
     static let aliases = ["get"]
-    static let summary = "print a credential (password on the first line)"
-    static let usage = "show ID [--json]"
+    static let summary = "print an item (password on the first line)"
+    static let usage = "show ENTRY [--json | --clip | --qr]"
     static let discussion = """
-        Prints the password on the first line, then the other fields as 'name: value' lines, as
-        pass does, so 'coffer show ID | head -1' is the password. --json prints one object.
+        ENTRY is an id or an item's name. Prints the password on the first line, then the other
+        members as 'name: value' lines (custom fields in their order, notes last), as pass does,
+        so 'coffer show ENTRY | head -1' is the password. --json prints the whole record document
+        (SPEC.md §5.2). --qr draws the password as a QR code on the terminal (refused when
+        standard output is not a terminal).
         """
-    static let examples = ["coffer show 3fa1c0…", "coffer show 3fa1c0… --json | jq -r .password"]
+    static let examples = ["coffer show GitHub", "coffer show 3fa1c0… --json | jq -r .password", "coffer show 'Wi-Fi at home' --qr"]
     static let options: [OptionSpec] = [
-        .flag("json", "print one JSON object"),
+        .flag("json", "print the record document as one JSON object"),
+        .flag("qr", "draw the password as a QR code on the terminal"),
         .flag("clip", "copy the password to the clipboard instead (cleared after $COFFER_CLIP_TIME, default 45 s, unless replaced meanwhile)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let id = try recordID(try context.positionals(1...1, names: "ID")[0])
-        let record = try context.unlockedVault().record(withID: id)
-        if context.arguments.has("clip") {
+        let operand = try context.positionals(1...1, names: "ENTRY")[0]
+        let vault = try context.unlockedVault()
+        let record = try vault.record(withID: EntryOperand.resolve(operand, in: vault))
+        if context.arguments.has("qr") {
+            try QRCodeOutput.draw(record.password, context: context)
+        } else if context.arguments.has("clip") {
             let delay = try Clipboard.copy(record.password, io: context.io)
             context.note("copied the password for \(record.user) to the clipboard; it is cleared in \(delay) s")
         } else if context.wantsJSON {
@@ -53,8 +60,4 @@ struct ShowCommand: Command {
         }
     }
 
-    static func identityJSON(_ record: Record) -> JSONValue {
-        JSONOutput.identity(PasswordCredentialIdentity(
-            serviceIdentifier: record.serviceIdentifiers[0], user: record.user, recordIdentifier: record.id.hex))
-    }
 }

@@ -54,7 +54,7 @@ public enum DockerCredentialHelper {
         case .filled(let credential, _):
             helper.io.standardOutput(JSONOutput.render(["ServerURL": .string(serverURL), "Username": .string(credential.user), "Secret": .string(credential.password)]) + "\n")
             return 0
-        case .noMatch, .choiceRequired:
+        case .noMatch, .choiceRequired, .filledCode:  // a password fill never answers with a code
             helper.io.standardOutput(notFound + "\n")
             return 1
         case .cancelled(let error):

@@ -49,6 +49,8 @@ struct ParsedArguments {
 
     func has(_ flag: String) -> Bool { flags.contains(flag) || value(flag) != nil }
     func value(_ name: String) -> String? { values.last { $0.name == name }?.value }
+    /// Every value of a repeatable option (`--tag a --tag b`), in order.
+    func values(_ name: String) -> [String] { values.filter { $0.name == name }.map(\.value) }
 
     /// Parses `--name`, `--name=value`, `--name value` and `--` against `specs`.
     static func parse(_ arguments: [String], specs: [OptionSpec]) throws(UsageError) -> ParsedArguments {

@@ -164,6 +164,25 @@ final class CommandContext {
         return line
     }
 
+    /// A secret typed once (pasted, like a one-time-code URI), or the next line of stdin.
+    func pastedSecret(prompt: String) throws -> SecureBytes {
+        if let terminal {
+            guard let value = try terminal.readSecret(prompt: prompt), value.count > 0 else { throw CLIError("cancelled") }
+            return value
+        }
+        guard let line = try io.standardInput.readSecretLine(), line.count > 0 else {
+            throw CLIError("expected it on a terminal or on the next line of standard input", code: .usage)
+        }
+        return line
+    }
+
+    /// `--otp`: an otpauth:// URI or base32 secret, never from argv; checked before anything
+    /// is written. A bare secret is stored as a URI labelled `account`.
+    func oneTimeCodeSecret(account: String) throws -> String {
+        let text = try pastedSecret(prompt: "One-time code (otpauth:// URI or base32 secret): ").unsafeString()
+        do { return try OneTimeCodeParameters.storedValue(of: text, account: account) } catch { throw CLIError("\(error)", code: .dataError) }
+    }
+
     /// Exactly `range` positionals, or a usage error.
     func positionals(_ range: ClosedRange<Int>, names: String) throws -> [String] {
         let values = arguments.positionals

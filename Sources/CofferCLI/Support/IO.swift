@@ -13,11 +13,13 @@ public final class IO: @unchecked Sendable {
     public let environment: Environment
     /// Whether stderr is a terminal: progress lines are drawn only there.
     public let standardErrorIsTerminal: Bool
+    /// Whether stdout is a terminal: a QR code is drawn only there (never into a file or pipe).
+    public let standardOutputIsTerminal: Bool
 
     public init(
         standardInput: LineReader, standardOutput: @escaping (String) -> Void,
         standardError: @escaping (String) -> Void, terminal: Terminal?, environment: Environment,
-        standardErrorIsTerminal: Bool = false
+        standardErrorIsTerminal: Bool = false, standardOutputIsTerminal: Bool = false
     ) {
         self.standardInput = standardInput
         self.standardOutput = standardOutput
@@ -25,6 +27,7 @@ public final class IO: @unchecked Sendable {
         self.terminal = terminal
         self.environment = environment
         self.standardErrorIsTerminal = standardErrorIsTerminal
+        self.standardOutputIsTerminal = standardOutputIsTerminal
     }
 
     /// Standard streams of this process and `/dev/tty` if it can be opened.
@@ -35,7 +38,7 @@ public final class IO: @unchecked Sendable {
             standardError: { text in writeAll(2, text) },
             terminal: DeviceTerminal.open(),
             environment: .process,
-            standardErrorIsTerminal: isatty(2) == 1)
+            standardErrorIsTerminal: isatty(2) == 1, standardOutputIsTerminal: isatty(1) == 1)
     }
 
     static func writeAll(_ fd: Int32, _ text: String) {

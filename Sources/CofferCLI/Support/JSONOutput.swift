@@ -14,6 +14,28 @@ enum JSONOutput {
         ]
     }
 
+    /// A row of a whole listing: an identity with its `type` ("password" or "oneTimeCode") and
+    /// `name`, or an item without identities (`type` "item", its `kind`, and its service if any).
+    static func row(_ row: IdentityListing.Row, of listing: IdentityListing) -> JSONValue {
+        let name = JSONValue.string(listing.name(row))
+        switch row.entry {
+        case .password, .oneTimeCode:
+            guard case .object(var object) = identity(listing.identity(row)) else { return .null }
+            object["type"] = .string(row.entry == .password ? "password" : "oneTimeCode")
+            object["name"] = name
+            return .object(object)
+        case .item:
+            let identity = listing.identity(row)
+            var object: JSONObject = [
+                "type": "item", "kind": .string(row.kind.rawValue), "name": name, "user": .string(identity.user),
+                "recordIdentifier": .string(identity.recordIdentifier),
+            ]
+            // The item's least service identifier (SPEC.md §6.3), as text: its type is not indexed.
+            if !identity.serviceIdentifier.identifier.isEmpty { object["service"] = .string(identity.serviceIdentifier.identifier) }
+            return .object(object)
+        }
+    }
+
     /// A matched identity: `identity(_:)` plus `match` (exact-url, host, registrable-domain),
     /// `matchMode` (the record's) and `automaticFill` (the provision rule, SPEC.md §7.1).
     static func identity(_ ranked: RankedIdentity) -> JSONValue {
@@ -21,6 +43,18 @@ enum JSONOutput {
         object["match"] = ranked.match.map { .string($0.level.description) } ?? .null
         object["matchMode"] = .string(ranked.mode.rawValue)
         object["automaticFill"] = .bool(ranked.allowsAutomaticFill)
+        return .object(object)
+    }
+
+    /// What `add --json` and `edit --json` print: the item as a list shows it (its first
+    /// service as `serviceIdentifier`, absent when it has none), never a secret.
+    static func summary(_ record: Record) -> JSONValue {
+        var object: JSONObject = [
+            "recordIdentifier": .string(record.id.hex), "user": .string(record.user), "rank": 0,
+            "name": .string(record.name), "kind": .string(record.kind.rawValue), "tags": .array(record.tags.map(JSONValue.string)),
+            "otp": .bool(record.otp != nil),
+        ]
+        if let first = record.serviceIdentifiers.first { object["serviceIdentifier"] = service(first) }
         return .object(object)
     }
 

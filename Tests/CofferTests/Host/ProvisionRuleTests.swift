@@ -34,15 +34,20 @@ final class ProvisionRuleTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(rows.count, 16, "the table was not found or lost rows")
         for row in rows {
             let vault = try Fixture.vault()
-            try vault.add(RecordDraft(serviceIdentifiers: [row.identity], user: "u", password: "pw", matchMode: row.mode))
+            try vault.add(RecordDraft(
+                serviceIdentifiers: [row.identity], user: "u", password: "pw", matchMode: row.mode, otp: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"))
             let host = AutoFillHost(provider: CredentialProvider(vault: vault, interaction: nil, sessions: nil))
-            let outcome: String = switch host.fill(serviceIdentifiers: [row.request], allowInteraction: false) {
-            case .filled(let credential, _): credential.password == "pw" ? "automatic" : "wrong password"
-            case .choiceRequired(let suggestions): suggestions.count == 1 ? "suggestion" : "\(suggestions.count) suggestions"
-            case .noMatch: "none"
-            case .cancelled(let error): "cancelled \(error)"
+            // A one-time code follows exactly the rule a password does (iOS 18's code AutoFill).
+            for kind in [IdentityKind.password, .oneTimeCode] {
+                let outcome: String = switch host.fill(serviceIdentifiers: [row.request], allowInteraction: false, kind: kind) {
+                case .filled(let credential, _): credential.password == "pw" && kind == .password ? "automatic" : "wrong password"
+                case .filledCode(let code, _): code.code.count == 6 && kind == .oneTimeCode ? "automatic" : "wrong code"
+                case .choiceRequired(let suggestions): suggestions.count == 1 ? "suggestion" : "\(suggestions.count) suggestions"
+                case .noMatch: "none"
+                case .cancelled(let error): "cancelled \(error)"
+                }
+                XCTAssertEqual(outcome, row.expected, "\(kind): \(row.mode) \(row.identity.identifier) for \(row.request.identifier)")
             }
-            XCTAssertEqual(outcome, row.expected, "\(row.mode) \(row.identity.identifier) for \(row.request.identifier)")
             // What the store says agrees with what the host did.
             let listed = try vault.identityStore.credentialIdentities(for: [row.request])
             XCTAssertEqual(listed.isEmpty, row.expected == "none", "suggested: \(row.identity.identifier) for \(row.request.identifier)")

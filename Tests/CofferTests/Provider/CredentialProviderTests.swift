@@ -245,3 +245,48 @@ final class AutoFillHostTests: XCTestCase {
         XCTAssertEqual(credential.user, "alice")
     }
 }
+
+/// iOS 18's one-time-code entry points: locked means locked, a code only for a login holding the
+/// service, and an HOTP counter moves only when a code is really handed out.
+final class OneTimeCodeProviderTests: XCTestCase {
+    func testTheOneTimeCodePathKeepsTheProviderRules() throws {
+        var vault = try Fixture.vault()
+        let hotp = "otpauth://hotp/x?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&counter=0"  // RFC 4226's secret
+        let record = try vault.add(RecordDraft(
+            serviceIdentifiers: [CredentialServiceIdentifier(identifier: "example.com", type: .domain)], user: "alice", password: "pw",
+            otp: hotp))
+        let store = vault.identityStore
+        let found = try store.oneTimeCodeIdentities(for: [CredentialServiceIdentifier(parsing: "https://example.com/")])
+        XCTAssertEqual(found.map(\.oneTimeCodeIdentity.label), ["alice"])
+        XCTAssertEqual(try store.credentialIdentities(for: []).count, 1, "password identities only: the code is not a second login")
+        let identity = found[0].oneTimeCodeIdentity
+
+        vault = try Fixture.open(vault)  // locked, as a fresh extension process
+        let locked = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
+        locked.provideCredentialWithoutUserInteraction(for: identity)
+        guard case .cancelled(let error)? = locked.extensionContext.outcome else { return XCTFail("\(String(describing: locked.extensionContext.outcome))") }
+        XCTAssertEqual(error.code, .userInteractionRequired)
+
+        let interactive = CredentialProvider(vault: vault, interaction: ScriptedInteraction(passwords: [Fixture.password]), sessions: nil)
+        interactive.prepareInterfaceToProvideCredential(for: identity)
+        XCTAssertEqual(interactive.extensionContext.outcome, .completedOneTimeCode(OneTimeCodeCredential(code: "755224")))
+        interactive.extensionContext.reset()
+        interactive.prepareOneTimeCodeCredentialList(for: [CredentialServiceIdentifier(parsing: "example.com")])
+        XCTAssertEqual(interactive.extensionContext.outcome, .completedOneTimeCode(OneTimeCodeCredential(code: "287082")), "counter 1 next")
+        XCTAssertTrue(try vault.record(withID: record.id).otp?.contains("counter=2") == true)
+
+        // An identity naming another service or user is refused (a tampered index), and the
+        // counter does not move.
+        for forged in [
+            OneTimeCodeCredentialIdentity(serviceIdentifier: CredentialServiceIdentifier(parsing: "bank.example"), label: "alice", recordIdentifier: record.id.hex),
+            OneTimeCodeCredentialIdentity(serviceIdentifier: identity.serviceIdentifier, label: "mallory", recordIdentifier: record.id.hex),
+        ] {
+            interactive.extensionContext.reset()
+            interactive.provideCredentialWithoutUserInteraction(for: forged)
+            guard case .cancelled(let error)? = interactive.extensionContext.outcome else { return XCTFail() }
+            XCTAssertEqual(error.code, .failed)
+        }
+        XCTAssertTrue(try vault.record(withID: record.id).otp?.contains("counter=2") == true)
+        XCTAssertTrue(vault.verify().isClean, "\(vault.verify().problems)")
+    }
+}

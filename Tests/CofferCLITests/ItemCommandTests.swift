@@ -1,0 +1,140 @@
+import Coffer
+@testable import CofferCLI
+import Foundation
+import XCTest
+
+/// Items beyond logins on the command line: names, kinds, tags, one-time codes, QR codes.
+final class ItemCommandTests: XCTestCase {
+    let uri = "otpauth://totp/GitLab:me?secret=JBSWY3DPEHPK3PXP&issuer=GitLab"
+
+    func harness() -> CLIHarness {
+        let cli = CLIHarness()
+        cli.initVault()
+        return cli
+    }
+
+    func unlocked(_ arguments: [String], _ cli: CLIHarness, stdin extra: String = "", stdoutIsTerminal: Bool = false) -> RunResult {
+        cli.run(arguments + ["--password-stdin"], stdin: CLIHarness.master + "\n" + extra, stdoutIsTerminal: stdoutIsTerminal)
+    }
+
+    func testALoginWithACodeAndANoteAreNamedListedAndShown() throws {
+        let cli = harness()
+        let login = unlocked(["add", "gitlab.com", "me", "--name", "GitLab", "--tag", "Work", "--tag", "favorite", "--otp"], cli,
+                             stdin: "hunter2\n\(uri)\n")
+        XCTAssertEqual(login.code, 0, login.stderr)
+        let note = unlocked(["add", "--name", "Wi-Fi at home", "--kind", "note", "--notes", "passphrase: x"], cli)
+        XCTAssertEqual(note.code, 0, note.stderr)
+        XCTAssertEqual(unlocked(["add", "--kind", "note"], cli).code, 64, "an item needs a service or a name")
+
+        let list = unlocked(["list"], cli)
+        XCTAssertTrue(list.stdout.contains("Wi-Fi at home"), list.stdout)
+        XCTAssertEqual(list.stdout.split(separator: "\n").filter { $0.contains("gitlab.com") }.count, 1, "the code is the same item: one line")
+        let rows = try JSONSerialization.jsonObject(with: Data(unlocked(["list", "--json"], cli).stdout.utf8)) as! [[String: Any]]
+        XCTAssertEqual(Set(rows.compactMap { $0["type"] as? String }), ["password", "oneTimeCode", "item"])
+        XCTAssertEqual(rows.first { $0["type"] as? String == "item" }?["kind"] as? String, "note")
+        XCTAssertNil(rows.first { $0["type"] as? String == "item" }?["serviceIdentifier"], "a note has no service, never a fake one")
+
+        let shown = try JSONSerialization.jsonObject(with: Data(unlocked(["show", "gitlab", "--json"], cli).stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(shown["name"] as? String, "GitLab", "found by name, case-insensitively")
+        XCTAssertEqual(shown["kind"] as? String, "login")
+        XCTAssertEqual(shown["tags"] as? [String], ["Work", "favorite"])
+        XCTAssertEqual(shown["otp"] as? String, uri)
+        XCTAssertEqual((shown["fields"] as? [Any])?.count, 0)
+        let text = unlocked(["show", "Wi-Fi at home"], cli).stdout
+        XCTAssertTrue(text.contains("kind: note") && text.hasSuffix("notes: passphrase: x\n"), text)
+        XCTAssertEqual(unlocked(["show", "nothing by this name"], cli).code, 66)
+    }
+
+    func testOTPPrintsTheCodeOathtoolComputes() throws {
+        let cli = harness()
+        XCTAssertEqual(unlocked(["add", "gitlab.com", "me", "--name", "GitLab", "--otp"], cli, stdin: "pw\n\(uri)\n").code, 0)
+        let json = try JSONSerialization.jsonObject(with: Data(unlocked(["otp", "GitLab", "--json"], cli).stdout.utf8)) as! [String: Any]
+        let expected = try oathtool(at: Date())
+        // The two codes may straddle a step boundary; `remaining` says which.
+        XCTAssertTrue(json["code"] as? String == expected || (json["remaining"] as? Int ?? 0) >= 29, "\(json) vs \(expected)")
+        XCTAssertEqual(json["period"] as? Int, 30)
+        XCTAssertEqual(unlocked(["fill", "gitlab.com", "--otp"], cli).stdout.count, 7, "six digits and a newline, through the provider")
+    }
+
+    func testHOTPMovesItsCounterOnWithEveryCode() throws {
+        let cli = harness()
+        let hotp = "otpauth://hotp/x?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&counter=0"  // RFC 4226's secret
+        XCTAssertEqual(unlocked(["add", "--name", "token", "--otp"], cli, stdin: "pw\n\(hotp)\n").code, 0)
+        let codes = (0..<3).map { _ in unlocked(["otp", "token"], cli).stdout.trimmingCharacters(in: .newlines) }
+        XCTAssertEqual(codes, ["755224", "287082", "359152"], "RFC 4226 Appendix D, counters 0, 1, 2")
+        XCTAssertTrue(unlocked(["show", "token", "--json"], cli).stdout.contains("counter=3"))
+    }
+
+    func testOTPSecretsComeFromStdinOrTheTerminalAndBadOnesWriteNothing() throws {
+        let cli = harness()
+        for bad in ["otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=99", "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&period=0", "not base32!"] {
+            let result = unlocked(["add", "example.com", "u", "--otp"], cli, stdin: "pw\n\(bad)\n")
+            XCTAssertEqual(result.code, 65, bad)
+            XCTAssertFalse(result.stderr.contains("JBSWY3DPEHPK3PXP"), "the secret is never echoed")
+        }
+        XCTAssertEqual(unlocked(["list", "--json"], cli).stdout, "[]\n", "nothing half-written")
+        // A bare secret, typed on the terminal, is stored as a URI.
+        let terminal = ScriptedTerminal([CLIHarness.master, "pw", "pw", "jbsw y3dp ehpk 3pxp"])
+        let added = cli.run(["add", "example.com", "u", "--name", "Example", "--otp"], terminal: terminal)
+        XCTAssertEqual(added.code, 0, added.stderr)
+        XCTAssertTrue(unlocked(["show", "Example"], cli).stdout.contains("otp: otpauth://totp/u?secret=JBSWY3DPEHPK3PXP"))
+        XCTAssertEqual(unlocked(["otp", "Example", "--json"], cli).code, 0)
+        XCTAssertEqual(unlocked(["edit", "Example", "--remove-otp"], cli).code, 0)
+        XCTAssertEqual(unlocked(["otp", "Example"], cli).code, 65, "no code: bad data for this command")
+    }
+
+    func testEditKeepsThePasswordHistoryAndTags() throws {
+        let cli = harness()
+        XCTAssertEqual(unlocked(["add", "example.com", "u", "--name", "Ex"], cli, stdin: "first\n").code, 0)
+        XCTAssertEqual(unlocked(["edit", "Ex", "--new-password", "--tag", "a", "--name", "Example"], cli, stdin: "second\n").code, 0)
+        XCTAssertEqual(unlocked(["edit", "Example", "--new-password", "--remove-tag", "a"], cli, stdin: "third\n").code, 0)
+        let shown = try JSONSerialization.jsonObject(with: Data(unlocked(["show", "example", "--json"], cli).stdout.utf8)) as! [String: Any]
+        XCTAssertEqual((shown["passwordHistory"] as? [[String: Any]])?.compactMap { $0["password"] as? String }, ["second", "first"])
+        XCTAssertEqual(shown["tags"] as? [String], [])
+        XCTAssertEqual(unlocked(["edit", "Example", "--remove-service", "example.com"], cli).code, 0, "an item may have no service")
+        XCTAssertTrue(unlocked(["list"], cli).stdout.hasPrefix("Example"))
+    }
+
+    /// The QR code is the one Debian's `qrencode` draws for the same text (8-bit mode, level M),
+    /// and never goes anywhere but a terminal.
+    func testQRCodesMatchQrencodeAndOnlyGoToATerminal() throws {
+        let cli = harness()
+        XCTAssertEqual(unlocked(["add", "example.com", "u", "--name", "Ex", "--otp"], cli, stdin: "p@ss wörd\n\(uri)\n").code, 0)
+        XCTAssertEqual(unlocked(["show", "Ex", "--qr"], cli).code, 64, "stdout is not a terminal")
+        XCTAssertEqual(unlocked(["otp", "Ex", "--qr"], cli).code, 64)
+        let drawn = unlocked(["otp", "Ex", "--qr"], cli, stdoutIsTerminal: true)
+        XCTAssertEqual(drawn.code, 0, drawn.stderr)
+        XCTAssertEqual(try QRCodeOutput.encode(uri), try qrencode(uri))
+        XCTAssertEqual(try QRCodeOutput.encode("p@ss wörd"), try qrencode("p@ss wörd"))
+        let modules = try QRCodeOutput.encode(uri).count
+        let lines = drawn.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, (modules + 2 * QRCodeOutput.margin + 1) / 2, "two modules per line")
+    }
+
+    private func qrencode(_ text: String) throws -> [[Bool]] {
+        let ascii = try run("/usr/bin/qrencode", ["-8", "-l", "M", "-m", "0", "-t", "ASCII", "-o", "-"], stdin: text)
+        // ASCII draws each module as two characters, '#' for dark.
+        return ascii.split(separator: "\n").map { line in stride(from: 0, to: line.count, by: 2).map { Array(line)[$0] == "#" } }
+    }
+
+    private func oathtool(at date: Date) throws -> String {
+        try run("/usr/bin/oathtool", ["--totp", "--base32", "--now=@\(Int(date.timeIntervalSince1970))", "-"], stdin: "JBSWY3DPEHPK3PXP\n")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func run(_ tool: String, _ arguments: [String], stdin: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "\(tool) \(arguments)")
+        return String(decoding: data, as: UTF8.self)
+    }
+}
