@@ -4,9 +4,14 @@
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
 // vault and records → format → crypto. Each C library is imported by exactly one folder of
 // the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
-// COath (liboath) by OneTimeCodes/; CQRencode (types only, loaded on use) by CofferCLI/QRCode/,
+// COath (liboath) by OneTimeCodes/; CLibXML2 and CZip by Interchange/Readers/; CQRencode by
+// CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
 // CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift.
 import PackageDescription
+
+/// libxml2's headers include each other as <libxml/…> from /usr/include/libxml2: every target that
+/// sees the `Coffer` module's internals (it and its tests) needs that on the C include path.
+let libxml2Headers: [SwiftSetting] = [.unsafeFlags(["-Xcc", "-I/usr/include/libxml2"])]
 
 let package = Package(
     name: "Coffer",
@@ -26,10 +31,14 @@ let package = Package(
         .systemLibrary(name: "COath", pkgConfig: "liboath", providers: [.apt(["liboath-dev"])]),
 
         .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CLibXML2", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CZip", providers: [.apt(["libzip-dev"])]),
 
         .systemLibrary(name: "CLinux"),
 
-        .target(name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CLinux"]),
+        .target(
+            name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CLibXML2", "CZip", "CLinux"],
+            swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),
         .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost", "CQRencode"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
@@ -43,8 +52,10 @@ let package = Package(
 
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
-        .testTarget(name: "CofferTests", dependencies: ["Coffer", "ScratchDirectories"], resources: [.copy("Vectors")]),
-        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "ScratchDirectories"]),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "CofferBrowserHost", "ScratchDirectories"]),
+        .testTarget(
+            name: "CofferTests", dependencies: ["Coffer", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
+        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "ScratchDirectories"], swiftSettings: libxml2Headers),
+        .testTarget(
+            name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
     ]
 )

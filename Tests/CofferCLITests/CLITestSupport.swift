@@ -35,7 +35,7 @@ struct RunResult {
 /// Runs the CLI in-process against a container with cheap KDF settings.
 final class CLIHarness {
     let container: String
-    let environment: Environment
+    var environment: Environment
     static let master = "master pw"
 
     convenience init() {
@@ -92,4 +92,25 @@ final class CLIHarness {
         precondition(result.code == 0, result.stderr)
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+}
+
+/// Runs a real program (oathtool, qrencode, gpg, keepassxc-cli, python3) with `stdin`, reading
+/// its output and errors to the end; secrets go on stdin, never in `arguments`.
+@discardableResult
+func runTool(_ path: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil) throws -> RunResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine } }
+    let input = Pipe(), output = Pipe(), errors = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    input.fileHandleForWriting.write(Data(stdin.utf8))
+    try input.fileHandleForWriting.close()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return RunResult(code: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
 }

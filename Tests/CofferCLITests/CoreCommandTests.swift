@@ -230,17 +230,19 @@ final class InterchangeCommandTests: XCTestCase {
         let cli = CLIHarness()
         cli.initVault()
         let broken = cli.container + "-broken.csv"
-        try Data("name,url,username,password,note\nA,https://a.example,u,p,\nB,https://b.example,u\n".utf8).write(to: URL(fileURLWithPath: broken))
+        try Data("name,url,username,password,note\nA,https://a.example,u,p,\nB,https://b.example,u,\"p\n".utf8).write(to: URL(fileURLWithPath: broken))
         let failed = cli.run(["import", broken, "--password-stdin"], stdin: CLIHarness.master + "\n")
         XCTAssertEqual(failed.code, 65)
         XCTAssertTrue(failed.stderr.contains("line 3"), failed.stderr)
         XCTAssertEqual(cli.run(["list", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout, "", "nothing imported")
 
+        // An exact copy is skipped; "A again" differs in its name only, and is kept and named.
         let good = cli.container + "-good.csv"
-        try Data("name,url,username,password,note\nA,https://a.example,u1,p1,\nA again,https://a.example,u1,p1,\nB,https://b.example,u2,\"p,2\",\n".utf8)
+        try Data("name,url,username,password,note\nA,https://a.example,u1,p1,\nA,https://a.example,u1,p1,\nA again,https://a.example,u1,p1,\nB,https://b.example,u2,\"p,2\",\n".utf8)
             .write(to: URL(fileURLWithPath: good))
         let dry = cli.run(["import", good, "--dry-run", "--password-stdin"], stdin: CLIHarness.master + "\n")
-        XCTAssertTrue(dry.stderr.contains("would import 2, skip 1 duplicate"), dry.stderr)
+        XCTAssertTrue(dry.stderr.contains("would import 3 items") && dry.stderr.contains("skipped 1 duplicate"), dry.stderr)
+        XCTAssertTrue(dry.stderr.contains("possible duplicate, both kept: line 4 and line 2"), dry.stderr)
         XCTAssertEqual(cli.run(["list"]).stdout, "")
         XCTAssertEqual(cli.run(["import", good, "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
 
@@ -253,6 +255,6 @@ final class InterchangeCommandTests: XCTestCase {
         roundTrip.initVault()
         try Data(csv.stdout.utf8).write(to: URL(fileURLWithPath: roundTrip.container + "-in.csv"))
         XCTAssertEqual(roundTrip.run(["import", roundTrip.container + "-in.csv", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
-        XCTAssertEqual(roundTrip.run(["list"]).stdout.split(separator: "\n").count, 2)
+        XCTAssertEqual(roundTrip.run(["list"]).stdout.split(separator: "\n").count, 3)
     }
 }

@@ -172,7 +172,7 @@ final class HelperTests: XCTestCase {
 
         let imported = try run("coffer", ["import", csv, "--password-stdin"], stdin: master + "\n")
         XCTAssertEqual(imported.code, 0, imported.stderr)
-        XCTAssertTrue(imported.stderr.contains("imported 2 credentials from a keepassxc export"), imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("KeePassXC CSV: 2 logins") && imported.stderr.contains("imported 2 items"), imported.stderr)
         let filled = try run("coffer", ["fill", "https://bank.example.com/login", "--json", "--password-stdin"], stdin: master + "\n")
         let object = try JSONSerialization.jsonObject(with: Data(filled.stdout.utf8)) as? [String: Any]
         XCTAssertEqual(object?["user"] as? String, "zoë")

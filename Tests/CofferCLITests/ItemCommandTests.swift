@@ -123,18 +123,8 @@ final class ItemCommandTests: XCTestCase {
     }
 
     private func run(_ tool: String, _ arguments: [String], stdin: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(tool) \(arguments)")
-        return String(decoding: data, as: UTF8.self)
+        let result = try runTool(tool, arguments, stdin: stdin)
+        XCTAssertEqual(result.code, 0, "\(tool) \(arguments): \(result.stderr)")
+        return result.stdout
     }
 }

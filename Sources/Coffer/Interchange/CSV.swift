@@ -21,7 +21,7 @@ public enum CSV {
         var inQuotes = false
         var line = 1, rowStart = 1
         var fieldWasQuoted = false
-        let bytes = Array(text.utf8.drop { $0 == 0xEF || $0 == 0xBB || $0 == 0xBF })  // a UTF-8 BOM
+        let bytes = Array((text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text).utf8)  // a byte-order mark
         var index = 0
         func endField() {
             fields.append(String(decoding: field, as: UTF8.self))

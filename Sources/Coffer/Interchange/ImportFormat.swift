@@ -1,125 +1,140 @@
-import FoundationEssentials
-
-/// The exports Coffer imports, recognised by their header (SPEC.md §11).
+/// The exports Coffer imports (SPEC.md §11).
 public enum ImportFormat: String, CaseIterable, Sendable {
-    case chrome, firefox, bitwarden, bitwardenJSON = "bitwarden-json", keepassxc, apple, onePassword = "1password"
+    case chrome, firefox, safari, bitwarden, bitwardenJSON = "bitwarden-json", onePassword = "1password", onePUX = "1pux"
+    case keepassxc, keepassXML = "keepass-xml", pass, coffer
 
-    /// Column names as the exporter writes them, lower-cased; what `auto` matches on.
-    var columns: (service: [String], user: String, password: String, notes: String?, title: String?) {
+    public var displayName: String {
         switch self {
-        case .chrome: (["url"], "username", "password", "note", "name")
-        case .firefox: (["url"], "username", "password", nil, nil)
-        case .bitwarden: (["login_uri"], "login_username", "login_password", "notes", "name")
-        case .bitwardenJSON: ([], "", "", nil, nil)
-        case .keepassxc: (["url"], "username", "password", "notes", "title")
-        case .apple: (["url"], "username", "password", "notes", "title")
-        case .onePassword: (["url", "urls"], "username", "password", "notes", "title")
+        case .chrome: "Chrome/Chromium/Edge CSV"
+        case .firefox: "Firefox CSV"
+        case .safari: "Safari/Apple Passwords CSV"
+        case .bitwarden: "Bitwarden CSV"
+        case .bitwardenJSON: "Bitwarden JSON"
+        case .onePassword: "1Password CSV"
+        case .onePUX: "1Password 1PUX"
+        case .keepassxc: "KeePassXC CSV"
+        case .keepassXML: "KeePass 2 XML"
+        case .pass: "pass store"
+        case .coffer: "Coffer JSON export"
         }
     }
 
-    /// Recognises a CSV header.
-    static func detect(header: [String]) -> ImportFormat? {
-        let names = Set(header.map { $0.lowercased().trimmingSpaces() })
-        if names.isSuperset(of: ["login_uri", "login_username", "login_password"]) { return .bitwarden }
-        if names.isSuperset(of: ["group", "title", "username", "password", "url"]) { return .keepassxc }
-        if names.isSuperset(of: ["url", "username", "password", "httprealm"]) { return .firefox }
-        if names.isSuperset(of: ["name", "url", "username", "password"]) { return .chrome }
-        if names.isSuperset(of: ["title", "url", "username", "password", "otpauth"]) && names.contains("archived") { return .onePassword }
-        if names.isSuperset(of: ["title", "url", "username", "password"]) { return .apple }
+    /// Recognises a CSV header by the columns its exporter always writes.
+    static func detect(_ table: CSVTable) -> ImportFormat? {
+        if table.has(["login_uri", "login_username", "login_password"]) { return .bitwarden }
+        if table.has(["group", "title", "username", "password", "url"]) { return .keepassxc }
+        if table.has(["url", "username", "password", "httprealm"]) { return .firefox }
+        if table.has(["name", "url", "username", "password"]) { return .chrome }
+        if table.has(["title", "url", "username", "password", "otpauth"]) && table.has(["archived"]) { return .onePassword }
+        if table.has(["title", "url", "username", "password"]) { return .safari }
         return nil
     }
 }
 
-/// One credential read from an export, before it becomes a record.
-public struct ImportedCredential: Equatable, Sendable {
-    public let line: Int
-    public let draft: RecordDraft
+/// What an import reads: a file's bytes, or a directory (a pass store).
+public enum ImportSource {
+    case file(bytes: [UInt8], encoding: TextEncoding)
+    case directory(Directory)
+}
 
-    public static func == (lhs: ImportedCredential, rhs: ImportedCredential) -> Bool {
-        lhs.line == rhs.line && lhs.draft.user == rhs.draft.user && lhs.draft.password == rhs.draft.password
-            && lhs.draft.serviceIdentifiers == rhs.draft.serviceIdentifiers && lhs.draft.notes == rhs.draft.notes
+/// Reads an export into items and a report of what became of every column (SPEC.md §11). All or
+/// nothing: what cannot be read stops the import, naming its line or item, before anything is
+/// written.
+public enum ItemImporter {
+    /// Largest export read (a 10,000-item export is a few MB).
+    public static let maximumFileLength = 256 << 20
+
+    /// - Parameters:
+    ///   - format: the exporter; `nil` recognises it (a zip is 1PUX, XML KeePass, `{` Bitwarden
+    ///     JSON, `[` Coffer's export, a CSV by its header).
+    ///   - environment: for `gpg` (a pass store).
+    public static func read(
+        _ source: ImportSource, format requested: ImportFormat?, environment: Environment = .process
+    ) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
+        switch source {
+        case .directory(let directory):
+            guard requested == nil || requested == .pass else { throw .malformed(location: directory.path, reason: "a directory is read only as a pass store") }
+            return try PassStoreImport.read(directory, environment: environment)
+        case .file(let bytes, let encoding):
+            if requested == .onePUX || (requested == nil && bytes.starts(with: [0x50, 0x4B, 0x03, 0x04])) {
+                return try OnePasswordImport.readPUX(bytes)
+            }
+            guard requested != .pass else { throw .malformed(location: "the source", reason: "a pass store is a directory") }
+            // Decoded exactly or refused: a byte of a password is never replaced (SPEC.md §11).
+            return try read(encoding.decode(bytes), format: requested)
+        }
+    }
+
+    /// An export already decoded to text.
+    public static func read(_ text: String, format requested: ImportFormat?) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
+        let start = text.drop { $0.isWhitespace || $0 == "\u{FEFF}" }.first
+        switch requested {
+        case .bitwardenJSON?: return try BitwardenImport.readJSON(text)
+        case .keepassXML?: return try KeePassImport.readXML(text)
+        case .coffer?: return try CofferExportImport.read(text)
+        case nil where start == "{": return try BitwardenImport.readJSON(text)
+        case nil where start == "<": return try KeePassImport.readXML(text)
+        case nil where start == "[": return try CofferExportImport.read(text)
+        default: break
+        }
+        let table = try CSVTable(text)
+        guard let format = requested ?? ImportFormat.detect(table) else { throw .unknownFormat }
+        switch format {
+        case .bitwarden: return try BitwardenImport.readCSV(table)
+        case .onePassword: return try OnePasswordImport.readCSV(table)
+        case .keepassxc: return try KeePassImport.readCSV(table)
+        case .chrome, .firefox, .safari: return try BrowserImport.read(table, format: format)
+        default: throw .malformed(location: "the file", reason: "not a \(format.displayName)")
+        }
     }
 }
 
-public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
-    case unknownFormat
-    case malformed(line: Int, reason: String)
-
-    public var description: String {
-        switch self {
-        case .unknownFormat: "unrecognised export: the header matches no known format (use --format)"
-        case .malformed(let line, let reason): "line \(line): \(reason)"
-        }
-    }
-}
-
-/// Reads the exports of browsers and password managers (SPEC.md §11). All or nothing: the
-/// first malformed row stops the whole import, naming its line.
-public enum CredentialImporter {
-    public static func parse(_ text: String, format requested: ImportFormat?) throws(ImportError) -> (ImportFormat, [ImportedCredential]) {
-        if requested == .bitwardenJSON || (requested == nil && text.drop { $0.isWhitespace }.hasPrefix("{")) {
-            return (.bitwardenJSON, try parseBitwardenJSON(text))
-        }
-        let rows: [CSV.Row]
-        do { rows = try CSV.parse(text) } catch {
-            switch error {
-            case .unterminatedQuote(let line): throw .malformed(line: line, reason: "a quoted field is never closed")
-            case .stray(let line): throw .malformed(line: line, reason: "a quote in the middle of an unquoted field")
+/// Pieces every importer shares.
+enum ImportValues {
+    /// URLs as exports list them (comma, newline or space separated); a bare host becomes a
+    /// domain. Never a made-up service: no URL means no service identifier.
+    static func services(_ texts: [String]) -> [CredentialServiceIdentifier] {
+        var services: [CredentialServiceIdentifier] = []
+        for text in texts {
+            for part in text.split(whereSeparator: { $0 == "\n" || $0 == "," || $0 == "\r" }) {
+                let trimmed = part.trimmingSpaces()
+                guard !trimmed.isEmpty, trimmed.utf8.count <= 2048, !trimmed.utf8.contains(0) else { continue }
+                let service = CredentialServiceIdentifier(parsing: trimmed)
+                if !services.contains(service) { services.append(service) }
             }
-        }
-        guard let header = rows.first else { throw .unknownFormat }
-        guard let format = requested ?? ImportFormat.detect(header: header.fields) else { throw .unknownFormat }
-        let names = header.fields.map { $0.lowercased().trimmingSpaces() }
-        func column(_ name: String?) -> Int? { name.flatMap { names.firstIndex(of: $0) } }
-        let columns = format.columns
-        guard let userColumn = column(columns.user), let passwordColumn = column(columns.password),
-              let serviceColumn = columns.service.lazy.compactMap(column).first
-        else { throw .malformed(line: header.line, reason: "the header lacks the columns of a \(format.rawValue) export") }
-        let notesColumn = column(columns.notes), titleColumn = column(columns.title)
-
-        var credentials: [ImportedCredential] = []
-        for row in rows.dropFirst() {
-            guard row.fields.count == header.fields.count else {
-                throw .malformed(line: row.line, reason: "\(row.fields.count) fields where the header has \(header.fields.count)")
-            }
-            let services = serviceIdentifiers(row.fields[serviceColumn], title: titleColumn.map { row.fields[$0] })
-            guard !services.isEmpty else { throw .malformed(line: row.line, reason: "no URL and no title to file it under") }
-            credentials.append(ImportedCredential(line: row.line, draft: RecordDraft(
-                serviceIdentifiers: services, user: row.fields[userColumn], password: row.fields[passwordColumn],
-                notes: notesColumn.map { row.fields[$0] } ?? "")))
-        }
-        return (format, credentials)
-    }
-
-    /// URLs (1Password and Bitwarden may list several, comma or newline separated); a bare
-    /// host becomes a domain; without any, the title.
-    static func serviceIdentifiers(_ text: String, title: String?) -> [CredentialServiceIdentifier] {
-        let parts = text.split(whereSeparator: { $0 == "\n" || $0 == "," }).map { $0.trimmingSpaces() }
-        var services = parts.filter { !$0.isEmpty }.map(CredentialServiceIdentifier.init(parsing:))
-        if services.isEmpty, let title = title?.trimmingSpaces(), !title.isEmpty {
-            services = [CredentialServiceIdentifier(parsing: title)]
         }
         return services
     }
 
-    /// Bitwarden's unencrypted JSON export: `{"items": [{"type": 1, "name", "notes", "login":
-    /// {"username", "password", "uris": [{"uri"}]}}]}`; items of other types are skipped.
-    static func parseBitwardenJSON(_ text: String) throws(ImportError) -> [ImportedCredential] {
-        guard let object = (try? JSONValue.parse(text))?.objectValue else {
-            throw .malformed(line: 1, reason: "not a JSON object")
+    /// A one-time-code value as a record stores it; a malformed one stops the import, naming
+    /// the item (never the secret).
+    static func otp(_ text: String, account: String, at origin: String) throws(ImportError) -> String? {
+        let trimmed = text.trimmingSpaces()
+        guard !trimmed.isEmpty else { return nil }
+        do { return try OneTimeCodeParameters.storedValue(of: trimmed, account: account) } catch {
+            throw .malformed(location: origin, reason: "\(error)")
         }
-        if object["encrypted"]?.boolValue == true { throw .malformed(line: 1, reason: "an encrypted Bitwarden export; export it unencrypted") }
-        guard let items = object["items"]?.arrayValue else { throw .malformed(line: 1, reason: "no \"items\" array") }
-        var credentials: [ImportedCredential] = []
-        for (number, item) in items.compactMap(\.objectValue).enumerated() where item["type"]?.int64Value == 1 {
-            let login = item["login"]?.objectValue ?? [:]
-            let uris = (login["uris"]?.arrayValue ?? []).compactMap { $0.objectValue?["uri"]?.stringValue }
-            let services = serviceIdentifiers(uris.joined(separator: "\n"), title: item["name"]?.stringValue)
-            guard !services.isEmpty else { throw .malformed(line: number + 1, reason: "item \(number + 1) has no URI and no name") }
-            credentials.append(ImportedCredential(line: number + 1, draft: RecordDraft(
-                serviceIdentifiers: services, user: login["username"]?.stringValue ?? "", password: login["password"]?.stringValue ?? "",
-                notes: item["notes"]?.stringValue ?? "")))
+    }
+
+    /// Tags from a folder or group path ("Work/Clients" → "Work/Clients"), without duplicates.
+    static func appending(_ tag: String, to tags: inout [String]) {
+        let trimmed = tag.trimmingSpaces()
+        if !trimmed.isEmpty && !tags.contains(trimmed) { tags.append(trimmed) }
+    }
+
+    /// Whether an export's boolean column is set ("1", "true", "yes").
+    static func isTrue(_ text: String) -> Bool { ["1", "true", "yes"].contains(text.trimmingSpaces().lowercased()) }
+
+    /// What a record may hold: a value over the record's limits stops the import, naming it.
+    /// An exporter without item types (KeePass, pass) writes a note as an entry with nothing but
+    /// a title and text: with no password, user, service or code, it is a `note`.
+    static func checked(_ draft: RecordDraft, at origin: String) throws(ImportError) -> RecordDraft {
+        var draft = draft
+        if draft.kind == .login, draft.password.isEmpty, draft.user.isEmpty, draft.serviceIdentifiers.isEmpty, draft.otp == nil {
+            draft.kind = .note
         }
-        return credentials
+        let total = draft.password.utf8.count + draft.notes.utf8.count + draft.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        guard total <= 512 << 10 else { throw .malformed(location: origin, reason: "more than 512 KiB of text in one item") }
+        return draft
     }
 }

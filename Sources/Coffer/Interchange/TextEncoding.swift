@@ -19,12 +19,12 @@ public enum TextEncoding: String, CaseIterable, Sendable {
         var scalars = String.UnicodeScalarView()
         var line = 1, column = 1
         func accept(_ scalar: Unicode.Scalar) throws(ImportError) {
-            guard scalar.value != 0 else { throw .malformed(line: line, reason: "column \(column): a NUL character") }
+            guard scalar.value != 0 else { throw .malformed(line: line, "column \(column): a NUL character") }
             scalars.append(scalar)
             if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
         }
         func refuse(_ what: String) -> ImportError {
-            .malformed(line: line, reason: "column \(column): \(what); nothing was imported (name the file's encoding with --encoding)")
+            .malformed(line: line, "column \(column): \(what); nothing was imported (name the file's encoding with --encoding)")
         }
         switch self {
         case .utf8:

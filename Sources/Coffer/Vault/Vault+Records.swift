@@ -15,11 +15,14 @@ public struct RecordDraft: Sendable {
     public var otp: String?
     /// Previous passwords an importer brings along (newest first).
     public var passwordHistory: [PasswordHistoryEntry]
+    /// When the item was made and last changed, for an import that knows (default: now).
+    public var created: Date?
+    public var modified: Date?
 
     public init(
         serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
         notes: String = "", fields: [RecordField] = [], matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login,
-        tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = []
+        tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil
     ) {
         self.serviceIdentifiers = serviceIdentifiers
         self.user = user
@@ -32,6 +35,8 @@ public struct RecordDraft: Sendable {
         self.tags = tags
         self.otp = otp
         self.passwordHistory = passwordHistory
+        self.created = created
+        self.modified = modified
     }
 }
 
@@ -141,7 +146,8 @@ extension Vault {
             let id = try mappingErrors(file: "record id") { try RecordID.random() }
             records.append(Record(
                 id: id, serviceIdentifiers: draft.serviceIdentifiers, user: draft.user, password: draft.password,
-                notes: draft.notes, fields: draft.fields, created: now, modified: now, revision: 1, matchMode: draft.matchMode,
+                notes: draft.notes, fields: draft.fields, created: draft.created.map(RecordCoding.wholeSeconds) ?? now,
+                modified: (draft.modified ?? draft.created).map(RecordCoding.wholeSeconds) ?? now, revision: 1, matchMode: draft.matchMode,
                 name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
                 passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory))))
         }

@@ -3,31 +3,38 @@ import FoundationEssentials
 
 struct ImportCommand: Command {
     static let name = "import"
-    static let summary = "import the CSV/JSON export of a browser or password manager"
-    static let usage = "import FILE [--format auto|chrome|firefox|bitwarden|bitwarden-json|keepassxc|apple|1password] [--encoding E] [--dry-run]"
+    static let summary = "import the export of a browser or password manager, or a pass store"
+    static let usage = "import FILE|DIRECTORY [--format FORMAT] [--encoding E] [--dry-run]"
     static let discussion = """
-        Reads the export of Chrome/Edge, Firefox, Bitwarden (CSV or unencrypted JSON), KeePassXC
-        ('keepassxc-cli export --format csv'), Apple Passwords/Safari or 1Password; 'auto' (the
-        default) recognises the header. All or nothing: a malformed row names its line and nothing
-        is imported. A credential whose service and user are already stored, or repeated in the
-        file, is reported and skipped. One transaction, one index commit. The file must be UTF-8
-        (a byte-order mark is fine) unless --encoding names another: a byte that is not valid is
-        refused with its line and column, never replaced. Delete the export afterwards: it holds
-        every password in plain text.
+        Reads the export of Bitwarden (CSV or unencrypted JSON), 1Password (CSV or 1PUX), KeePassXC
+        (CSV) or KeePass 2 (XML), Chrome/Chromium/Edge, Firefox or Safari/Apple Passwords (CSV), a
+        pass store directory (each file decrypted with gpg), or Coffer's own JSON export; the
+        format is recognised unless --format names it. Names, folders (as tags), every URL, notes,
+        custom fields (hidden ones hidden), one-time codes, password history, favourites (the tag
+        'favorite'), secure notes, cards and identities are kept; the report printed after every
+        import says where each column went, and what was dropped and how often. An item equal in
+        every member to one already stored (or earlier in the file) is skipped; items that only
+        share service and user are both kept and named. All or nothing, in one transaction: what
+        cannot be read names its line or item and nothing is imported (exit 65). --dry-run prints
+        the same report and writes nothing. The file must be UTF-8 unless --encoding names another.
+        Delete the export afterwards: it holds every password in plain text.
         """
-    static let examples = ["coffer import ~/Downloads/Chrome\\ Passwords.csv", "coffer import bitwarden.json --dry-run"]
+    static let examples = [
+        "coffer import ~/Downloads/bitwarden_export.json", "coffer import 1PasswordExport.1pux --dry-run",
+        "coffer import ~/.password-store", "coffer import passwords.csv --format chrome --encoding windows-1252",
+    ]
     static let options: [OptionSpec] = [
-        .value("format", "the exporter (default: auto)"),
-        .flag("dry-run", "parse and report, write nothing"),
+        .value("format", "the exporter: " + ImportFormat.allCases.map(\.rawValue).joined(separator: ", ") + " (default: recognise it)"),
+        .flag("dry-run", "read and report, write nothing"),
         .value("encoding", "the file's encoding when it is not UTF-8: latin1, windows-1252 or utf-16 (converted exactly)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let file = try context.positionals(1...1, names: "FILE")[0]
+        let path = try context.positionals(1...1, names: "FILE")[0]
         let requested = context.arguments.value("format").flatMap { $0 == "auto" ? nil : $0 }
         let format = try requested.map { name in
             guard let format = ImportFormat(rawValue: name) else {
-                throw UsageError("unknown --format '\(name)'; use \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")) or auto")
+                throw UsageError("unknown --format '\(name.prefix(20))'; use \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return format
         }
@@ -35,44 +42,30 @@ struct ImportCommand: Command {
         guard let encoding = TextEncoding(rawValue: encodingName == "utf8" ? "utf-8" : encodingName) else {
             throw UsageError("unknown --encoding '\(encodingName.prefix(20))'; use \(TextEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let bytes = try FileSystem.standard.readUserFile(file, limit: 256 << 20)
-        let (detected, credentials): (ImportFormat, [ImportedCredential])
-        do {
-            // Decoded exactly or refused: a byte of a password is never replaced (SPEC.md §11).
-            (detected, credentials) = try CredentialImporter.parse(encoding.decode(bytes), format: format)
-        } catch {
-            throw CLIError("\(file): \(error)", hint: "nothing was imported", code: .dataError)
+        let source: ImportSource
+        if let directory = try? FileSystem.standard.openDirectory(atPath: path, check: .anyOwner) {
+            source = .directory(directory)
+        } else {
+            source = .file(bytes: try FileSystem.standard.readUserFile(path, limit: ItemImporter.maximumFileLength), encoding: encoding)
         }
         let vault = try context.unlockedVault()
-        var seen = Set<String>()
-        for ranked in try vault.identityStore.credentialIdentities(for: []) {
-            seen.insert(key(ranked.identity.serviceIdentifier, ranked.identity.user))
+        var (items, report): ([ImportedItem], ImportReport)
+        do {
+            (items, report) = try ItemImporter.read(source, format: format, environment: context.io.environment)
+        } catch {
+            throw CLIError("\(path): \(error)", hint: "nothing was imported", code: .dataError)
         }
-        var drafts: [RecordDraft] = []
-        var duplicates = 0
-        for credential in credentials {
-            let draftKey = key(credential.draft.serviceIdentifiers[0], credential.draft.user)
-            guard seen.insert(draftKey).inserted else {
-                duplicates += 1
-                context.note("line \(credential.line): \(credential.draft.serviceIdentifiers[0]) \(credential.draft.user): already stored, skipped")
-                continue
-            }
-            drafts.append(credential.draft)
-        }
+        items = ImportedItem.removingDuplicates(items, existing: try vault.allRecords(), report: &report)
+        for line in report.lines(items: items) { context.note(line) }
         if context.arguments.has("dry-run") {
-            context.note("\(detected.rawValue) export: would import \(drafts.count), skip \(duplicates) duplicate\(duplicates == 1 ? "" : "s") (dry run)")
+            context.note("dry run: would import \(items.count) item\(items.count == 1 ? "" : "s"); nothing was written")
             return .success
         }
         let progress = ProgressLine(io: context.io, label: "importing")
-        try vault.add(drafts) { done, total in progress.update(done, of: total) }
+        try vault.add(items.map(\.draft)) { done, total in progress.update(done, of: total) }
         progress.finish()
-        context.note("imported \(drafts.count) credential\(drafts.count == 1 ? "" : "s") from a \(detected.rawValue) export"
-            + (duplicates > 0 ? "; skipped \(duplicates) duplicate\(duplicates == 1 ? "" : "s")" : ""))
+        context.note("imported \(items.count) item\(items.count == 1 ? "" : "s")")
         return .success
-    }
-
-    static func key(_ service: CredentialServiceIdentifier, _ user: String) -> String {
-        service.identifier.lowercased() + "\u{0}" + user
     }
 }
 
@@ -106,7 +99,7 @@ struct ExportCommand: Command {
             var lines = ["name,url,username,password,note"]
             for record in records {
                 let service = record.serviceIdentifiers.first?.identifier ?? ""
-                lines.append([service, service, record.user, record.password, record.notes].map(CSV.quote).joined(separator: ","))
+                lines.append([record.title, service, record.user, record.password, record.notes].map(CSV.quote).joined(separator: ","))
             }
             context.print(lines.joined(separator: "\n"))
         }

@@ -1,0 +1,27 @@
+import CSodium
+
+/// RFC 4648 base64 through libsodium (`sodium_base642bin`, constant time): KeePass timestamps,
+/// and what other hosts need.
+public enum Base64 {
+    /// Decodes standard base64 with padding; `nil` for anything else.
+    public static func decode(_ text: String) -> [UInt8]? {
+        guard (try? Sodium.ready()) != nil else { return nil }
+        let input = Array(text.utf8)
+        var output = [UInt8](repeating: 0, count: input.count * 3 / 4 + 3)
+        var length = 0
+        let status = input.withUnsafeBufferPointer { source in
+            source.withMemoryRebound(to: CChar.self) {
+                sodium_base642bin(&output, output.count, $0.baseAddress, $0.count, nil, &length, nil, sodium_base64_VARIANT_ORIGINAL)
+            }
+        }
+        guard status == 0 else { return nil }
+        return Array(output.prefix(length))
+    }
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        guard (try? Sodium.ready()) != nil else { return "" }
+        var output = [CChar](repeating: 0, count: sodium_base64_encoded_len(bytes.count, sodium_base64_VARIANT_ORIGINAL))
+        _ = sodium_bin2base64(&output, output.count, bytes, bytes.count, sodium_base64_VARIANT_ORIGINAL)
+        return String(decoding: output.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

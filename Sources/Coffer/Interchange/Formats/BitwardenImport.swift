@@ -1,0 +1,190 @@
+import FoundationEssentials
+
+/// Bitwarden's exports: the CSV (logins and secure notes) and the unencrypted JSON (every item
+/// type). Folders become tags, favourites the tag `favorite`, hidden custom fields hidden fields.
+/// Shaped by Bitwarden's export format (bitwarden.com/help/condition-bitwarden-import) and its
+/// clients' `BitwardenCsvImporter`/`BitwardenJsonImporter`.
+enum BitwardenImport {
+    static let csvColumns = [
+        "folder", "favorite", "type", "name", "notes", "fields", "reprompt", "login_uri", "login_username", "login_password", "login_totp",
+    ]
+
+    static func readCSV(_ table: CSVTable) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
+        var report = ImportReport(format: .bitwarden)
+        var items: [ImportedItem] = []
+        for (line, value, extra) in table.records(known: csvColumns, report: &report) {
+            let origin = "line \(line)"
+            var draft = RecordDraft(serviceIdentifiers: [], user: "", password: "")
+            draft.kind = value("type").lowercased() == "note" ? .note : .login
+            draft.name = value("name")
+            report.kept("name", as: "name", value: draft.name)
+            draft.notes = value("notes")
+            report.kept("notes", as: "notes", value: draft.notes)
+            ImportValues.appending(value("folder"), to: &draft.tags)
+            report.kept("folder", as: "tag", value: value("folder"))
+            if ImportValues.isTrue(value("favorite")) {
+                draft.tags.append("favorite")
+                report.kept("favorite", as: "tag 'favorite'", value: "1")
+            }
+            draft.fields = parseFieldLines(value("fields"))
+            report.kept("fields", as: "fields", value: value("fields"))
+            if ImportValues.isTrue(value("reprompt")) { report.dropped("reprompt", because: "Coffer asks for the master password for every item") }
+            draft.serviceIdentifiers = ImportValues.services([value("login_uri")])
+            report.kept("login_uri", as: "service identifiers", value: value("login_uri"))
+            draft.user = value("login_username")
+            report.kept("login_username", as: "user", value: draft.user)
+            draft.password = value("login_password")
+            report.kept("login_password", as: "password", value: draft.password)
+            draft.otp = try ImportValues.otp(value("login_totp"), account: draft.user, at: origin)
+            report.kept("login_totp", as: "one-time code", value: value("login_totp"))
+            draft.fields += extra
+            items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin)))
+        }
+        return (items, report)
+    }
+
+    /// The CSV's `fields` column: one `name: value` per line.
+    static func parseFieldLines(_ text: String) -> [RecordField] {
+        text.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+            guard let colon = line.firstIndex(of: ":") else { return RecordField(name: String(line), value: "") }
+            return RecordField(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]).trimmingSpaces())
+        }
+    }
+
+    // MARK: JSON
+
+    /// The members of each JSON item this importer maps; anything else is reported as dropped.
+    static let itemMembers = [
+        "id", "organizationId", "folderId", "type", "reprompt", "name", "notes", "favorite", "fields", "login", "secureNote", "card",
+        "identity", "sshKey", "collectionIds", "passwordHistory", "revisionDate", "creationDate", "deletedDate",
+    ]
+
+    static func readJSON(_ text: String) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
+        guard let document = try? JSONValue.parse(text), let object = document.objectValue else {
+            throw .malformed(location: "the file", reason: "not a JSON object")
+        }
+        if object["encrypted"]?.boolValue == true {
+            throw .malformed(location: "the file", reason: "an encrypted Bitwarden export; export it as unencrypted JSON")
+        }
+        guard let items = object["items"]?.arrayValue else { throw .malformed(location: "the file", reason: "no \"items\" array") }
+        var report = ImportReport(format: .bitwardenJSON)
+        var folders: [String: String] = [:]
+        for folder in object["folders"]?.arrayValue ?? [] {
+            if let id = folder.objectValue?["id"]?.stringValue, let name = folder.objectValue?["name"]?.stringValue { folders[id] = name }
+        }
+        var imported: [ImportedItem] = []
+        imported.reserveCapacity(items.count)
+        for (index, element) in items.enumerated() {
+            guard let item = element.objectValue else { throw .malformed(location: "item \(index + 1)", reason: "not an object") }
+            let origin = "item \(index + 1)" + (item["name"]?.stringValue.map { " '\($0.prefix(40))'" } ?? "")
+            imported.append(ImportedItem(origin: origin, draft: try ImportValues.checked(try draft(item, folders: folders, origin: origin, report: &report), at: origin)))
+        }
+        return (imported, report)
+    }
+
+    private static func draft(_ item: JSONObject, folders: [String: String], origin: String, report: inout ImportReport) throws(ImportError) -> RecordDraft {
+        var draft = RecordDraft(serviceIdentifiers: [], user: "", password: "")
+        draft.name = item["name"]?.stringValue ?? ""
+        report.kept("name", as: "name", value: draft.name)
+        draft.notes = item["notes"]?.stringValue ?? ""
+        report.kept("notes", as: "notes", value: draft.notes)
+        if let folder = item["folderId"]?.stringValue {
+            guard let name = folders[folder] else { throw .malformed(location: origin, reason: "folderId names no folder of the export") }
+            ImportValues.appending(name, to: &draft.tags)
+            report.kept("folderId", as: "tag (the folder's name)", value: name)
+        }
+        if item["favorite"]?.boolValue == true {
+            draft.tags.append("favorite")
+            report.kept("favorite", as: "tag 'favorite'", value: "1")
+        }
+        for field in item["fields"]?.arrayValue ?? [] {
+            guard let field = field.objectValue else { continue }
+            let name = field["name"]?.stringValue ?? ""
+            switch field["type"]?.int64Value ?? 0 {
+            case 3:  // linked: names another member of the item, holds no value of its own
+                report.dropped("fields (linked)", because: "a link to the item's own \(name.isEmpty ? "member" : name), no value of its own")
+            case let type:
+                draft.fields.append(RecordField(name: name, value: field["value"]?.stringValue ?? "", hidden: type == 1))
+                report.kept("fields", as: type == 1 ? "hidden fields" : "fields", value: "1")
+            }
+        }
+        for entry in item["passwordHistory"]?.arrayValue ?? [] {
+            guard let entry = entry.objectValue, let password = entry["password"]?.stringValue else { continue }
+            let date = entry["lastUsedDate"]?.stringValue.flatMap(ISO8601.parse) ?? Date(timeIntervalSince1970: 0)
+            draft.passwordHistory.append(PasswordHistoryEntry(password: password, replaced: RecordCoding.wholeSeconds(date)))
+            report.kept("passwordHistory", as: "password history", value: password)
+        }
+        draft.passwordHistory.sort { $0.replaced > $1.replaced }
+        draft.passwordHistory = Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory))
+        switch item["type"]?.int64Value {
+        case 1?:
+            draft.kind = .login
+            let login = item["login"]?.objectValue ?? [:]
+            let uris = (login["uris"]?.arrayValue ?? []).compactMap { $0.objectValue?["uri"]?.stringValue }
+            draft.serviceIdentifiers = ImportValues.services(uris)
+            for uri in uris { report.kept("login.uris", as: "service identifiers", value: uri) }
+            for uri in login["uris"]?.arrayValue ?? [] where uri.objectValue?["match"].map({ $0 != .null }) == true {
+                report.dropped("login.uris.match", because: "Coffer's match mode is per item (--match)")
+            }
+            draft.user = login["username"]?.stringValue ?? ""
+            report.kept("login.username", as: "user", value: draft.user)
+            draft.password = login["password"]?.stringValue ?? ""
+            report.kept("login.password", as: "password", value: draft.password)
+            let totp = login["totp"]?.stringValue ?? ""
+            draft.otp = try ImportValues.otp(totp, account: draft.user, at: origin)
+            report.kept("login.totp", as: "one-time code", value: totp)
+            for _ in login["fido2Credentials"]?.arrayValue ?? [] {
+                report.dropped("login.fido2Credentials", because: "passkeys are not stored by Coffer")
+            }
+        case 2?:
+            draft.kind = .note
+        case 3?:
+            draft.kind = .card
+            draft.fields = members(item["card"], ["cardholderName", "brand", "number", "expMonth", "expYear", "code"],
+                                   hidden: ["number", "code"], prefix: "card", report: &report) + draft.fields
+        case 4?:
+            draft.kind = .identity
+            draft.fields = members(item["identity"], [
+                "title", "firstName", "middleName", "lastName", "address1", "address2", "address3", "city", "state", "postalCode",
+                "country", "company", "email", "phone", "ssn", "username", "passportNumber", "licenseNumber",
+            ], hidden: ["ssn", "passportNumber", "licenseNumber"], prefix: "identity", report: &report) + draft.fields
+        case 5?:
+            draft.kind = .sshKey
+            draft.fields = members(item["sshKey"], ["privateKey", "publicKey", "keyFingerprint"], hidden: ["privateKey"],
+                                   prefix: "sshKey", report: &report) + draft.fields
+        default:
+            throw .malformed(location: origin, reason: "unknown item type \(item["type"].map { "\($0)" } ?? "(none)")")
+        }
+        for (name, value) in item where !itemMembers.contains(name) && value != .null {
+            report.dropped(name, because: "not a member Coffer knows")
+        }
+        draft.created = item["creationDate"]?.stringValue.flatMap(ISO8601.parse)
+        report.kept("creationDate", as: "created", value: draft.created == nil ? "" : "1")
+        draft.modified = item["revisionDate"]?.stringValue.flatMap(ISO8601.parse)
+        report.kept("revisionDate", as: "modified", value: draft.modified == nil ? "" : "1")
+        if item["reprompt"]?.int64Value == 1 { report.dropped("reprompt", because: "Coffer asks for the master password for every item") }
+        return draft
+    }
+
+    /// The string members of a card, identity or SSH key as fields, in the given order.
+    private static func members(
+        _ value: JSONValue?, _ names: [String], hidden: [String], prefix: String, report: inout ImportReport
+    ) -> [RecordField] {
+        guard let object = value?.objectValue else { return [] }
+        var fields: [RecordField] = []
+        for name in names {
+            guard let text = object[name]?.stringValue, !text.isEmpty else { continue }
+            fields.append(RecordField(name: name, value: text, hidden: hidden.contains(name)))
+            report.kept("\(prefix).\(name)", as: hidden.contains(name) ? "hidden field '\(name)'" : "field '\(name)'", value: text)
+        }
+        return fields
+    }
+}
+
+/// ISO 8601 timestamps as exports write them ("2024-01-02T03:04:05.678Z").
+enum ISO8601 {
+    static func parse(_ text: String) -> Date? {
+        let whole = text.split(separator: ".").first.map { String($0) + (text.hasSuffix("Z") && !$0.hasSuffix("Z") ? "Z" : "") } ?? text
+        return UTCTimestamp.parse(whole)
+    }
+}

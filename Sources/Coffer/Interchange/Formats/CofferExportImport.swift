@@ -1,0 +1,28 @@
+/// Coffer's own `export --format json`: an array of record documents (SPEC.md §5.2) with every
+/// member present. Read back exactly, so export → import round-trips every member; the id, dates
+/// and revision are the new vault's.
+enum CofferExportImport {
+    static func read(_ text: String) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
+        guard let document = try? JSONValue.parse(text), let elements = document.arrayValue else {
+            throw .malformed(location: "the file", reason: "not a JSON array of records")
+        }
+        var report = ImportReport(format: .coffer)
+        var items: [ImportedItem] = []
+        for (index, element) in elements.enumerated() {
+            let origin = "record \(index + 1)"
+            guard case .object(let members) = element else { throw .malformed(location: origin, reason: "not an object") }
+            // The export writes `otp: null` for none; the record document omits it.
+            let document = JSONValue.object(members.filter(names: { $0 != "otp" || members["otp"] != .null }))
+            let record: Record
+            do { record = try RecordCoding.decode(document.canonicalBytes) } catch { throw .malformed(location: origin, reason: "\(error)") }
+            for name in ["name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory", "serviceIdentifiers", "match",
+                         "created", "modified"] {
+                if let value = members[name], value != .null { report.kept(name, as: name, value: "x") }
+            }
+            // The id and revision are the new vault's; every member, the dates included, is kept.
+            report.dropped("id, revision", because: "the new vault's own")
+            items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(RecordDraft(record), at: origin)))
+        }
+        return (items, report)
+    }
+}

@@ -1,0 +1,242 @@
+import Coffer
+@testable import CofferCLI
+import Foundation
+import XCTest
+
+/// What a migrant does on day one (issue 19's "done when"): each real export — Bitwarden CSV and
+/// JSON, a 1Password 1PUX made by a zip writer, KeePass 2 XML written by keepassxc-cli, a pass
+/// store encrypted by gpg — with a login that has a one-time code, a folder, a hidden custom field
+/// and a name, a secure note and a card, imports with nothing reported dropped; the code equals
+/// oathtool's; the note is a note without a service.
+final class ImportEndToEndTests: XCTestCase {
+    let secret = "JBSWY3DPEHPK3PXP"
+    var otp: String { "otpauth://totp/GitLab:me?secret=\(secret)&issuer=GitLab" }
+
+    func harness() -> CLIHarness {
+        let cli = CLIHarness()
+        cli.initVault()
+        return cli
+    }
+
+    func unlocked(_ arguments: [String], _ cli: CLIHarness) -> RunResult {
+        cli.run(arguments + ["--password-stdin"], stdin: CLIHarness.master + "\n")
+    }
+
+    /// Imports `path`, then checks the migrant's three items and that nothing was dropped.
+    func assertMigrated(
+        _ path: String, _ cli: CLIHarness, format: String, card: Bool = true, loginName: String = "GitLab", file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let imported = unlocked(["import", path], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr, file: file, line: line)
+        XCTAssertTrue(imported.stderr.contains(format), imported.stderr, file: file, line: line)
+        XCTAssertFalse(imported.stderr.contains("dropped"), "nothing of value is dropped:\n\(imported.stderr)", file: file, line: line)
+        let login = try JSONSerialization.jsonObject(with: Data(unlocked(["show", loginName, "--json"], cli).stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(login["kind"] as? String, "login", file: file, line: line)
+        XCTAssertEqual(login["name"] as? String, loginName, file: file, line: line)
+        XCTAssertEqual(login["user"] as? String, "me", file: file, line: line)
+        XCTAssertTrue((login["tags"] as? [String])?.contains("Work") == true, "the folder: \(login["tags"] ?? "")", file: file, line: line)
+        let fields = login["fields"] as? [[String: Any]] ?? []
+        XCTAssertTrue(fields.contains { $0["name"] as? String == "recovery" && $0["value"] as? String == "R3C0" && ($0["hidden"] as? Bool == true || format.contains("pass") || format.contains("CSV")) },
+                      "the custom field: \(fields)", file: file, line: line)
+        XCTAssertNotNil(login["otp"] as? String, file: file, line: line)
+        let code = unlocked(["otp", loginName, "--json"], cli).stdout
+        let object = try JSONSerialization.jsonObject(with: Data(code.utf8)) as! [String: Any]
+        let expected = try tool("/usr/bin/oathtool", ["--totp", "--base32", "-"], stdin: secret + "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(object["code"] as? String == expected || (object["remaining"] as? Int ?? 0) >= 29, "\(code) vs \(expected)", file: file, line: line)
+        let note = try JSONSerialization.jsonObject(with: Data(unlocked(["show", "my note", "--json"], cli).stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(note["kind"] as? String, "note", file: file, line: line)
+        XCTAssertEqual((note["serviceIdentifiers"] as? [Any])?.count, 0, "a note has no service", file: file, line: line)
+        if card {
+            let visa = try JSONSerialization.jsonObject(with: Data(unlocked(["show", "Visa", "--json"], cli).stdout.utf8)) as! [String: Any]
+            XCTAssertEqual(visa["kind"] as? String, "card", file: file, line: line)
+            XCTAssertTrue((visa["fields"] as? [[String: Any]])?.contains { $0["value"] as? String == "4111111111111111" && $0["hidden"] as? Bool == true } == true,
+                          file: file, line: line)
+        }
+        XCTAssertEqual(unlocked(["verify"], cli).code, 0, file: file, line: line)
+    }
+
+    func testBitwardenCSVAndJSON() throws {
+        let cli = harness()
+        let csv = cli.container + "/../bw.csv"
+        try """
+        folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp
+        Work,1,login,GitLab,,"recovery: R3C0",0,https://gitlab.com/users/sign_in,me,pw1,\(otp)
+        ,,note,my note,secret text,,0,,,,
+
+        """.write(toFile: csv, atomically: true, encoding: .utf8)
+        try assertMigrated(csv, cli, format: "Bitwarden CSV", card: false)  // Bitwarden's CSV holds logins and notes only
+
+        let other = harness()
+        let json = other.container + "/../bw.json"
+        try #"""
+        {"encrypted":false,"folders":[{"id":"f1","name":"Work"}],"items":[
+         {"id":"1","folderId":"f1","type":1,"reprompt":0,"name":"GitLab","notes":null,"favorite":false,"fields":[{"name":"recovery","value":"R3C0","type":1,"linkedId":null}],
+          "login":{"uris":[{"match":null,"uri":"https://gitlab.com/users/sign_in"}],"username":"me","password":"pw1","totp":"OTP","fido2Credentials":[]},
+          "passwordHistory":[{"lastUsedDate":"2024-01-02T03:04:05.678Z","password":"old"}],"collectionIds":null,"revisionDate":"2024-01-03T00:00:00.000Z","creationDate":"2024-01-01T00:00:00.000Z","deletedDate":null},
+         {"id":"2","folderId":null,"type":2,"reprompt":0,"name":"my note","notes":"secret text","favorite":false,"secureNote":{"type":0},"collectionIds":null,"revisionDate":"2024-01-03T00:00:00.000Z","creationDate":"2024-01-01T00:00:00.000Z","deletedDate":null},
+         {"id":"3","folderId":null,"type":3,"reprompt":0,"name":"Visa","notes":null,"favorite":false,"card":{"cardholderName":"Me","brand":"Visa","number":"4111111111111111","expMonth":"12","expYear":"2030","code":"123"},"collectionIds":null,"revisionDate":"2024-01-03T00:00:00.000Z","creationDate":"2024-01-01T00:00:00.000Z","deletedDate":null}]}
+        """#.replacing("OTP", with: otp).write(toFile: json, atomically: true, encoding: .utf8)
+        try assertMigrated(json, other, format: "Bitwarden JSON")
+        let again = unlocked(["import", json], other)
+        XCTAssertTrue(again.stderr.contains("skipped 3 duplicates"), again.stderr)
+    }
+
+    func testOnePassword1PUX() throws {
+        let cli = harness()
+        let archive = cli.container + "/../export.1pux"
+        try python("""
+        import json, sys, zipfile
+        otp = sys.argv[2]
+        item = lambda uuid, cat, title, details, overview={}: {"uuid": uuid, "favIndex": 0, "createdAt": 1700000000, "updatedAt": 1700000100, "state": "active", "categoryUuid": cat, "details": details, "overview": dict({"title": title, "tags": []}, **overview)}
+        items = [
+          item("1", "001", "GitLab", {"loginFields": [{"value": "me", "designation": "username", "fieldType": "T"}, {"value": "pw1", "designation": "password", "fieldType": "P"}], "notesPlain": "",
+               "sections": [{"title": "", "fields": [{"title": "one-time password", "value": {"totp": otp}}, {"title": "recovery", "value": {"concealed": "R3C0"}}]}], "passwordHistory": [{"value": "old", "time": 1690000000}]},
+               {"urls": [{"label": "", "url": "https://gitlab.com/users/sign_in"}], "url": "https://gitlab.com/users/sign_in"}),
+          item("2", "003", "my note", {"notesPlain": "secret text", "sections": []}),
+          item("3", "002", "Visa", {"sections": [{"title": "", "fields": [{"title": "number", "value": {"creditCardNumber": "4111111111111111"}}, {"title": "expiry", "value": {"monthYear": 203012}}]}]}),
+        ]
+        data = {"accounts": [{"attrs": {"name": "Me"}, "vaults": [{"attrs": {"name": "Work"}, "items": items}]}]}
+        with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("export.attributes", json.dumps({"version": 3}))
+            z.writestr("export.data", json.dumps(data))
+        """, [archive, otp])
+        try assertMigrated(archive, cli, format: "1Password 1PUX")
+    }
+
+    func testKeePass2XMLWrittenByKeePassXC() throws {
+        let cli = harness()
+        let base = cli.container + "/.."
+        let fixture = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <KeePassFile><Meta><Generator>test</Generator></Meta><Root><Group><UUID>AAAAAAAAAAAAAAAAAAAAAQ==</UUID><Name>Passwords</Name>
+         <Group><UUID>AAAAAAAAAAAAAAAAAAAAAg==</UUID><Name>Work</Name>
+          <Entry><UUID>AAAAAAAAAAAAAAAAAAAAAw==</UUID>
+           <String><Key>Title</Key><Value>GitLab</Value></String><String><Key>UserName</Key><Value>me</Value></String>
+           <String><Key>Password</Key><Value ProtectInMemory="True">pw1</Value></String><String><Key>URL</Key><Value>https://gitlab.com/users/sign_in</Value></String>
+           <String><Key>recovery</Key><Value ProtectInMemory="True">R3C0</Value></String><String><Key>otp</Key><Value ProtectInMemory="True">\(otp.replacing("&", with: "&amp;"))</Value></String>
+          </Entry></Group>
+         <Entry><UUID>AAAAAAAAAAAAAAAAAAAABA==</UUID><String><Key>Title</Key><Value>my note</Value></String><String><Key>Notes</Key><Value>secret text</Value></String></Entry>
+         <Entry><UUID>AAAAAAAAAAAAAAAAAAAABQ==</UUID><String><Key>Title</Key><Value>Visa</Value></String><String><Key>number</Key><Value ProtectInMemory="True">4111111111111111</Value></String></Entry>
+        </Group></Root></KeePassFile>
+        """
+        try fixture.write(toFile: base + "/fixture.xml", atomically: true, encoding: .utf8)
+        // Through KeePassXC itself: its XML import into a database, then its XML export.
+        XCTAssertEqual(try tool("/usr/bin/keepassxc-cli", ["import", "--set-password", base + "/fixture.xml", base + "/db.kdbx"], stdin: "dbpw\ndbpw\n", check: false).isEmpty, false)
+        let xml = try tool("/usr/bin/keepassxc-cli", ["export", "--format", "xml", base + "/db.kdbx"], stdin: "dbpw\n")
+        XCTAssertTrue(xml.contains("<KeePassFile>"), String(xml.prefix(200)))
+        try xml.write(toFile: base + "/export.xml", atomically: true, encoding: .utf8)
+        try assertMigrated(base + "/export.xml", cli, format: "KeePass 2 XML", card: false)
+        XCTAssertTrue(unlocked(["show", "Visa", "--json"], cli).stdout.contains("\"hidden\":true"), "a protected string is a hidden field")
+    }
+
+    func testPassStoreThroughGPG() throws {
+        let cli = harness()
+        let base = cli.container + "/.."
+        let gnupg = base + "/gnupg"
+        try FileManager.default.createDirectory(atPath: gnupg, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        cli.environment["GNUPGHOME"] = gnupg
+        cli.environment["PATH"] = "/usr/bin:/bin"
+        defer { _ = try? tool("/usr/bin/gpgconf", ["--kill", "gpg-agent"], stdin: "", environment: ["GNUPGHOME": gnupg]) }
+        let gpgEnvironment = ["GNUPGHOME": gnupg]
+        _ = try tool("/usr/bin/gpg", ["--batch", "--passphrase", "", "--quick-gen-key", "Coffer Test <test@coffer.invalid>", "default", "default", "never"],
+                     stdin: "", environment: gpgEnvironment)
+        let store = base + "/password-store"
+        func insert(_ path: String, _ text: String) throws {
+            let file = store + "/" + path + ".gpg"
+            try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            _ = try tool("/usr/bin/gpg", ["--batch", "--yes", "-r", "test@coffer.invalid", "-e", "-o", file], stdin: text, environment: gpgEnvironment)
+        }
+        try insert("Work/GitLab", "pw1\nuser: me\nurl: https://gitlab.com/users/sign_in\nrecovery: R3C0\n\(otp)\n")
+        try insert("my note", "\nsecret text\n")
+        try insert("Work/github.com/alice", "pw2\n")
+        try assertMigrated(store, cli, format: "pass store", card: false, loginName: "Work/GitLab")  // pass names an entry by its path
+        let site = try JSONSerialization.jsonObject(with: Data(unlocked(["show", "Work/github.com/alice", "--json"], cli).stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(site["user"] as? String, "alice", "the file name under a host directory is the user")
+        XCTAssertEqual((site["serviceIdentifiers"] as? [[String: Any]])?.first?["identifier"] as? String, "github.com")
+
+        // A link out of the store, or a file gpg cannot decrypt, stops the import: nothing lands.
+        let hostile = harness()
+        hostile.environment["GNUPGHOME"] = gnupg
+        hostile.environment["PATH"] = "/usr/bin:/bin"
+        try FileManager.default.createSymbolicLink(atPath: store + "/escape.gpg", withDestinationPath: "/etc/passwd")
+        let linked = unlocked(["import", store], hostile)
+        XCTAssertEqual(linked.code, 65)
+        XCTAssertTrue(linked.stderr.contains("escape.gpg") && linked.stderr.contains("symbolic link"), linked.stderr)
+        try FileManager.default.removeItem(atPath: store + "/escape.gpg")
+        try Data("not encrypted".utf8).write(to: URL(fileURLWithPath: store + "/broken.gpg"))
+        let broken = unlocked(["import", store], hostile)
+        XCTAssertEqual(broken.code, 65)
+        XCTAssertTrue(broken.stderr.contains("broken.gpg") && broken.stderr.contains("gpg could not decrypt"), broken.stderr)
+        XCTAssertEqual(unlocked(["list", "--json"], hostile).stdout, "[]\n", "nothing half-imported")
+    }
+
+    func testHostile1PUXArchivesAreRefused() throws {
+        let cli = harness()
+        let base = cli.container + "/.."
+        try python("""
+        import sys, zipfile
+        with zipfile.ZipFile(sys.argv[1] + "/bomb.1pux", "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("export.data", b"{" + b" " * (70 << 20) + b"}")
+        with zipfile.ZipFile(sys.argv[1] + "/climb.1pux", "w") as z:
+            z.writestr("../../etc/cron.d/evil", "x")
+            z.writestr("export.data", '{"accounts": []}')
+        """, [base])
+        let bomb = unlocked(["import", base + "/bomb.1pux"], cli)
+        XCTAssertEqual(bomb.code, 65)
+        XCTAssertTrue(bomb.stderr.contains("inflate"), bomb.stderr)
+        let climb = unlocked(["import", base + "/climb.1pux"], cli)
+        XCTAssertEqual(climb.code, 65)
+        XCTAssertTrue(climb.stderr.contains("leaves the archive"), climb.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/etc/cron.d/evil"))
+    }
+
+    /// `export --format json` → `import` keeps every member of every item exactly.
+    func testExportThenImportRoundTripsEveryMember() throws {
+        let cli = harness()
+        XCTAssertEqual(cli.run(["add", "gitlab.com", "me", "--name", "GitLab", "--tag", "Work", "--tag", "favorite", "--otp", "--match", "site",
+                                "--notes", "multi\nline", "--password-stdin"], stdin: "\(CLIHarness.master)\npw1\n\(otp)\n").code, 0)
+        XCTAssertEqual(cli.run(["edit", "GitLab", "--new-password", "--add-service", "https://gitlab.example/login", "--password-stdin"],
+                               stdin: "\(CLIHarness.master)\npw2\n").code, 0)
+        XCTAssertEqual(unlocked(["add", "--name", "my note", "--kind", "note", "--notes", "secret text"], cli).code, 0)
+        // Custom fields (one hidden) through the library, which the CLI does not edit yet.
+        let vault = try Vault.open(GroupContainer(path: cli.container), configuration: VaultConfiguration(
+            kdfPolicy: .relaxedForTesting, stateDirectory: cli.environment["XDG_STATE_HOME"]! + "/coffer"))
+        try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+        let id = try XCTUnwrap(vault.identityStore.items(named: "GitLab").first?.recordID)
+        try vault.updateRecord(withID: id) { $0.fields = [RecordField(name: "recovery", value: "R3C0", hidden: true), RecordField(name: "team", value: "core")] }
+        let original = try vault.allRecords()
+
+        let export = unlocked(["export", "--format", "json", "--plaintext"], cli)
+        XCTAssertEqual(export.code, 0, export.stderr)
+        let other = harness()
+        let file = other.container + "/../export.json"
+        try export.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = unlocked(["import", file], other)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        let copy = try Vault.open(GroupContainer(path: other.container), configuration: VaultConfiguration(
+            kdfPolicy: .relaxedForTesting, stateDirectory: other.environment["XDG_STATE_HOME"]! + "/coffer"))
+        try copy.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+        let copied = try copy.allRecords()
+        XCTAssertEqual(copied.count, original.count)
+        for record in original {
+            let twin = try XCTUnwrap(copied.first { $0.name == record.name })
+            XCTAssertEqual(RecordDraft(twin), RecordDraft(record), "every member of '\(record.name)'")
+            XCTAssertEqual(twin.created, record.created)
+            XCTAssertEqual(twin.modified, record.modified)
+            XCTAssertEqual(twin.passwordHistory, record.passwordHistory)
+        }
+    }
+
+    // MARK: Tools
+
+    private func python(_ script: String, _ arguments: [String]) throws {
+        _ = try tool("/usr/bin/python3", ["-c", script] + arguments, stdin: "")
+    }
+
+    @discardableResult
+    private func tool(_ path: String, _ arguments: [String], stdin: String, environment: [String: String]? = nil, check: Bool = true) throws -> String {
+        let result = try runTool(path, arguments, stdin: stdin, environment: environment)
+        if check { XCTAssertEqual(result.code, 0, "\(path) \(arguments.prefix(3)): \(result.stderr)") }
+        return result.stdout + (check ? "" : result.stderr)
+    }
+}
