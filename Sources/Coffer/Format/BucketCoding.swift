@@ -10,7 +10,7 @@ extension IndexShardCoding {
     public static func encode(_ entries: [BucketEntry]) -> [UInt8] {
         var bytes: [UInt8] = [identityKind]
         bytes.append(littleEndian: UInt32(entries.count))
-        for entry in entries.sorted(by: BucketEntry.canonicalOrder) {
+        for entry in BucketEntry.canonicallyOrdered(entries) {
             bytes += entry.recordID.bytes
             switch entry {
             case .identity(let identity):

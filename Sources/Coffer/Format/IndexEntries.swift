@@ -127,6 +127,19 @@ public enum BucketEntry: Equatable, Sendable {
         return identity.kind == .password && identity.serviceIdentifier == service && identity.user == user
     }
 
+    /// `entries` in canonical order. Sorted as (record id, type, position) keys, comparing the
+    /// strings only between entries of one record and type: an import's buckets of ~100 entries
+    /// each spent a tenth of its time copying entries for the comparator.
+    static func canonicallyOrdered(_ entries: [BucketEntry]) -> [BucketEntry] {
+        let keys = entries.map { (words: $0.recordID.words, type: $0.typeByte) }
+        let order = entries.indices.sorted { a, b in
+            if keys[a].words != keys[b].words { return keys[a].words < keys[b].words }
+            if keys[a].type != keys[b].type { return keys[a].type < keys[b].type }
+            return canonicalOrder(entries[a], entries[b])
+        }
+        return order.map { entries[$0] }
+    }
+
     static func canonicalOrder(_ a: BucketEntry, _ b: BucketEntry) -> Bool {
         if a.recordID != b.recordID { return a.recordID < b.recordID }
         if a.typeByte != b.typeByte { return a.typeByte < b.typeByte }

@@ -11,6 +11,8 @@ public struct IndexJournal: Equatable, Sendable {
         public var newHash: String?
         public var revision: UInt64
         /// The record's index entries after the transaction: its identities and item entry.
+        /// Not written for an add (no `oldHash`): recovery removes an unfinished add, never
+        /// applies it (SPEC.md §6.5), and an import's journal is half its entries otherwise.
         public var entries: [BucketEntry]
     }
 
@@ -22,18 +24,20 @@ public struct IndexJournal: Equatable, Sendable {
         JSONValue.object([
             "generation": .integer(generation),
             "changes": .array(changes.map { change in
-                .object([
+                var members: JSONObject = [
                     "recordID": .string(change.recordID.hex),
                     "oldHash": change.oldHash.map(JSONValue.string) ?? .null,
                     "newHash": change.newHash.map(JSONValue.string) ?? .null,
                     "revision": .integer(change.revision),
-                    "identities": .array(change.entries.compactMap { entry in
-                        if case .identity(let identity) = entry { identity.journalJSON } else { nil }
-                    }),
-                    "item": change.entries.lazy.compactMap { entry in
-                        if case .item(let item) = entry { item.journalJSON } else { nil }
-                    }.first ?? .null,
-                ])
+                ]
+                guard change.oldHash != nil else { return .object(members) }
+                members["identities"] = .array(change.entries.compactMap { entry in
+                    if case .identity(let identity) = entry { identity.journalJSON } else { nil }
+                })
+                members["item"] = change.entries.lazy.compactMap { entry in
+                    if case .item(let item) = entry { item.journalJSON } else { nil }
+                }.first ?? .null
+                return .object(members)
             }),
         ]).canonicalBytes
     }
@@ -54,7 +58,7 @@ public struct IndexJournal: Equatable, Sendable {
                   let recordID = members["recordID"]?.stringValue.flatMap({ try? RecordID(hex: $0) }),
                   let oldHash = optionalString(members["oldHash"]), let newHash = optionalString(members["newHash"]),
                   let revision = members["revision"]?.uint64Value,
-                  let identityValues = members["identities"]?.arrayValue
+                  let identityValues = members["identities"].map({ $0.arrayValue }) ?? []  // absent for an add
             else { throw .invalidDocument("journal") }
             var entries = identityValues.compactMap { IdentityEntry(journalJSON: $0, key: key) }.map(BucketEntry.identity)
             guard entries.count == identityValues.count else { throw .invalidDocument("journal") }

@@ -153,14 +153,14 @@ struct IndexEditor {
         }
     }
 
+    /// Adds one record's entries (its old ones are already removed, so only the new list itself
+    /// can repeat an entry: checking whole buckets made an import quadratic in bucket size).
     private mutating func addEntries(_ entries: [BucketEntry]) throws -> [UInt8] {
         var slots = Set<Int>()
-        for entry in entries {
+        for (position, entry) in entries.enumerated() where !entries[..<position].contains(where: { $0.isSameEntry(as: entry) }) {
             let slot = index.slot(for: entry, layout: manifest.layout)
             _ = try self.entries(inSlot: slot)  // loads the bucket into the cache
-            if !buckets[slot]!.contains(where: { $0.isSameEntry(as: entry) }) {
-                buckets[slot]!.append(entry)
-            }
+            buckets[slot]!.append(entry)
             dirtySlots.insert(slot)
             slots.insert(slot)
         }

@@ -16,6 +16,17 @@ public enum TextEncoding: String, CaseIterable, Sendable {
     /// tools would cut a password there).
     /// - Throws: `ImportError.malformed` naming the line and column of the first bad byte.
     public func decode(_ bytes: [UInt8]) throws(ImportError) -> String {
+        // Nearly every export is valid UTF-8 without NUL: checked in bulk (the standard
+        // library's validation, `memchr`), and only a file that fails is walked scalar by
+        // scalar to name the line and column (a 10,000-item export took 0.4 s that way).
+        if self == .utf8, !bytes.contains(0) {
+            let body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes[3...] : bytes[...]
+            if let text = String(validating: body, as: UTF8.self) { return text }
+        }
+        return try decodeNamingTheFirstBadByte(bytes)
+    }
+
+    private func decodeNamingTheFirstBadByte(_ bytes: [UInt8]) throws(ImportError) -> String {
         var scalars = String.UnicodeScalarView()
         var line = 1, column = 1
         func accept(_ scalar: Unicode.Scalar) throws(ImportError) {

@@ -83,15 +83,23 @@ public struct OneTimeCodeParameters: Equatable, Sendable {
         }
         guard let decodedLabel = PercentEncoding.decode(label) else { throw .invalidParameter(name: "label", reason: "bad percent-encoding") }
         var parameters: [(name: String, value: String)] = []
-        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let (name, value) = splitOnce(pair, "=")
-            guard let decoded = PercentEncoding.decode(value.replacingPlus) else {
+        var pairs: [Substring] = []
+        var remaining = query
+        while !remaining.isEmpty {
+            let (pair, after) = splitOnce(remaining, "&")
+            if !pair.isEmpty { pairs.append(pair) }
+            remaining = after
+        }
+        for pair in pairs {
+            let (rawName, value) = splitOnce(pair, "=")
+            let name = rawName.lowercased()
+            guard let decoded = PercentEncoding.decode(value.contains("+") ? value.replacingPlus : String(value)) else {
                 throw .invalidParameter(name: String(name.prefix(32)), reason: "bad percent-encoding")
             }
-            guard !parameters.contains(where: { $0.name == name.lowercased() }) else {
+            guard !parameters.contains(where: { $0.name == name }) else {
                 throw .invalidParameter(name: String(name.prefix(32)), reason: "given twice")
             }
-            parameters.append((name.lowercased(), decoded))
+            parameters.append((name, decoded))
         }
         func value(_ name: String) -> String? { parameters.first { $0.name == name }?.value }
         guard let secretText = value("secret"), !secretText.isEmpty else { throw .invalidParameter(name: "secret", reason: "missing") }
@@ -148,10 +156,12 @@ public struct OneTimeCodeParameters: Equatable, Sendable {
 }
 
 /// The text before and after the first `separator` (all of it and nothing when there is none).
-private func splitOnce<S: StringProtocol>(_ text: S, _ separator: Character) -> (Substring, Substring) {
+/// Searched as UTF-8 bytes: the separators are ASCII, and Character indexing (grapheme breaking)
+/// was most of an import's time parsing one-time-code URIs.
+private func splitOnce<S: StringProtocol>(_ text: S, _ separator: Unicode.Scalar) -> (Substring, Substring) {
     let whole = Substring(text)
-    guard let index = whole.firstIndex(of: separator) else { return (whole, "") }
-    return (whole[..<index], whole[whole.index(after: index)...])
+    guard let index = whole.utf8.firstIndex(of: UInt8(separator.value)) else { return (whole, "") }
+    return (whole[..<index], whole[whole.utf8.index(after: index)...])
 }
 
 extension StringProtocol {
@@ -160,8 +170,10 @@ extension StringProtocol {
 }
 
 extension String {
+    /// Without leading and trailing white space, line breaks included (a pasted secret's).
     var trimmingWhitespace: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
     }
 }
 

@@ -50,7 +50,7 @@ struct OTPCommand: Command {
         do {
             return try vault.oneTimeCode(forRecordWithID: id)
         } catch {
-            guard case .invalidInput(let reason) = error as? VaultError else { throw error }
+            guard case .invalidInput(let reason) = error else { throw error }
             throw CLIError(reason, hint: "'coffer edit \(operand.prefix(40)) --otp' sets it", code: .dataError)
         }
     }
