@@ -9,6 +9,7 @@ SPEC.md is complete. Usage:
 """
 import hashlib
 import json
+import unicodedata
 import os
 import struct
 import sys
@@ -140,6 +141,13 @@ def open_record(vault_id, vault_key, record_id_hex, data):
     doc = strict_json(unpad(padded))
     if not isinstance(doc, dict) or doc.get("id") != record_id_hex:
         raise Corrupt("id does not match file name")
+    for member in ("serviceIdentifiers", "user", "password", "created", "modified", "revision"):
+        if member not in doc:
+            raise Corrupt(f"missing {member}")  # §5.2: the required members
+    fields = doc.get("fields", [])
+    if isinstance(fields, dict):  # format 0.x: names equal after NFC are refused (§5.2)
+        if len({unicodedata.normalize("NFC", name) for name in fields}) != len(fields):
+            raise Corrupt("fields: two names canonically equivalent")
     return doc
 
 

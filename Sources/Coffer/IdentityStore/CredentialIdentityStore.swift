@@ -54,6 +54,37 @@ public final class CredentialIdentityStore: Sendable {
         return listing.rows.map(listing.rankedIdentity)
     }
 
+    /// The records whose id starts with `prefix` (lowercase hex, at least two digits): read from
+    /// the one ledger shard of their first byte (SPEC.md §6.4), never a scan of the vault.
+    public func recordIdentifiers(withPrefix prefix: String) throws(CredentialIdentityStoreError) -> [RecordID] {
+        try readable()
+        let digits = Array(prefix.utf8)
+        guard digits.count >= 2, digits.count <= 2 * identifierByteCount,
+              digits.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+              let first = Hex.decode(String(prefix.prefix(2)))?.first
+        else { return [] }
+        return try mapped {
+            try vault.readingIndex { index, manifest in
+                try index.ledger(inSlot: IndexManifest.identitySlots + Int(first), of: manifest).map(\.recordID).filter { $0.hex.hasPrefix(prefix) }
+            }
+        }
+    }
+
+    /// The item entry of record `id` (its kind, name, user and a service), found through its
+    /// ledger entry; `nil` for an unknown record or an index of layout 1.
+    public func item(for id: RecordID) throws(CredentialIdentityStoreError) -> ItemEntry? {
+        try readable()
+        return try mapped {
+            try vault.readingIndex { index, manifest -> ItemEntry? in
+                guard let ledger = try index.ledgerEntry(for: id, in: manifest) else { return nil }
+                for slot in ledger.identitySlots {
+                    for case .item(let item) in try index.entries(inSlot: Int(slot), of: manifest) where item.recordID == id { return item }
+                }
+                return nil
+            }
+        }
+    }
+
     /// The items whose name is `name`, compared case-insensitively (SPEC.md §6.3): reads one
     /// bucket, whatever the vault's size.
     public func items(named name: String) throws(CredentialIdentityStoreError) -> [ItemEntry] {

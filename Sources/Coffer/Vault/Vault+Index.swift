@@ -69,7 +69,18 @@ extension Vault {
         // crash left torn.
         let durableEach = changes.count == 1
         do {
-            for change in changes {
+            let inParallel = !durableEach && fileSystem.faults == nil && changes.allSatisfy(\.isAdd)
+            if inParallel {
+                // An import: new files only, created on every core (creating 10,000 inodes is
+                // most of its system time). Shard directories are made first, in order.
+                for change in changes { _ = try opened.shard(of: change.id, create: true) }
+                written = changes.map(\.id)  // on a failure, remove whatever did land
+                _ = try concurrentMap(changes.count) { index in
+                    let change = changes[index]
+                    try fileSystem.writeNewFile(change.sealed ?? [], to: change.id.hex, in: opened.shard(of: change.id), durable: false)
+                }
+            }
+            for change in changes where !inParallel {
                 if let sealed = change.sealed {
                     let shard = try opened.shard(of: change.id, create: true)
                     if change.isAdd {
