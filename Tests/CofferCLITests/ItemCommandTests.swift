@@ -22,8 +22,10 @@ final class ItemCommandTests: XCTestCase {
         let login = unlocked(["add", "gitlab.com", "me", "--name", "GitLab", "--tag", "Work", "--tag", "favorite", "--otp"], cli,
                              stdin: "hunter2\n\(uri)\n")
         XCTAssertEqual(login.code, 0, login.stderr)
-        let note = unlocked(["add", "--name", "Wi-Fi at home", "--kind", "note", "--notes", "passphrase: x"], cli)
+        let note = unlocked(["add", "--name", "Wi-Fi at home", "--kind", "note"], cli)
         XCTAssertEqual(note.code, 0, note.stderr)
+        let noteText = "\nname: Wi-Fi at home\nkind: note\nuser: \n\npassphrase: x\n"
+        XCTAssertEqual(unlocked(["edit", "Wi-Fi at home"], cli, stdin: noteText).code, 0, "notes come from the item's text on stdin, never argv")
         XCTAssertEqual(unlocked(["add", "--kind", "note"], cli).code, 64, "an item needs a service or a name")
 
         let list = unlocked(["list"], cli)
@@ -126,5 +128,69 @@ final class ItemCommandTests: XCTestCase {
         let result = try runTool(tool, arguments, stdin: stdin)
         XCTAssertEqual(result.code, 0, "\(tool) \(arguments): \(result.stderr)")
         return result.stdout
+    }
+}
+
+/// `coffer edit ENTRY` with no options: the item as text in `$EDITOR` on a tmpfs, or on stdin.
+final class EditAsTextTests: XCTestCase {
+    func testTheEditorChangesTheItemAndLeavesNothingBehind() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        XCTAssertEqual(cli.run(["add", "example.com", "alice", "--name", "Ex", "--password-stdin"], stdin: "\(CLIHarness.master)\nold pw\n").code, 0)
+        let runtime = cli.container + "/../runtime"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        cli.environment["XDG_RUNTIME_DIR"] = runtime
+        // The "editor": records the file's mode and directory, then edits it like a person would.
+        let log = cli.container + "/../editor.log"
+        let script = cli.container + "/../editor.sh"
+        try """
+        #!/bin/sh
+        stat -c '%a' "$1" > "\(log)"; stat -c '%a' "$(dirname "$1")" >> "\(log)"; echo "$1" >> "\(log)"
+        sed -i -e '1s/.*/new pw/' -e 's/^user: alice$/user: bob/' "$1"
+        printf 'pin (hidden): 1234\\n' > "$1.tmp"; sed -i '/^url:/r '"$1.tmp" "$1"; rm "$1.tmp"
+        printf 'a note\\n' >> "$1"
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o700)
+        cli.environment["EDITOR"] = script
+        let terminal = ScriptedTerminal([CLIHarness.master])
+        let edited = cli.run(["edit", "Ex"], terminal: terminal)
+        XCTAssertEqual(edited.code, 0, edited.stderr)
+        let shown = try JSONSerialization.jsonObject(with: Data(cli.run(["show", "Ex", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(shown["password"] as? String, "new pw")
+        XCTAssertEqual(shown["user"] as? String, "bob")
+        XCTAssertEqual(shown["notes"] as? String, "a note")
+        XCTAssertEqual((shown["fields"] as? [[String: Any]])?.first?["hidden"] as? Bool, true)
+        XCTAssertEqual((shown["passwordHistory"] as? [[String: Any]])?.first?["password"] as? String, "old pw")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(Array(lines.prefix(2)), ["600", "700"], "a 0600 file in a 0700 directory")
+        XCTAssertTrue(lines[2].hasPrefix(runtime), "on the runtime directory (a tmpfs)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: runtime), [], "wiped and removed")
+
+        // An editor that changes nothing writes nothing; one that breaks the text is refused.
+        cli.environment["EDITOR"] = "true"
+        XCTAssertTrue(cli.run(["edit", "Ex"], terminal: ScriptedTerminal([CLIHarness.master])).stderr.contains("no change"))
+        try "#!/bin/sh\nprintf 'pw\\nthis line has no colon\\n' > \"$1\"\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o700)
+        cli.environment["EDITOR"] = script
+        let broken = cli.run(["edit", "Ex"], terminal: ScriptedTerminal([CLIHarness.master, "n"]))
+        XCTAssertEqual(broken.code, 65)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: runtime), [])
+        let piped = cli.run(["edit", "Ex", "--password-stdin"], stdin: "\(CLIHarness.master)\npw\nkind: spaceship\n")
+        XCTAssertEqual(piped.code, 65, "a document from stdin that does not parse changes nothing")
+        XCTAssertTrue(piped.stderr.contains("line 2"), piped.stderr)
+        XCTAssertTrue(cli.run(["show", "Ex", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.hasPrefix("new pw\n"))
+    }
+
+    func testTheTextFormRoundTripsEveryMember() throws {
+        let record = Record(
+            id: try RecordID.random(), serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://a.example/login"), CredentialServiceIdentifier(parsing: "a.example")],
+            user: "me", password: "p@ss: word\\", notes: "line 1\n\nline 3", fields: [RecordField(name: "user", value: "shadowed"), RecordField(name: "pin", value: "1", hidden: true)],
+            created: Date(), modified: Date(), revision: 1, matchMode: .exact, name: "A", kind: .card, tags: ["x", "y z"],
+            otp: "otpauth://totp/me?secret=JBSWY3DPEHPK3PXP")
+        let document = ItemDocument(record)
+        XCTAssertEqual(try ItemDocument(parsing: document.text()), document)
+        var multiline = record
+        multiline.fields = [RecordField(name: "key", value: "-----BEGIN\nKEY-----")]
+        XCTAssertThrowsError(try ItemDocument(multiline).text(), "a value with a line break is refused, never mangled")
     }
 }

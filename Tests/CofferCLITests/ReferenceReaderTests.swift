@@ -15,7 +15,7 @@ final class ReferenceReaderTests: XCTestCase {
         XCTAssertEqual(cli.run(["add", "gitlab.com", "me", "--name", "GitLab", "--tag", "Work", "--otp", "--password-stdin"],
                                stdin: "\(master)\npw1\notpauth://totp/GitLab:me?secret=JBSWY3DPEHPK3PXP\n").code, 0)
         XCTAssertEqual(cli.run(["edit", "GitLab", "--new-password", "--password-stdin"], stdin: "\(master)\npw2\n").code, 0)
-        XCTAssertEqual(cli.run(["add", "--name", "Wi-Fi at home", "--kind", "note", "--notes", "SSID: home", "--password-stdin"], stdin: "\(master)\n").code, 0)
+        XCTAssertEqual(cli.run(["add", "--name", "Wi-Fi at home", "--kind", "note", "--password-stdin"], stdin: "\(master)\n").code, 0)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Tools/reference/coffer_reference.py")
             .standardized.path
         let result = try runTool("/usr/bin/python3", [script, "list", cli.container], stdin: master + "\n",

@@ -4,7 +4,7 @@ struct AddCommand: Command {
     static let name = "add"
     static let aliases = ["insert"]
     static let summary = "add a login, note, card or other item"
-    static let usage = "add [SERVICE] [USER] [--name NAME] [--kind KIND] [--tag TAG]... [--otp] [--generate[=LENGTH]] [--notes TEXT] [--match MODE]"
+    static let usage = "add [SERVICE] [USER] [--name NAME] [--kind KIND] [--tag TAG]... [--otp] [--generate[=LENGTH]] [--match MODE]"
     static let discussion = """
         SERVICE is a domain (example.com) or a URL (https://example.com/login); an item without
         one (a note, a card, a login for no site) needs --name. A login's password is asked twice
@@ -16,7 +16,7 @@ struct AddCommand: Command {
     static let examples = [
         "coffer add github.com alice --name GitHub --tag work --otp",
         "coffer add https://mail.example.com bob --generate=24",
-        "coffer add --name 'Wi-Fi at home' --kind note --notes 'passphrase: …'",
+        "coffer add --name 'Wi-Fi at home' --kind note   # then 'coffer edit' for its text",
         "printf '%s\\n' \"$MASTER\" \"$PW\" | coffer add example.com carol --password-stdin",
     ]
     static let options: [OptionSpec] = [
@@ -25,7 +25,6 @@ struct AddCommand: Command {
         .value("tag", "a tag; repeat for more"),
         .flag("otp", "read a one-time-code secret (otpauth:// URI or base32) after the password"),
         .optionalValue("generate", "generate a password of LENGTH characters (default 20)"),
-        .value("notes", "free-text notes stored with the item"),
         .value("match", MatchModeOption.help),
         .flag("json", "print the new item as JSON {\"id\", \"name\", \"kind\", ...}"),
     ]
@@ -49,7 +48,7 @@ struct AddCommand: Command {
         }
         let otp = arguments.has("otp") ? try context.oneTimeCodeSecret(account: user.isEmpty ? title : user) : nil
         let record = try vault.add(RecordDraft(
-            serviceIdentifiers: services, user: user, password: password, notes: arguments.value("notes") ?? "",
+            serviceIdentifiers: services, user: user, password: password,
             matchMode: mode, name: name, kind: kind, tags: arguments.values("tag"), otp: otp))
         if context.wantsJSON {
             context.print(JSONOutput.render(JSONOutput.summary(record)))

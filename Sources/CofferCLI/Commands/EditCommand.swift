@@ -3,16 +3,21 @@ import Coffer
 struct EditCommand: Command {
     static let name = "edit"
     static let summary = "change an item's name, user, password, notes, services, tags or one-time code"
-    static let usage = "edit ENTRY [--name NAME] [--user USER] [--new-password | --generate[=LENGTH]] [--notes TEXT] [--add-service S] [--remove-service S] [--tag T] [--remove-tag T] [--otp | --remove-otp] [--match MODE]"
+    static let usage = "edit ENTRY [--name NAME] [--user USER] [--new-password | --generate[=LENGTH]] [--add-service S] [--remove-service S] [--tag T] [--remove-tag T] [--otp | --remove-otp] [--match MODE]"
     static let discussion = """
-        ENTRY is an id or an item's name. Changes only what you name; the revision goes up by one,
-        and a replaced password is kept in the item's password history (the last 20).
-        --new-password asks for the new password twice on the terminal, or reads it from the next
-        line of standard input (after the master password with --password-stdin); --otp reads a
-        one-time-code secret the same way, after it. The identity store follows the change.
+        ENTRY names the item (see 'coffer help show'). With no option, opens the item as text in
+        $VISUAL or $EDITOR (then 'editor', then 'vi'), as pass edit does: the password on line 1,
+        then 'key: value' lines (name, kind, user, one url per service, tags, match, custom fields
+        — a hidden one as 'key (hidden): value' —, otp), then the notes after a blank line. The
+        file lives on a tmpfs, 0600, and is wiped and removed afterwards. Without a terminal the
+        same text is read from standard input (after the master password with --password-stdin).
+        With options, changes only what you name. The revision goes up by one, and a replaced
+        password is kept in the item's password history (the last 20). --new-password asks for the
+        new password twice on the terminal, or reads it from the next line of standard input;
+        --otp reads a one-time-code secret the same way, after it.
         """
     static let examples = [
-        "coffer edit GitHub --user alice@example.com", "coffer edit 3fa1c0… --generate=32",
+        "coffer edit GitHub", "coffer edit GitHub --user alice@example.com", "coffer edit 3fa1 --generate=32",
         "coffer edit GitHub --otp", "coffer edit GitHub --add-service https://login.example.com --tag work",
     ]
     static let options: [OptionSpec] = [
@@ -20,7 +25,6 @@ struct EditCommand: Command {
         .value("user", "the new user name"),
         .flag("new-password", "ask for (or read) a new password"),
         .optionalValue("generate", "generate a new password of LENGTH characters (default 20)"),
-        .value("notes", "replace the notes"),
         .value("add-service", "add a service (domain or URL)"),
         .value("remove-service", "remove a service"),
         .value("tag", "add a tag; repeat for more"),
@@ -31,21 +35,19 @@ struct EditCommand: Command {
         .flag("json", "print the edited item as JSON"),
     ]
     static let changes = [
-        "name", "user", "new-password", "generate", "notes", "add-service", "remove-service", "tag", "remove-tag", "otp", "remove-otp", "match",
+        "name", "user", "new-password", "generate", "add-service", "remove-service", "tag", "remove-tag", "otp", "remove-otp", "match",
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operand = try context.positionals(1...1, names: "ENTRY")[0]
         let arguments = context.arguments
-        guard changes.contains(where: arguments.has) else {
-            throw UsageError("nothing to change: name at least one of \(changes.map { "--" + $0 }.joined(separator: ", "))")
-        }
+        guard changes.contains(where: arguments.has) else { return try editAsText(operand, context) }
         let mode = try MatchModeOption.parse(arguments.value("match"))
         for (a, b) in [("new-password", "generate"), ("otp", "remove-otp")] where arguments.has(a) && arguments.has(b) {
             throw UsageError("--\(a) and --\(b) exclude each other")
         }
         let vault = try context.unlockedVault()
-        let id = try EntryOperand.resolve(operand, in: vault)
+        let id = try EntryOperand.resolve(operand, in: vault, context: context)
         var password: String?
         if arguments.has("generate") {
             password = try GenerateCommand.generate(lengthText: arguments.value("generate"), style: "chars").password
@@ -59,7 +61,6 @@ struct EditCommand: Command {
             if let name = arguments.value("name") { record.name = name }
             if let user = arguments.value("user") { record.user = user }
             if let password { record.password = password }
-            if let notes = arguments.value("notes") { record.notes = notes }
             if let mode { record.matchMode = mode }
             if let removed {
                 guard record.serviceIdentifiers.contains(removed) else {
@@ -81,6 +82,51 @@ struct EditCommand: Command {
         } else {
             context.note("updated \(record.id) to revision \(record.revision)")
         }
+        return .success
+    }
+
+    /// The whole item as text: in the editor on a terminal (reopened with the error when it does
+    /// not parse), else read from stdin. An unchanged text writes nothing.
+    static func editAsText(_ operand: String, _ context: CommandContext) throws -> ExitCode {
+        let vault = try context.unlockedVault()
+        let id = try EntryOperand.resolve(operand, in: vault, context: context)
+        let original = try vault.record(withID: id)
+        let text: String
+        do { text = try ItemDocument(original).text() } catch { throw CLIError("\(error)", code: .dataError) }
+        var document: ItemDocument
+        if let terminal = context.terminal {
+            let session = EditorSession(environment: context.io.environment)
+            var draft = text
+            while true {
+                guard let edited = try session.edit(draft) else { throw CLIError("the editor failed; nothing was changed") }
+                guard edited != text else {
+                    context.note("no change")
+                    return .success
+                }
+                do {
+                    document = try ItemDocument(parsing: edited)
+                    break
+                } catch {
+                    terminal.write("coffer: \(error)\n")
+                    guard terminal.readLine(prompt: "Edit again? [Y/n] ")?.lowercased() != "n" else {
+                        throw CLIError("nothing was changed", code: .dataError)
+                    }
+                    draft = edited
+                }
+            }
+        } else {
+            var lines: [String] = []
+            while let line = context.io.standardInput.readTextLine() { lines.append(line) }
+            guard !lines.isEmpty else { throw UsageError("no terminal for an editor: give the item's text on standard input") }
+            let edited = lines.joined(separator: "\n") + "\n"
+            guard edited != text else {
+                context.note("no change")
+                return .success
+            }
+            do { document = try ItemDocument(parsing: edited) } catch { throw CLIError("\(error); nothing was changed", code: .dataError) }
+        }
+        let record = try vault.updateRecord(withID: id) { record in document.apply(to: &record) }
+        context.note("updated \(record.id) to revision \(record.revision)")
         return .success
     }
 }

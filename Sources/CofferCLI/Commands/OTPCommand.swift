@@ -6,7 +6,7 @@ struct OTPCommand: Command {
     static let summary = "print an item's current one-time code"
     static let usage = "otp ENTRY [--clip] [--json] [--qr]"
     static let discussion = """
-        ENTRY is an id or an item's name. Prints the current TOTP, HOTP or Steam Guard code of the
+        ENTRY names the item (see 'coffer help show'). Prints the current TOTP, HOTP or Steam Guard code of the
         item's 'otp' (set with 'coffer add --otp' or 'coffer edit ENTRY --otp'). An HOTP code moves
         the item's counter on. --json prints {"code", "period", "remaining"} (the last two null
         for HOTP). --qr draws the otpauth:// URI as a QR code on the terminal, to scan into a
@@ -22,7 +22,7 @@ struct OTPCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operand = try context.positionals(1...1, names: "ENTRY")[0]
         let vault = try context.unlockedVault()
-        let id = try EntryOperand.resolve(operand, in: vault)
+        let id = try EntryOperand.resolve(operand, in: vault, context: context)
         if context.arguments.has("qr") {
             let record = try vault.record(withID: id)
             guard let otp = record.otp else { throw CLIError("'\(record.title)' has no one-time code", code: .noInput) }

@@ -3,17 +3,21 @@ import Coffer
 struct RemoveCommand: Command {
     static let name = "rm"
     static let aliases = ["remove", "delete"]
-    static let summary = "delete a credential"
-    static let usage = "rm ID [--force]"
-    static let discussion = "Asks for confirmation on a terminal; without one, --force is required."
-    static let examples = ["coffer rm 3fa1c0…", "coffer rm 3fa1c0… --force"]
+    static let summary = "delete an item"
+    static let usage = "rm ENTRY [--force]"
+    static let discussion = """
+        ENTRY names the item (see 'coffer help show'). Asks for confirmation on a terminal; without
+        one, --force is required. A full id deletes even a record that no longer decrypts.
+        """
+    static let examples = ["coffer rm GitHub", "coffer rm 3fa1 --force"]
     static let options: [OptionSpec] = [.flag("force", "do not ask for confirmation")]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let id = try ShowCommand.recordID(try context.positionals(1...1, names: "ID")[0])
+        let operand = try context.positionals(1...1, names: "ENTRY")[0]
         let vault = try context.unlockedVault()
-        let record = try vault.record(withID: id)
+        let id = try EntryOperand.resolve(operand, in: vault, context: context)
         if !context.arguments.has("force") {
+            let record = try vault.record(withID: id)
             guard let terminal = context.terminal else {
                 throw UsageError("refusing to delete without confirmation; pass --force")
             }

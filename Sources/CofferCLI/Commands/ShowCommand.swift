@@ -6,7 +6,10 @@ struct ShowCommand: Command {
     static let summary = "print an item (password on the first line)"
     static let usage = "show ENTRY [--json | --clip | --qr]"
     static let discussion = """
-        ENTRY is an id or an item's name. Prints the password on the first line, then the other
+        ENTRY is, first match wins: a full id; a unique id prefix of 4+ hex digits; SERVICE/USER
+        (github.com/alice); an item's name (any case); a SERVICE, matched as fill matches it.
+        Several matches are offered as a numbered list on a terminal, else listed (exit 64).
+        Prints the password on the first line, then the other
         members as 'name: value' lines (custom fields in their order, notes last), as pass does,
         so 'coffer show ENTRY | head -1' is the password. --json prints the whole record document
         (SPEC.md §5.2). --qr draws the password as a QR code on the terminal (refused when
@@ -22,7 +25,7 @@ struct ShowCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operand = try context.positionals(1...1, names: "ENTRY")[0]
         let vault = try context.unlockedVault()
-        let record = try vault.record(withID: EntryOperand.resolve(operand, in: vault))
+        let record = try vault.record(withID: EntryOperand.resolve(operand, in: vault, context: context))
         if context.arguments.has("qr") {
             try QRCodeOutput.draw(record.password, context: context)
         } else if context.arguments.has("clip") {
@@ -53,11 +56,5 @@ struct ShowCommand: Command {
         return lines.joined(separator: "\n")
     }
 
-    /// Parses an id operand; a usage error names the expected spelling.
-    static func recordID(_ text: String) throws -> RecordID {
-        do { return try RecordID(hex: text) } catch {
-            throw UsageError("'\(text.prefix(40))' is not a credential id (32 lowercase hex digits)")
-        }
-    }
 
 }

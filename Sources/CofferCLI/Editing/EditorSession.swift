@@ -1,0 +1,89 @@
+import Coffer
+import Glibc
+
+/// Runs `$VISUAL`/`$EDITOR` (then `editor`, then `vi`) on a document holding secrets, as `pass
+/// edit` does: the file lives in a fresh 0700 directory on a tmpfs (`$XDG_RUNTIME_DIR`, else
+/// `/dev/shm`), is created 0600, and is overwritten with zeros and removed afterwards — on an error
+/// too, and on Ctrl-C or a hang-up, which are held back while the editor runs and acted on only
+/// after the cleanup.
+struct EditorSession {
+    let environment: Environment
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The command line of the editor, split on spaces (`EDITOR="code --wait"` works).
+    var editor: [String] {
+        for name in ["VISUAL", "EDITOR"] {
+            if let value = environment[name]?.trimmingSpaces(), !value.isEmpty { return value.split(separator: " ").map(String.init) }
+        }
+        return access("/usr/bin/editor", X_OK) == 0 ? ["editor"] : ["vi"]
+    }
+
+    /// Lets the person edit `text`; the edited text, or `nil` when the editor failed.
+    func edit(_ text: String, name: String = "coffer-item.txt") throws -> String? {
+        let base = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/dev/shm"
+        var template = Array((base + "/coffer-edit.XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else {
+            throw Failure(description: "cannot make a private directory in \(base) (\(String(cString: strerror(errno))))")
+        }
+        let directory = String(cString: template)
+        let path = directory + "/" + name
+        // Held back until the file is gone; the editor itself gets default handling.
+        var blocked = sigset_t(), previous = sigset_t()
+        sigemptyset(&blocked)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&blocked, signal) }
+        sigprocmask(SIG_BLOCK, &blocked, &previous)
+        defer {
+            Self.shred(path)
+            rmdir(directory)
+            sigprocmask(SIG_SETMASK, &previous, nil)
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(description: "cannot create \(path)") }
+        IO.writeAll(fd, text)
+        close(fd)
+        guard try run(editor + [path], unblocking: blocked) == 0 else { return nil }
+        guard let bytes = try? FileSystem.standard.readUserFile(path, limit: 1 << 20) else {
+            throw Failure(description: "the editor left no readable file")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Spawns `arguments` on this terminal and waits; the exit status.
+    private func run(_ arguments: [String], unblocking signals: sigset_t) throws -> Int32 {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), defaults = signals
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawnp(&child, arguments[0], nil, &attributes, argv, envp)
+        guard spawned == 0 else { throw Failure(description: "cannot start the editor '\(arguments[0])': \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Overwrites the file with zeros (through its own descriptor, never a link) and unlinks it.
+    static func shred(_ path: String) {
+        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd >= 0 {
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_size > 0 {
+                let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
+                _ = zeros.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                fsync(fd)
+            }
+            close(fd)
+        }
+        unlink(path)
+    }
+}
