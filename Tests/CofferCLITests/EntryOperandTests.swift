@@ -39,3 +39,39 @@ final class EntryOperandTests: XCTestCase {
         XCTAssertEqual(password(show("github.com")), "pw-alice", "now one match")
     }
 }
+
+/// The habits of pass users: no silent duplicate, `generate 32`, short options.
+final class CommandHabitTests: XCTestCase {
+    func testAddNeverMakesASilentDuplicate() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let first = cli.add("github.com", "alice", password: "one")
+        let again = cli.run(["add", "github.com", "alice", "--password-stdin"], stdin: "\(CLIHarness.master)\ntwo\n")
+        XCTAssertEqual(again.code, 64, "no terminal: refused with a hint")
+        XCTAssertTrue(again.stderr.contains("--force") && again.stderr.contains("--duplicate"), again.stderr)
+        XCTAssertEqual(cli.run(["add", "github.com", "alice", "-f", "--password-stdin"], stdin: "\(CLIHarness.master)\ntwo\n").code, 0)
+        XCTAssertTrue(cli.run(["show", first, "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.hasPrefix("two\n"), "--force updated it")
+        let asked = cli.run(["add", "github.com", "alice"], terminal: ScriptedTerminal([CLIHarness.master, "y", "three", "three"]))
+        XCTAssertEqual(asked.code, 0, asked.stderr)
+        XCTAssertTrue(cli.run(["show", first, "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.hasPrefix("three\n"), "a yes updates it")
+        XCTAssertEqual(cli.run(["add", "github.com", "alice", "--duplicate", "--password-stdin"], stdin: "\(CLIHarness.master)\nfour\n").code, 0)
+        let listed = try JSONSerialization.jsonObject(with: Data(cli.run(["list", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.utf8)) as! [[String: Any]]
+        XCTAssertEqual(listed.count, 2, "--duplicate adds another")
+    }
+
+    func testGenerateTakesALengthAndShortOptionsWork() throws {
+        let cli = CLIHarness()
+        XCTAssertEqual(cli.run(["generate", "32"]).stdout.count, 33)
+        XCTAssertEqual(cli.run(["generate", "32", "--length", "8"]).code, 64)
+        cli.initVault()
+        _ = cli.add("example.com", "bob", password: "pw")
+        let json = cli.run(["show", "example.com", "-j", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertTrue(json.stdout.hasPrefix("{"), json.stderr)
+        XCTAssertEqual(cli.run(["show", "example.com", "-n"]).code, 75, "-n is --no-interaction")
+        XCTAssertEqual(cli.run(["fill", "example.com", "-u", "bob", "-j", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+        XCTAssertEqual(cli.run(["rm", "example.com", "-fj"]).code, 64, "a cluster with an option rm does not have")
+        XCTAssertEqual(cli.run(["rm", "example.com", "-f", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+        let printed = cli.run(["add", "example.org", "x", "--generate=12", "--show", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(printed.stdout.split(separator: "\n").first?.count, 12, "--show prints the generated password first")
+    }
+}

@@ -25,6 +25,8 @@ struct EditCommand: Command {
         .value("user", "the new user name"),
         .flag("new-password", "ask for (or read) a new password"),
         .optionalValue("generate", "generate a new password of LENGTH characters (default 20)"),
+        .flag("clip", "with --generate: copy the new password to the clipboard"),
+        .flag("show", "with --generate: print the new password"),
         .value("add-service", "add a service (domain or URL)"),
         .value("remove-service", "remove a service"),
         .value("tag", "add a tag; repeat for more"),
@@ -76,6 +78,9 @@ struct EditCommand: Command {
             }
             if let otp { record.otp = otp }
             if arguments.has("remove-otp") { record.otp = nil }
+        }
+        if arguments.has("generate"), try GenerateCommand.reveal(record.password, context) == false, arguments.has("show") {
+            context.print(record.password)
         }
         if context.wantsJSON {
             context.print(JSONOutput.render(JSONOutput.summary(record)))

@@ -11,12 +11,20 @@ struct OptionSpec {
         OptionSpec(name: name, kind: .optionalValue, help: help)
     }
 
+    /// The one-letter spellings pass, gopass and rbw users type, for the options that exist.
+    static let shortNames: [(letter: Character, name: String)] = [
+        ("c", "clip"), ("j", "json"), ("u", "user"), ("n", "no-interaction"), ("f", "force"), ("q", "qr"),
+    ]
+
+    var short: Character? { Self.shortNames.first { $0.name == name }?.letter }
+
     var synopsis: String {
-        switch kind {
+        let long = switch kind {
         case .flag: "--\(name)"
         case .value: "--\(name) VALUE"
         case .optionalValue: "--\(name)[=VALUE]"
         }
+        return short.map { "-\($0), " + long } ?? long
     }
 }
 
@@ -66,7 +74,25 @@ struct ParsedArguments {
             }
             if argument == "--" { onlyPositionals = true; continue }
             if argument == "-h" { parsed.flags.append("help"); continue }
-            guard argument.hasPrefix("--") else { throw UsageError("unknown option '\(argument)'") }
+            if !argument.hasPrefix("--") {
+                // -c, -cj, -u alice: short flags may be clustered; a value option comes last.
+                let letters = Array(argument.dropFirst())
+                for (position, letter) in letters.enumerated() {
+                    guard let spec = specs.first(where: { $0.short == letter }) else {
+                        throw UsageError("unknown option '-\(letter)'")
+                    }
+                    if spec.kind == .value {
+                        guard position == letters.count - 1, index < arguments.count else {
+                            throw UsageError("option '-\(letter)' needs a value")
+                        }
+                        parsed.values.append((spec.name, arguments[index]))
+                        index += 1
+                    } else {
+                        parsed.flags.append(spec.name)
+                    }
+                }
+                continue
+            }
             let body = argument.dropFirst(2)
             let name = String(body.prefix { $0 != "=" })
             let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil

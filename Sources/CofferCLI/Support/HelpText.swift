@@ -11,6 +11,14 @@ enum HelpText {
         The vault is found from --container DIR, else --group ID, else $COFFER_CONTAINER, else the
         default group. Passwords are never taken from the command line.
 
+        Global options:
+
+        """
+        for option in GlobalOptions.all {
+            text += "  " + padded(option.synopsis, to: 24) + option.help + "\n"
+        }
+        text += """
+
         See 'coffer help <command>' for one command's options and examples.
 
         """
@@ -20,11 +28,13 @@ enum HelpText {
     static func help(for command: Command.Type) -> String {
         var text = "coffer \(command.name) — \(command.summary)\n\nUsage: coffer \(command.usage)\n"
         if !command.discussion.isEmpty { text += "\n" + command.discussion + "\n" }
-        let options = command.options + GlobalOptions.all
-        text += "\nOptions:\n"
-        for option in options {
-            text += "  " + padded(option.synopsis, to: 24) + option.help + "\n"
+        if !command.options.isEmpty {
+            text += "\nOptions:\n"
+            for option in command.options {
+                text += "  " + padded(option.synopsis, to: 24) + option.help + "\n"
+            }
         }
+        text += "\nGlobal options (--container, --group, --password-stdin, --password-file, --no-interaction, --accept-rollback): 'coffer help'.\n"
         if !command.examples.isEmpty {
             text += "\nExamples:\n" + command.examples.map { "  \($0)\n" }.joined()
         }
