@@ -189,8 +189,8 @@ final class ListAndSearchTests: XCTestCase {
     }
 
     /// The table: service and user columns padded to the widest cell (counted in Unicode
-    /// scalars, at most 40 and 24), two spaces between columns, then the id; best first, ties
-    /// by id. `--json` of the whole list carries the same rows in the same order.
+    /// scalars, at most 40 and 24), two spaces between columns, then the id; sorted by service,
+    /// then user (as bytes). `--json` of the whole list carries the same rows in the same order.
     func testWholeListTableLayoutAndJSON() throws {
         let cli = CLIHarness()
         cli.initVault()
@@ -199,7 +199,7 @@ final class ListAndSearchTests: XCTestCase {
             (cli.add("example.com", "ünïcødé", password: "pw1"), "example.com", "ünïcødé"),
             (cli.add(long, "bob", password: "pw2"), long, "bob"),
             (cli.add("x.org", "carol", password: "pw3"), "x.org", "carol"),
-        ].sorted { $0.0 < $1.0 }
+        ].sorted { ($0.1, $0.2) < ($1.1, $1.2) }
         func padded(_ text: String, _ width: Int) -> String {
             text + String(repeating: " ", count: max(0, width - text.unicodeScalars.count) + 2)
         }

@@ -75,3 +75,32 @@ final class CommandHabitTests: XCTestCase {
         XCTAssertEqual(printed.stdout.split(separator: "\n").first?.count, 12, "--show prints the generated password first")
     }
 }
+
+/// Entries complete in a real bash from the identity store, while the vault is locked.
+final class EntryCompletionTests: XCTestCase {
+    func testBashCompletesNamesPathsAndServicesWhileLocked() throws {
+        // The real binary with the standard KDF policy, as a shell would run it.
+        let cli = CLIHarness()
+        let binDirectory = (EndToEndTests.binary as NSString).deletingLastPathComponent
+        var environment = ["PATH": binDirectory + ":/usr/bin:/bin", "COFFER_CONTAINER": cli.container]
+        for name in ["HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"] { environment[name] = cli.environment[name] }
+        let master = CLIHarness.master + "\n"
+        for arguments in [["init", "--kdf", "interactive"], ["add", "github.com", "alice"], ["add", "--name", "GitHub notes", "--kind", "note"]] {
+            let result = try runTool(EndToEndTests.binary, arguments + ["--password-stdin"], stdin: master + "pw\n", environment: environment)
+            XCTAssertEqual(result.code, 0, result.stderr)
+        }
+        let script = cli.container + "/../coffer.bash"
+        try cli.run(["completion", "bash"]).stdout.write(toFile: script, atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) throws -> [String] {
+            let line = "source '\(script)'; COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); COMP_CWORD=\(words.count - 1); _coffer; printf '%s\\n' \"${COMPREPLY[@]}\""
+            let result = try runTool("/bin/bash", ["-c", line], environment: environment)
+            XCTAssertEqual(result.code, 0, result.stderr)
+            return result.stdout.split(separator: "\n").map(String.init).sorted()
+        }
+        XCTAssertEqual(try complete(["coffer", "show", "Git"]), ["GitHub notes"], "a name, with its space")
+        XCTAssertEqual(try complete(["coffer", "show", "git"]), ["github.com", "github.com/alice"], "a service and a SERVICE/USER path")
+        XCTAssertEqual(try complete(["coffer", "fill", "gi"]), ["github.com"])
+        let formatted = try runTool(EndToEndTests.binary, ["list", "-n", "--format", "{service}\\t{user}\\t{name}\\t{kind}"], environment: environment)
+        XCTAssertEqual(Set(formatted.stdout.split(separator: "\n")), ["\t\tGitHub notes\tnote", "github.com\talice\t\tlogin"], "while locked")
+    }
+}

@@ -210,16 +210,17 @@ ITEM_KINDS = {"login": 0, "note": 1, "card": 2, "identity": 3, "ssh-key": 4}
 ITEM_TYPE = 4
 
 
-def identity_payload(entries, layout=2):
+def identity_payload(entries, layout=3):
     """entries, sorted as §6.3 (record id, type, then two strings as UTF-8 bytes):
     identities (record id bytes, rank, type byte 0-3, mode, key, identifier, user, name) and,
-    in layout 2, item entries (record id bytes, 0, 4, kind, listed, name, user, service)."""
+    in layout 3, item entries (record id bytes, 0, 4, kind, listed, name, user, service).
+    Layout 2 entries have no name; layout 1 entries no parsed key either."""
     def order(entry):
         rid, _, type_byte = entry[:3]
         first, second = (entry[5], entry[6]) if type_byte == ITEM_TYPE else (entry[5], entry[6])
         return rid, type_byte, first.encode(), second.encode()
     entries = sorted(entries, key=order)
-    out = bytes([2 if layout == 2 else 0]) + struct.pack("<I", len(entries))
+    out = bytes([{1: 0, 2: 2, 3: 3}[layout]]) + struct.pack("<I", len(entries))
     for entry in entries:
         rid, rank, type_byte = entry[:3]
         if type_byte == ITEM_TYPE:
@@ -229,29 +230,29 @@ def identity_payload(entries, layout=2):
             continue
         _, _, _, mode, key, identifier, user, name = entry
         site, host, scheme, port, path = key
-        if layout == 2:
+        if layout >= 2:
             out += rid + struct.pack("<qBBH", rank, type_byte, MATCH_MODES[mode], port)
-            out += lp(site) + lp(host) + lp(scheme) + lp(path) + lp(identifier) + lp(user) + lp(name)
+            out += lp(site) + lp(host) + lp(scheme) + lp(path) + lp(identifier) + lp(user) + (lp(name) if layout == 3 else b"")
         else:
             out += rid + struct.pack("<qB", rank, type_byte) + lp(site) + lp(identifier) + lp(user)
     return out
 
 
-def index_entries(doc, layout=2):
+def index_entries(doc, layout=3):
     """§6.3: a login has a password identity (type 0/1) per service identifier and, with an
-    `otp`, a one-time-code identity (type 2/3) per service; in layout 2 every record has one item
-    entry (type 4), listed when it has no identity."""
+    `otp`, a one-time-code identity (type 2/3) per service; in layout 3 every record has one item
+    entry (type 4), listed when it has no identity. Layouts 1 and 2 hold password identities only."""
     rid = bytes.fromhex(doc["id"])
     entries = []
     kind = doc.get("kind", "login")
-    bases = ([0] + ([2] if "otp" in doc else [])) if kind == "login" else []
+    bases = ([0] + ([2] if "otp" in doc and layout == 3 else [])) if kind == "login" else []
     for base in bases:
         for service in doc["serviceIdentifiers"]:
             key = service_key(service["identifier"], service["type"])
             type_byte = base + (1 if service["type"] == "URL" else 0)
-            entries.append((rid, 0, type_byte, doc.get("match", "host"), key, service["identifier"], doc["user"],
-                            doc.get("name", "") if layout == 2 else ""))
-    if layout == 2:
+            entries.append((rid, 0, type_byte, doc.get("match", "host") if layout >= 2 else "host", key, service["identifier"],
+                            doc["user"], doc.get("name", "") if layout == 3 else ""))
+    if layout == 3:
         services = sorted((s["identifier"] for s in doc["serviceIdentifiers"]), key=lambda text: text.encode())
         entries.append((rid, 0, ITEM_TYPE, kind, not entries, doc.get("name", ""), doc["user"],
                         services[0] if services else ""))
@@ -277,13 +278,13 @@ def seal_shard(index_key, vault_id, slot, shard_id, payload, nonce):
     return preamble(0x53) + nonce + aead_encrypt(index_key, nonce, ad, pad(payload))
 
 
-def seal_manifest(index_key, vault_id, generation, shards, nonce, layout=2):
+def seal_manifest(index_key, vault_id, generation, shards, nonce, layout=3):
     """The manifest's version byte is the index layout (§6.2), authenticated with the rest."""
     plaintext = struct.pack("<QH", generation, SLOTS) + b"".join(shards.get(slot, bytes(16)) for slot in range(SLOTS))
     return preamble(0x4D, layout) + nonce + aead_encrypt(index_key, nonce, preamble(0x4D, layout) + vault_id, plaintext)
 
 
-def build_index(vault_id, vault_key, records, generation, next_bytes, layout=2):
+def build_index(vault_id, vault_key, records, generation, next_bytes, layout=3):
     """records: (doc, sealed file bytes). Returns {relative path: bytes}; `next_bytes(n)` supplies
     the shard ids and nonces, so vectors are reproducible."""
     index_key, bucket_key = index_keys(vault_key)
@@ -315,8 +316,8 @@ def index_payloads(container, vault_id, vault_key):
     index_key, _ = index_keys(vault_key)
     with open(os.path.join(container, "index", "manifest"), "rb") as f:
         data = f.read()
-    if data[:7] != preamble(0x4D)[:7] or data[7] not in (1, 2):
-        raise Corrupt("not a manifest of index layout 1 or 2")
+    if data[:7] != preamble(0x4D)[:7] or data[7] not in (1, 2, 3):
+        raise Corrupt("not a manifest of index layout 1, 2 or 3")
     plaintext = aead_decrypt(index_key, data[8:32], data[:8] + vault_id, data[32:])
     generation, count = struct.unpack("<QH", plaintext[:10])
     payloads = []
@@ -350,7 +351,7 @@ def read_index(container, vault_id, vault_key):
         kind, n, at = payload[0], struct.unpack("<I", payload[1:5])[0], 5
         for _ in range(n):
             rid = payload[at:at + 16]
-            if kind in (0, 2):
+            if kind in (0, 2, 3):
                 rank, type_byte = struct.unpack("<q", payload[at + 16:at + 24])[0], payload[at + 24]
                 at += 25
                 if type_byte == ITEM_TYPE:
@@ -360,12 +361,11 @@ def read_index(container, vault_id, vault_key):
                     items.append((rid.hex(), item_kind, listed, name, user, service, slot))
                     continue
                 mode = "host"
-                if kind == 2:
+                if kind in (2, 3):
                     mode = {v: k for k, v in MATCH_MODES.items()}[payload[at]]
                     at += 3  # mode u8, port u16
-                values, at = strings(payload, at, 7 if kind == 2 else 3)
-                identifier, user = values[-3], values[-2] if kind == 2 else (values[-2], values[-1])
-                if kind == 2:
+                values, at = strings(payload, at, {0: 3, 2: 6, 3: 7}[kind])
+                if kind == 3:
                     identifier, user, name = values[-3], values[-2], values[-1]
                 else:
                     identifier, user, name = values[-2], values[-1], ""

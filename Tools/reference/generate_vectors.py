@@ -77,9 +77,10 @@ def deterministic_bytes(start):
     return next_bytes
 
 
-def vault(name="vault", layout=2):
-    """The reference container: index layout 2 in `vault/` (what Coffer writes now), layout 1
-    in `vault-layout1/` (what format 0.x wrote; the migration tests upgrade it)."""
+def vault(name="vault", layout=3):
+    """The reference container: index layout 3 in `vault/` (what Coffer writes now); layout 1 in
+    `vault-layout1/` (what format 0.x wrote) and layout 2 in `vault-layout2/` (the first builds of
+    format 1), both with records of that time; the migration tests upgrade them."""
     out = os.path.join(ROOT, name)
     shutil.rmtree(out, ignore_errors=True)
     container = os.path.join(out, "container")
@@ -103,6 +104,8 @@ def vault(name="vault", layout=2):
          "revision": 7},
     ]
     if layout == 2:
+        docs[1]["match"] = "exact"  # §5.2: written only when not "host"
+    if layout == 3:
         # What Coffer writes now (§5.2): optional members only when not at their default,
         # `fields` as an ordered array; plus a note, which has no service and is listed by name.
         del docs[0]["fields"]
@@ -148,8 +151,8 @@ def vault(name="vault", layout=2):
     generation, identities, items, ledger = ref.read_index(container, vault_id, vault_key)
     # Layout 2: three password and two one-time-code identities, an item entry per record.
     assert generation == 1 and len(ledger) == len(docs)
-    assert (len(identities), len(items)) == ((5, 3) if layout == 2 else (3, 0))
-    if layout == 2:
+    assert (len(identities), len(items)) == ((5, 3) if layout == 3 else (3, 0))
+    if layout == 3:
         tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
 
 
@@ -214,4 +217,5 @@ if __name__ == "__main__":
     primitives()
     vault()
     vault("vault-layout1", layout=1)
+    vault("vault-layout2", layout=2)
     print("vectors written to", os.path.normpath(ROOT))

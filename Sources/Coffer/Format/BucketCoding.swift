@@ -1,10 +1,11 @@
 /// Identity buckets (SPEC.md §6.3): the payload of the 256 identity slots.
 ///
-/// Layout 2 (kind 2): `0x02 ‖ count u32 ‖ entries`, each `record id ‖ rank i64 ‖ type u8 ‖ …`:
+/// Layout 3 (kind 3): `0x03 ‖ count u32 ‖ entries`, each `record id ‖ rank i64 ‖ type u8 ‖ …`:
 /// types 0–3 are identities (password or one-time code, of a `.domain` or a `.URL`) followed by
 /// `mode u8 ‖ port u16 ‖ site ‖ host ‖ scheme ‖ path ‖ identifier ‖ user ‖ name`; type 4 is an
-/// item entry followed by `kind u8 ‖ flags u8 ‖ name ‖ user ‖ service`. Layout 1 (kind 0, format
-/// 0.x): password identities only, `record id ‖ rank ‖ type ‖ site ‖ identifier ‖ user`.
+/// item entry followed by `kind u8 ‖ flags u8 ‖ name ‖ user ‖ service`. Layout 2 (kind 2): password
+/// identities only, without `name`. Layout 1 (kind 0, format 0.x): password identities only,
+/// `record id ‖ rank ‖ type ‖ site ‖ identifier ‖ user`.
 extension IndexShardCoding {
     /// A bucket of layout 2.
     public static func encode(_ entries: [BucketEntry]) -> [UInt8] {
@@ -33,19 +34,26 @@ extension IndexShardCoding {
         return bytes
     }
 
-    /// A bucket of layout 1 (password identities only), as format 0.x wrote it: for the
-    /// vectors of that layout and the migration tests.
-    static func encodeLegacy(identities: [IdentityEntry]) -> [UInt8] {
-        var bytes: [UInt8] = [legacyIdentityKind]
+    /// A bucket of layout 1 or 2 (password identities only), as earlier builds wrote it: for
+    /// the re-encoding checks of the fuzz corpus.
+    static func encodeLegacy(identities: [IdentityEntry], layout: IndexLayout) -> [UInt8] {
+        var bytes: [UInt8] = [layout == .sites ? legacyIdentityKind : regionIdentityKind]
         bytes.append(littleEndian: UInt32(identities.count))
-        for entry in identities.map(BucketEntry.identity).sorted(by: BucketEntry.canonicalOrder) {
+        for entry in BucketEntry.canonicallyOrdered(identities.map(BucketEntry.identity)) {
             guard case .identity(let identity) = entry else { continue }
             bytes += identity.recordID.bytes
             bytes.append(littleEndian: identity.rank)
             bytes.append(identity.serviceIdentifier.type == .URL ? 1 : 0)
-            bytes.append(lengthPrefixed: identity.key.site)
-            bytes.append(lengthPrefixed: identity.serviceIdentifier.identifier)
-            bytes.append(lengthPrefixed: identity.user)
+            if layout == .sites {
+                for text in [identity.key.site, identity.serviceIdentifier.identifier, identity.user] { bytes.append(lengthPrefixed: text) }
+            } else {
+                bytes.append(identity.mode.indexByte)
+                bytes.append(littleEndian: identity.key.port)
+                for text in [identity.key.site, identity.key.host, identity.key.scheme, identity.key.path, identity.serviceIdentifier.identifier,
+                             identity.user] {
+                    bytes.append(lengthPrefixed: text)
+                }
+            }
         }
         return bytes
     }
@@ -110,13 +118,14 @@ extension IndexShardCoding {
         var reader = ByteReader(bytes, range: range)
         let kind = try reader.integer(UInt8.self)
         let accepted: [UInt8] = switch layout {
-        case .regions?: [identityKind]
+        case .items?: [identityKind]
+        case .regions?: [regionIdentityKind]
         case .sites?: [legacyIdentityKind]
-        case nil: [identityKind, legacyIdentityKind]
+        case nil: [identityKind, regionIdentityKind, legacyIdentityKind]
         }
         guard accepted.contains(kind) else { throw .nonCanonical("not an identity bucket of this index layout") }
         let count = Int(try reader.integer(UInt32.self))
-        guard count <= (range?.count ?? bytes.count) / (kind == identityKind ? 31 : 31) else { throw .badLength }
+        guard count <= (range?.count ?? bytes.count) / 31 else { throw .badLength }  // the smallest entry is 31 bytes
         func text(_ reader: inout ByteReader) throws(FormatError) -> Range<Int> {
             let range = try reader.lengthPrefixedBytes().indices
             guard isUTF8(bytes, range) else { throw .nonCanonical("invalid UTF-8") }
@@ -136,17 +145,18 @@ extension IndexShardCoding {
                     recordID: id, rank: rank, type: typeByte == 1 ? .URL : .domain, kind: .password, site: site, identifier: identifier,
                     user: user, name: 0..<0, parsed: nil))
                 order = (identifier, user)
-            } else if typeByte <= 3 {
+            } else if typeByte <= (kind == identityKind ? 3 : 1) {
                 guard let mode = MatchMode(indexByte: try reader.integer(UInt8.self)) else { throw .nonCanonical("match mode") }
                 let port = try reader.integer(UInt16.self)
                 let site = try text(&reader), host = try text(&reader), scheme = try text(&reader), path = try text(&reader)
-                let identifier = try text(&reader), user = try text(&reader), name = try text(&reader)
+                let identifier = try text(&reader), user = try text(&reader)
+                let name = kind == identityKind ? try text(&reader) : 0..<0
                 scanned = .identity(ScannedIdentity(
                     recordID: id, rank: rank, type: typeByte & 1 == 1 ? .URL : .domain, kind: typeByte >= 2 ? .oneTimeCode : .password,
                     site: site, identifier: identifier, user: user, name: name,
                     parsed: .init(mode: mode, port: port, host: host, scheme: scheme, path: path)))
                 order = (identifier, user)
-            } else if typeByte == ItemEntry.typeByte {
+            } else if typeByte == ItemEntry.typeByte && kind == identityKind {
                 guard rank == 0, let itemKind = ItemKind(indexByte: try reader.integer(UInt8.self)) else { throw .nonCanonical("item kind") }
                 let flags = try reader.integer(UInt8.self)
                 guard flags <= 1 else { throw .nonCanonical("item flags") }

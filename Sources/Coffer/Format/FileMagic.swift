@@ -19,10 +19,10 @@ public enum FileMagic {
         signature + [type.rawValue, version]
     }
 
-    /// The versions a reader implements for each file type. Only the index manifest has a
-    /// second one: version 2 names index layout 2 (SPEC.md §6.2).
+    /// The versions a reader implements for each file type. Only the index manifest has more:
+    /// its version names the index layout, 1 to 3 (SPEC.md §6.2).
     static func versions(of type: FileType) -> ClosedRange<UInt8> {
-        type == .indexManifest ? 1...2 : formatVersion...formatVersion
+        type == .indexManifest ? 1...3 : formatVersion...formatVersion
     }
 
     /// Checks the preamble of `bytes`.

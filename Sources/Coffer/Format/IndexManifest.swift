@@ -13,8 +13,18 @@ public enum IndexLayout: UInt8, Sendable {
     /// the next write.
     case sites = 1
     /// Each site owns a region of 16 buckets and an identity is filed within it by its host;
-    /// entries carry the parsed service (payload kind 2), so a lookup compares bytes.
+    /// entries carry the parsed service (payload kind 2), so a lookup compares bytes. Written by
+    /// the first builds of format 1: read, and rewritten as `.items` by the next write.
     case regions = 2
+    /// `.regions`' filing, with one-time-code identities and an item entry per record filed by
+    /// its name (payload kind 3). What Coffer writes.
+    case items = 3
+
+    /// The layout every write produces.
+    public static let current = IndexLayout.items
+
+    /// Whether identities are filed by site region and host (layouts 2 and 3).
+    var filesByRegion: Bool { self != .sites }
 }
 
 /// The root of the identity index (SPEC.md §6.2): a generation number and, for each of the
@@ -28,12 +38,12 @@ public struct IndexManifest: Equatable, Sendable {
 
     public var generation: UInt64
     public var shards: [ShardID?]
-    /// Written as the manifest file's version byte; a new index is always `.regions`.
+    /// Written as the manifest file's version byte; a new index is always `.current`.
     public var layout: IndexLayout
 
     public init(
         generation: UInt64 = 0, shards: [ShardID?] = Array(repeating: nil, count: IndexManifest.slotCount),
-        layout: IndexLayout = .regions
+        layout: IndexLayout = .current
     ) {
         self.generation = generation
         self.shards = shards

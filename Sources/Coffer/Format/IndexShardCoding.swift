@@ -2,11 +2,13 @@
 /// u16-length-prefixed. Identity buckets are in `BucketCoding.swift`; the ledger is here.
 public enum IndexShardCoding {
     static let hashLength = 32
-    /// Payload kinds (the first byte): identities as format 0.x wrote them, the ledger,
-    /// identities and items with their parsed service (SPEC.md §6.3, §6.4).
+    /// Payload kinds (the first byte): identities as format 0.x wrote them (layout 1), the
+    /// ledger, identities with their parsed service (layout 2), and identities with names,
+    /// one-time-code identities and item entries (layout 3; SPEC.md §6.3, §6.4).
     static let legacyIdentityKind: UInt8 = 0
     static let ledgerKind: UInt8 = 1
-    static let identityKind: UInt8 = 2
+    static let regionIdentityKind: UInt8 = 2
+    static let identityKind: UInt8 = 3
 
     public static func encode(ledger: [LedgerEntry]) -> [UInt8] {
         var bytes: [UInt8] = [ledgerKind]

@@ -93,7 +93,7 @@ public final class CredentialIdentityStore: Sendable {
         guard !name.isEmpty else { return [] }
         return try mapped {
             try vault.readingIndex { index, manifest in
-                guard manifest.layout == .regions else { return [] }  // layout 1 has no item entries
+                guard manifest.layout == .items else { return [] }  // layouts 1 and 2 have no item entries
                 return try index.entries(
                     inSlot: index.itemSlot(filingName: filing), of: manifest, filter: .names([ItemEntry.foldedName(name)])
                 ).compactMap { entry in if case .item(let item) = entry { item } else { nil } }

@@ -49,7 +49,7 @@ struct IdentityIndex {
     /// A manifest file's layout is its version byte (SPEC.md §6.2), authenticated with the rest.
     private func openManifest(_ bytes: [UInt8]) throws -> IndexManifest {
         let envelope = try SealedEnvelope.decode(bytes, as: .indexManifest)
-        let layout = IndexLayout(rawValue: envelope.version) ?? .regions  // decode admits versions 1 and 2 only
+        let layout = IndexLayout(rawValue: envelope.version) ?? .current  // decode admits versions 1 to 3 only
         return try IndexManifest.decode(plaintext: open(envelope, extra: []), layout: layout)
     }
 
@@ -110,7 +110,7 @@ struct IdentityIndex {
     func identitySlot(for key: ServiceKey, layout: IndexLayout) -> Int {
         switch layout {
         case .sites: bucketByte(key.site)
-        case .regions: (bucketByte(key.site) & 0xF0) | (bucketByte(key.filingHost) & 0x0F)
+        case .regions, .items: (bucketByte(key.site) & 0xF0) | (bucketByte(key.filingHost) & 0x0F)
         }
     }
 
@@ -132,7 +132,7 @@ struct IdentityIndex {
         let byte = bucketByte(site)
         switch layout {
         case .sites: return [byte]
-        case .regions: return Array((byte & 0xF0)...(byte | 0x0F))
+        case .regions, .items: return Array((byte & 0xF0)...(byte | 0x0F))
         }
     }
 

@@ -188,6 +188,31 @@ public struct IdentityListing: Sendable {
 
     public var count: Int { rows.count }
 
+    /// The rows sorted by service (an item without one by its name), then user, as bytes: how a
+    /// whole listing reads to a person (`coffer list`, `coffer search`).
+    public func sortedByService() -> IdentityListing {
+        // Positions sorted with memcmp (generic byte-sequence comparisons made sorting 40,000
+        // rows 50 ms, most of a completion).
+        var sorted = self
+        let keys = rows.map { row in
+            (first: row.entry == .item && !row.name.isEmpty ? row.name : row.identifier, user: row.user)
+        }
+        let order: [Int] = text.withUnsafeBufferPointer { text in
+            let base = text.baseAddress
+            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int {
+                let common = min(a.count, b.count)
+                let result = common == 0 ? 0 : Int(memcmp(base! + a.lowerBound, base! + b.lowerBound, common))
+                return result != 0 ? result : a.count - b.count
+            }
+            return keys.indices.sorted { a, b in
+                let byFirst = compare(keys[a].first, keys[b].first)
+                return byFirst != 0 ? byFirst < 0 : compare(keys[a].user, keys[b].user) < 0
+            }
+        }
+        sorted.rows = order.map { rows[$0] }
+        return sorted
+    }
+
     /// The rows for which `isIncluded` holds, in order.
     public func filter(_ isIncluded: (Row) throws -> Bool) rethrows -> IdentityListing {
         var filtered = self

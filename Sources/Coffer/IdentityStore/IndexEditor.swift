@@ -105,20 +105,20 @@ struct IndexEditor {
         }
     }
 
-    /// Rewrites an index of layout 1 (SPEC.md §6.3) as layout 2 within this edit: every identity
-    /// is re-filed with its parsed service, each record gains the item entry a record of format
-    /// 0.x has (a login, unnamed, not listed, its user and least service identifier), and every
-    /// ledger entry's slots are recomputed. Runs once, in the first write after an upgrade;
-    /// readers handle layout 1 until then.
+    /// Rewrites an index of layout 1 or 2 (SPEC.md §6.3) as layout 3 within this edit: every
+    /// identity is re-filed with its parsed service, each record gains the item entry a record
+    /// of those formats has (a login, unnamed, not listed, its user and least service
+    /// identifier), and every ledger entry's slots are recomputed. Runs once, in the first write
+    /// after an upgrade; readers handle the older layouts until then.
     mutating func migrateToCurrentLayout() throws {
-        guard manifest.layout == .sites else { return }
+        guard manifest.layout != .current else { return }
         var identities: [IdentityEntry] = []
         for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil {
             for case .identity(let identity) in try entries(inSlot: slot) { identities.append(identity) }  // parsed from layout 1
             buckets[slot] = []
             dirtySlots.insert(slot)
         }
-        manifest.layout = .regions  // every bucket of the old layout is in the cache by now
+        manifest.layout = .current  // every bucket of the old layout is in the cache by now
         var entries = identities.map(BucketEntry.identity)
         var items: [RecordID: ItemEntry] = [:]
         for identity in identities {
@@ -130,7 +130,7 @@ struct IndexEditor {
         entries += items.values.map(BucketEntry.item)
         var slotsOfRecord: [RecordID: Set<UInt8>] = [:]
         for entry in entries {
-            let slot = index.slot(for: entry, layout: .regions)
+            let slot = index.slot(for: entry, layout: .current)
             if buckets[slot] == nil { buckets[slot] = [] }
             buckets[slot]!.append(entry)
             dirtySlots.insert(slot)

@@ -270,7 +270,7 @@ struct VaultVerifier {
                 guard expected.contains(entry) else { return "its item entry (\(item.kind.rawValue) '\(item.name)') does not match the record" }
             }
         }
-        if layout == .regions && items != 1 { return "\(items) item entries in the index, expected 1" }
+        if layout == .items && items != 1 { return "\(items) item entries in the index, expected 1" }
         return nil
     }
 }

@@ -178,10 +178,10 @@ extension Vault {
         try? migrateIndexLayout()
     }
 
-    /// Rewrites an index of layout 1 (format 0.x) as layout 2 (SPEC.md §6.3) in one commit, if
+    /// Rewrites an index of layout 1 or 2 as layout 3 (SPEC.md §6.3) in one commit, if
     /// it is one; any write does the same on its way. Needs only the index key.
     func migrateIndexLayout() throws(VaultError) {
-        guard try readingIndex({ _, manifest in manifest.layout }) == .sites else { return }
+        guard try readingIndex({ _, manifest in manifest.layout }) != .current else { return }
         try writeTransaction { opened throws in
             let index = try identityIndex(opened)
             try recover(index)

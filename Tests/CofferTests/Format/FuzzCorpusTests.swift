@@ -29,7 +29,11 @@ final class FuzzCorpusTests: XCTestCase {
             if let entries = try? IndexShardCoding.decodeBucket(bytes) {
                 // Decoded buckets re-encode to the same bytes: the scan admits only canonical ones.
                 let identities = entries.compactMap { entry in if case .identity(let identity) = entry { identity } else { nil } }
-                let encoded = bytes.first == 0 ? IndexShardCoding.encodeLegacy(identities: identities) : IndexShardCoding.encode(entries)
+                let encoded = switch bytes.first {
+                case 0: IndexShardCoding.encodeLegacy(identities: identities, layout: .sites)
+                case 2: IndexShardCoding.encodeLegacy(identities: identities, layout: .regions)
+                default: IndexShardCoding.encode(entries)
+                }
                 XCTAssertEqual(encoded, bytes)
                 let framed = LittleEndian.bytes(UInt32(bytes.count)) + bytes
                 let listed = entries.filter { entry in if case .item(let item) = entry { item.listed } else { true } }

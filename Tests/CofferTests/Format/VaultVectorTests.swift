@@ -71,7 +71,7 @@ final class VaultVectorTests: XCTestCase {
             for: [CredentialServiceIdentifier(parsing: "https://login.example.org/signin")], minimumLevel: .host)
         XCTAssertEqual(exact.map(\.match?.level), [.exactURL], "one host bucket, the reference's")
         XCTAssertEqual(exact.first?.allowsAutomaticFill, true)
-        XCTAssertEqual(try vault.identityIndex().readManifest().layout, .regions)
+        XCTAssertEqual(try vault.identityIndex().readManifest().layout, .items)
         XCTAssertEqual(try vault.identityStore.oneTimeCodeIdentities(for: [CredentialServiceIdentifier(parsing: "example.org")]).map(\.identity.user),
                        ["zoë"], "the one-time-code identity the reference filed")
         XCTAssertEqual(try vault.identityStore.items(named: "wi-fi AT home").map(\.recordID.hex), [vector.string("record2_id")],
@@ -123,62 +123,79 @@ final class VaultVectorTests: XCTestCase {
     }
 }
 
-/// A vault whose index was written by format 0.x (layout 1, `Vectors/vault-layout1`): read as it
-/// is while nothing writes, rewritten as layout 2 by the first write or password unlock.
+/// Vaults whose index was written by earlier builds — format 0.x (layout 1,
+/// `Vectors/vault-layout1`) and the first builds of format 1 (layout 2, `Vectors/vault-layout2`):
+/// read as they are while nothing writes, rewritten as layout 3 by the first write or password
+/// unlock, with an item entry synthesized for every record.
 final class IndexLayoutMigrationTests: XCTestCase {
-    let vector = try! VectorFile.load("vault-layout1/vault.vector")  // swiftlint:disable:this force_try
+    static let olderLayouts: [(vector: String, version: UInt8)] = [("vault-layout1", 1), ("vault-layout2", 2)]
 
     func manifestVersionByte(_ container: GroupContainer) throws -> UInt8 {
         try Fixture.bytes(container.indexDirectory + "/manifest")[7]
     }
 
-    func testALayoutOneIndexIsReadAsItIsThenMigratedByTheFirstWrite() throws {
-        let container = try VaultVectorTests.privateCopy(of: "vault-layout1")
-        XCTAssertEqual(try manifestVersionByte(container), 1)
-        let vault = try Vault.open(container, configuration: Fixture.configuration())
-        try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))  // a session: no migration on unlock
-        let www = [CredentialServiceIdentifier(parsing: "https://www.example.org/")]
-        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: www).map(\.identity.user), ["zoë"])
-        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")], minimumLevel: .host)
-            .map(\.identity.user), ["alice"])
-        XCTAssertEqual(try vault.identityStore.identityListing().count, 3)
-        XCTAssertTrue(vault.verify().isClean, "\(vault.verify().problems)")
-        XCTAssertEqual(try manifestVersionByte(container), 1, "reading changes nothing")
+    func testAnOlderIndexIsReadAsItIsThenMigratedByTheFirstWrite() throws {
+        for (name, version) in Self.olderLayouts {
+            let vector = try VectorFile.load("\(name)/vault.vector")
+            let container = try VaultVectorTests.privateCopy(of: name)
+            XCTAssertEqual(try manifestVersionByte(container), version)
+            let vault = try Vault.open(container, configuration: Fixture.configuration())
+            try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))  // a session: no migration on unlock
+            let www = [CredentialServiceIdentifier(parsing: "https://www.example.org/")]
+            XCTAssertEqual(try vault.identityStore.credentialIdentities(for: www).map(\.identity.user), ["zoë"], name)
+            XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")], minimumLevel: .host)
+                .map(\.identity.user), ["alice"], name)
+            XCTAssertEqual(try vault.identityStore.identityListing().count, 3, name)
+            XCTAssertTrue(vault.verify().isClean, "\(name): \(vault.verify().problems)")
+            XCTAssertEqual(try manifestVersionByte(container), version, "reading changes nothing")
 
-        try vault.add(Fixture.draft("new.example.net", user: "carol"))
-        XCTAssertEqual(try manifestVersionByte(container), 2, "the first write rewrites the index as layout 2")
-        let report = vault.verify()
-        XCTAssertTrue(report.isClean, "every identity re-filed where layout 2 looks: \(report.problems)")
-        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: www).map(\.identity.user), ["zoë"])
-        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")], minimumLevel: .host)
-            .map(\.identity.user), ["alice"])
-        XCTAssertEqual(try vault.identityStore.identityListing().count, 4)
-        XCTAssertEqual(try vault.allRecords().count, 3, "the ledger followed the migration")
+            try vault.add(Fixture.draft("new.example.net", user: "carol"))
+            XCTAssertEqual(try manifestVersionByte(container), 3, "\(name): the first write rewrites the index as layout 3")
+            let report = vault.verify()
+            XCTAssertTrue(report.isClean, "\(name): every identity re-filed, every record with its item entry: \(report.problems)")
+            XCTAssertEqual(try vault.identityStore.credentialIdentities(for: www).map(\.identity.user), ["zoë"])
+            XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")], minimumLevel: .host)
+                .map(\.identity.user), ["alice"])
+            XCTAssertEqual(try vault.identityStore.identityListing().count, 4)
+            XCTAssertEqual(try vault.allRecords().count, 3, "the ledger followed the migration")
+            // An old record, rewritten, takes the new form: fields as an array, history kept.
+            let old = try XCTUnwrap(vault.allRecords().first { $0.user == "zoë" })
+            let rewritten = try vault.updateRecord(withID: old.id) { $0.password = "new" }
+            XCTAssertEqual(rewritten.fields, [RecordField(name: "pin", value: "1234")])
+            XCTAssertEqual(rewritten.passwordHistory.map(\.password), [old.password])
+            XCTAssertTrue(vault.verify().isClean)
+        }
     }
 
     func testAPasswordUnlockMigratesAndALockedReaderFindsEverything() throws {
-        let container = try VaultVectorTests.privateCopy(of: "vault-layout1")
-        let configuration = Fixture.configuration()
-        let vault = try Vault.open(container, configuration: configuration)
-        try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
-        XCTAssertEqual(try manifestVersionByte(container), 2)
-        let locked = try Vault.open(container, configuration: configuration)  // the store is enabled on this device now
-        XCTAssertEqual(try locked.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://login.example.org/signin")])
-            .map(\.match?.level), [.exactURL])
-        XCTAssertTrue(vault.verify().isClean)
+        for (name, _) in Self.olderLayouts {
+            let vector = try VectorFile.load("\(name)/vault.vector")
+            let container = try VaultVectorTests.privateCopy(of: name)
+            let configuration = Fixture.configuration()
+            let vault = try Vault.open(container, configuration: configuration)
+            try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
+            XCTAssertEqual(try manifestVersionByte(container), 3, name)
+            let locked = try Vault.open(container, configuration: configuration)  // the store is enabled on this device now
+            XCTAssertEqual(try locked.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://login.example.org/signin")])
+                .map(\.match?.level), [.exactURL], name)
+            XCTAssertTrue(vault.verify().isClean, name)
+        }
     }
 
-    func testAManifestCannotBePassedOffAsTheOtherLayout() throws {
+    func testAManifestCannotBePassedOffAsAnotherLayout() throws {
+        let vector = try VectorFile.load("vault-layout1/vault.vector")
         let container = try VaultVectorTests.privateCopy(of: "vault-layout1")
         var manifest = try Fixture.bytes(container.indexDirectory + "/manifest")
-        manifest[7] = 2  // the version byte is associated data: relabelling it fails authentication
-        try Fixture.write(manifest, to: container.indexDirectory + "/manifest")
         let vault = try Vault.open(container, configuration: Fixture.configuration())
         try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))
-        XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("authentication failed") }
-        manifest[7] = 3
+        for relabelled: UInt8 in [2, 3] {
+            manifest[7] = relabelled  // the version byte is associated data: relabelling it fails authentication
+            try Fixture.write(manifest, to: container.indexDirectory + "/manifest")
+            XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("authentication failed") }
+        }
+        manifest[7] = 4
         try Fixture.write(manifest, to: container.indexDirectory + "/manifest")
-        XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("unsupportedVersion(3)") }
+        XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("unsupportedVersion(4)") }
     }
 }
 
