@@ -19,11 +19,14 @@ enum Clipboard {
         let clear: String
     }
 
+    /// The executable `name` on `$PATH`.
+    static func find(_ name: String, _ environment: Environment) -> String? {
+        (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     static func tool(_ environment: Environment) -> Tool? {
-        func find(_ name: String) -> String? {
-            (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
-                .first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
+        func find(_ name: String) -> String? { Self.find(name, environment) }
         if environment["WAYLAND_DISPLAY"] != nil, let wlCopy = find("wl-copy") {
             return Tool(copy: [wlCopy], paste: find("wl-paste").map { "'\($0)' --no-newline" }, clear: "'\(wlCopy)' --clear")
         }
