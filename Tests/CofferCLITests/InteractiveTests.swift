@@ -107,7 +107,7 @@ final class MoreCommandTests: XCTestCase {
                        "docs/coffer.1 is stale: regenerate it with 'coffer help --man > docs/coffer.1'")
     }
 
-    func testClipboardGetsThePasswordThroughAPipeAndIsClearedUnlessReplaced() throws {
+    func testClipboardGetsThePasswordThroughAPipeAndIsRestoredUnlessReplaced() throws {
         let cli = CLIHarness()
         cli.initVault()
         _ = cli.add("example.com", "alice", password: "ClipSecret")
@@ -134,6 +134,7 @@ final class MoreCommandTests: XCTestCase {
             return (code, out, err)
         }
         let untouched = try fakeClipboard("untouched"), replaced = try fakeClipboard("replaced")
+        try "what was there before".write(toFile: untouched.file, atomically: true, encoding: .utf8)
         let first = fillClip(untouched.environment)
         XCTAssertEqual(first.code, 0, first.err)
         XCTAssertFalse(first.out.contains("ClipSecret"), "--clip prints nothing on stdout")
@@ -143,12 +144,12 @@ final class MoreCommandTests: XCTestCase {
         XCTAssertEqual(fillClip(replaced.environment).code, 0)
         try "copied by the user meanwhile".write(toFile: replaced.file, atomically: true, encoding: .utf8)
 
-        var cleared = false
-        for _ in 0..<80 where !cleared {
+        var restored = false
+        for _ in 0..<80 where !restored {
             Thread.sleep(forTimeInterval: 0.1)
-            cleared = (try? String(contentsOfFile: untouched.file, encoding: .utf8)) == ""
+            restored = (try? String(contentsOfFile: untouched.file, encoding: .utf8)) == "what was there before"
         }
-        XCTAssertTrue(cleared, "the clipboard is cleared after COFFER_CLIP_TIME")
+        XCTAssertTrue(restored, "after COFFER_CLIP_TIME the clipboard holds what it held before, as pass does")
         Thread.sleep(forTimeInterval: 1.5)  // the second clear was due at most a moment after the first
         XCTAssertEqual(try String(contentsOfFile: replaced.file, encoding: .utf8), "copied by the user meanwhile",
                        "what the user copied since is left alone")
@@ -162,5 +163,13 @@ final class MoreCommandTests: XCTestCase {
         XCTAssertEqual(CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io2,
                                            configuration: CLIHarness.configuration), 1)
         XCTAssertTrue(err.contains("no clipboard"), err)
+
+        var noDisplay = untouched.environment
+        noDisplay["DISPLAY"] = nil
+        let io3 = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { _ in }, standardError: { err = $0 },
+                     terminal: nil, environment: noDisplay)
+        XCTAssertEqual(CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io3,
+                                           configuration: CLIHarness.configuration), 1)
+        XCTAssertTrue(err.contains("xclip is installed but there is no display"), err)
     }
 }
