@@ -4,7 +4,7 @@
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
 // vault and records → format → crypto. Each C library is imported by exactly one folder of
 // the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
-// COath (liboath) by OneTimeCodes/; CLibXML2 and CZip by Interchange/Readers/; CQRencode by
+// COath (liboath) by OneTimeCodes/; CZxcvbn by Audit/; CLibXML2 and CZip by Interchange/Readers/; CQRencode by
 // CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
 // CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift.
 import PackageDescription
@@ -31,13 +31,14 @@ let package = Package(
         .systemLibrary(name: "COath", pkgConfig: "liboath", providers: [.apt(["liboath-dev"])]),
 
         .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         .systemLibrary(name: "CLibXML2", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZip", providers: [.apt(["libzip-dev"])]),
 
         .systemLibrary(name: "CLinux"),
 
         .target(
-            name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CLibXML2", "CZip", "CLinux"],
+            name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux"],
             swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),
         .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost", "CQRencode"]),

@@ -6,7 +6,7 @@ public enum CommandLineTool {
     /// Every command, in the order `coffer help` lists them.
     static let commands: [Command.Type] = [
         InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, FillCommand.self, ShowCommand.self,
-        EditCommand.self, OTPCommand.self, RemoveCommand.self, PickCommand.self, MenuCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
+        EditCommand.self, OTPCommand.self, RemoveCommand.self, PickCommand.self, MenuCommand.self, AuditCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         ProviderCommand.self, PasswdCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
         ImportCommand.self, ExportCommand.self, BrowserCommand.self, CompletionCommand.self,
         HelpCommand.self,

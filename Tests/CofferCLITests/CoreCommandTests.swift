@@ -100,6 +100,8 @@ final class CoreCommandTests: XCTestCase {
         let cli = CLIHarness()
         let result = cli.run(["--container", cli.container, "init", "--password-stdin"], stdin: "m\n", container: false)
         XCTAssertEqual(result.code, 0, result.stderr)
+        let again = cli.run(["init", "--password-stdin"], stdin: "m\n")
+        XCTAssertEqual(again.code, 73, "EX_CANTCREAT: a vault is already there; " + again.stderr)
     }
 
     func testAddGenerate() throws {

@@ -161,7 +161,7 @@ final class MoreCommandTests: XCTestCase {
         let io2 = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { _ in }, standardError: { err = $0 },
                      terminal: nil, environment: noClipboard)
         XCTAssertEqual(CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io2,
-                                           configuration: CLIHarness.configuration), 1)
+                                           configuration: CLIHarness.configuration), 69, "EX_UNAVAILABLE")
         XCTAssertTrue(err.contains("no clipboard"), err)
 
         var noDisplay = untouched.environment
@@ -169,7 +169,7 @@ final class MoreCommandTests: XCTestCase {
         let io3 = IO(standardInput: BufferLineReader(CLIHarness.master + "\n"), standardOutput: { _ in }, standardError: { err = $0 },
                      terminal: nil, environment: noDisplay)
         XCTAssertEqual(CommandLineTool.run(["fill", "example.com", "--clip", "--password-stdin", "--container", cli.container], io: io3,
-                                           configuration: CLIHarness.configuration), 1)
+                                           configuration: CLIHarness.configuration), 69, "EX_UNAVAILABLE")
         XCTAssertTrue(err.contains("xclip is installed but there is no display"), err)
     }
 }

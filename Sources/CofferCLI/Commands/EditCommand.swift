@@ -103,7 +103,7 @@ struct EditCommand: Command {
             let session = EditorSession(environment: context.io.environment)
             var draft = text
             while true {
-                guard let edited = try session.edit(draft) else { throw CLIError("the editor failed; nothing was changed") }
+                guard let edited = try session.edit(draft) else { throw CLIError("the editor failed; nothing was changed", code: .osError) }
                 guard edited != text else {
                     context.note("no change")
                     return .success

@@ -65,7 +65,7 @@ struct GenerateCommand: Command {
             let path = "/usr/share/dict/words"
             // A system file, usually a symlink to the chosen dictionary: read with Foundation.
             guard let bytes = FileManager.default.contents(atPath: path) else {
-                throw CLIError("no word list at \(path)", hint: "install one: apt-get install wamerican")
+                throw CLIError("no word list at \(path)", hint: "install one: apt-get install wamerican", code: .unavailable)
             }
             let lines = String(decoding: bytes.prefix(16 << 20), as: UTF8.self).split(separator: "\n")
             return try PasswordGenerator.passphrase(words: count, from: PasswordGenerator.wordList(fromLines: lines))

@@ -30,6 +30,7 @@ struct InitCommand: Command {
             in: container, masterPassword: password, kdf: context.configuration.kdfOverride ?? kdf,
             configuration: context.vaultConfiguration)
         context.note("created vault \(vault.vaultID) in \(container.path)")
+        context.warnIfWeak(password)
         return .success
     }
 

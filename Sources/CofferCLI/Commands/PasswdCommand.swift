@@ -17,6 +17,7 @@ struct PasswdCommand: Command {
         let new = try context.newSecret(prompt: "New master password: ", confirm: "Repeat new master password: ")
         try vault.changeMasterPassword(current: current, new: new)
         context.note("master password changed")
+        context.warnIfWeak(new)
         return .success
     }
 }

@@ -16,13 +16,13 @@ struct UnlockCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         _ = try context.positionals(0...0, names: "")
         let timeout = try Duration.parse(context.arguments.value("timeout") ?? "15m")
-        guard let sessions = context.configuration.sessions else { throw CLIError("unlock sessions are turned off in this host") }
+        guard let sessions = context.configuration.sessions else { throw CLIError("unlock sessions are turned off in this host", code: .unavailable) }
         let vault = try context.openVault()
         try context.unlock(vault)
         do {
             try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: timeout)
         } catch {
-            throw CLIError("\(error)", hint: "without the keyring every command asks for the master password")
+            throw CLIError("\(error)", hint: "without the keyring every command asks for the master password", code: .unavailable)
         }
         context.note("unlocked for \(Duration.format(timeout)) of inactivity")
         return .success

@@ -46,7 +46,7 @@ struct PickCommand: Command {
         let status = child.wait()
         guard status == 0 || status == 1 else {
             if status == 130 { return nil }  // Esc or Ctrl-C
-            throw CLIError("fzf failed (exit status \(status))")
+            throw CLIError("fzf failed (exit status \(status))", code: .osError)
         }
         let line = String(decoding: output, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
         return PickerSession.entry(for: line, in: entries)
@@ -119,7 +119,7 @@ struct MenuCommand: Command {
         }
         let candidates = environment["WAYLAND_DISPLAY"] != nil ? ["fuzzel", "wofi", "rofi"] : environment["DISPLAY"] != nil ? ["rofi", "dmenu"] : []
         guard let name = candidates.first(where: { Clipboard.find($0, environment) != nil }), let path = Clipboard.find(name, environment) else {
-            throw CLIError("no launcher found (rofi, wofi, fuzzel or dmenu, with a display)", hint: "--launcher names one; 'coffer pick' works in a terminal")
+            throw CLIError("no launcher found (rofi, wofi, fuzzel or dmenu, with a display)", hint: "--launcher names one; 'coffer pick' works in a terminal", code: .unavailable)
         }
         return [path] + modes[name]!
     }

@@ -78,7 +78,7 @@ struct PickerSession {
         case .completed(let credential)?: secret = credential.password
         case .completedOneTimeCode(let credential)?: secret = credential.code
         case .cancelled(let error)?: throw CLIError.from(error)
-        default: throw CLIError("the provider did not answer")
+        default: throw CLIError("the provider did not answer", code: .software)
         }
         let what = oneTimeCode ? "one-time code" : "password"
         switch action {
@@ -101,9 +101,9 @@ struct PickerSession {
         } else if environment["DISPLAY"] != nil, let xdotool = Clipboard.find("xdotool", environment) {
             tool = [xdotool, "type", "--clearmodifiers", "--file", "-"]
         } else {
-            throw CLIError("nothing can type here: wtype (Wayland) or xdotool (X11) and a display are needed", hint: "use --clip or --print")
+            throw CLIError("nothing can type here: wtype (Wayland) or xdotool (X11) and a display are needed", hint: "use --clip or --print", code: .unavailable)
         }
         let status = try Clipboard.spawn(tool, environment: environment, input: Array(text.utf8))
-        guard status == 0 else { throw CLIError("\(tool[0]) failed (exit status \(status))") }
+        guard status == 0 else { throw CLIError("\(tool[0]) failed (exit status \(status))", code: .osError) }
     }
 }

@@ -52,7 +52,7 @@ enum QRCodeOutput {
         let encode = try library.function("QRcode_encodeString8bit", as: Encode.self)
         let free = try library.function("QRcode_free", as: Free.self)
         guard let code = text.withCString({ encode($0, 0, QR_ECLEVEL_M) }) else {
-            throw CLIError("libqrencode could not encode it (errno \(errno))")
+            throw CLIError("libqrencode could not encode it (errno \(errno))", code: .software)
         }
         defer {
             memset(code.pointee.data, 0, Int(code.pointee.width * code.pointee.width))  // the modules spell the secret

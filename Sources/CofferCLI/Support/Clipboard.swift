@@ -46,10 +46,10 @@ enum Clipboard {
         if let tool = ["wl-copy", "xclip"].first(where: { find($0, environment) != nil }) {
             let variable = tool == "wl-copy" ? "WAYLAND_DISPLAY" : "DISPLAY"
             return CLIError("\(tool) is installed but there is no display ($\(variable) is not set)",
-                            hint: "run it in your desktop session, or drop --clip")
+                            hint: "run it in your desktop session, or drop --clip", code: .unavailable)
         }
         return CLIError("no clipboard: neither wl-copy (Wayland) nor xclip (X11) is usable here",
-                        hint: "install wl-clipboard or xclip, or drop --clip")
+                        hint: "install wl-clipboard or xclip, or drop --clip", code: .unavailable)
     }
 
     /// Copies `secret` and starts a detached `sh` that, after the delay, puts back what the
@@ -63,7 +63,7 @@ enum Clipboard {
         let delay = clearDelay(io.environment)
         let previous = tool.paste.flatMap { capture($0, environment: io.environment) }
         let status = try spawn(tool.copy + sensitiveFlag(tool, io.environment), environment: io.environment, input: Array(secret.utf8))
-        guard status == 0 else { throw CLIError("\(tool.copy[0]) failed (exit status \(status))") }
+        guard status == 0 else { throw CLIError("\(tool.copy[0]) failed (exit status \(status))", code: .osError) }
         let script: String
         let input: [UInt8]
         if let paste = tool.paste, !secret.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 }) {
@@ -103,7 +103,7 @@ enum Clipboard {
     /// (xclip and wl-copy fork a child that keeps serving the selection).
     static func spawn(_ arguments: [String], environment: Environment, input: [UInt8]) throws -> Int32 {
         var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw CLIError("could not create a pipe for \(arguments[0])") }
+        guard pipe(&pipeEnds) == 0 else { throw CLIError("could not create a pipe for \(arguments[0])", code: .osError) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -119,7 +119,7 @@ enum Clipboard {
         close(pipeEnds[0])
         guard spawned == 0 else {
             close(pipeEnds[1])
-            throw CLIError("could not start \(arguments[0])")
+            throw CLIError("could not start \(arguments[0])", code: .osError)
         }
         var written = 0
         while written < input.count {

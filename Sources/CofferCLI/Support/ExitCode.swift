@@ -3,10 +3,17 @@ import Coffer
 /// sysexits(3) codes, as the CLI contract promises (SPEC.md §8).
 public enum ExitCode: Int32, Sendable {
     case success = 0
+    /// The command ran and the answer is no: cancelled or declined, nothing chosen or
+    /// removed, or `audit` found something.
     case failure = 1
     case usage = 64             // EX_USAGE
     case dataError = 65         // EX_DATAERR: corrupt or tampered data
     case noInput = 66           // EX_NOINPUT: no matching credential
+    case unavailable = 69       // EX_UNAVAILABLE: a program, library, display or service it needs is missing
+    case software = 70          // EX_SOFTWARE: an internal error (a bug)
+    case osError = 71           // EX_OSERR: a helper program or a system call failed
+    case exists = 73            // EX_CANTCREAT: the target already exists
+    case ioError = 74           // EX_IOERR: reading or writing the container failed
     case temporaryFailure = 75  // EX_TEMPFAIL: locked and no interaction possible
     case permissionDenied = 77  // EX_NOPERM: wrong password
     case unsafeContainer = 78   // EX_CONFIG: the container is not private to this user
@@ -31,10 +38,11 @@ struct CLIError: Error {
         case let error as CLIError: return error
         case let error as VaultError: return from(error)
         case CredentialIdentityStoreError.internalError(let underlying): return from(underlying)
-        case let error as CredentialIdentityStoreError: return CLIError(error.description)
+        case CredentialIdentityStoreError.storeBusy: return CLIError("\(error)", code: .temporaryFailure)
+        case let error as CredentialIdentityStoreError: return CLIError(error.description, code: .unavailable)
         case let error as StorageError: return from(error)
         case let error as ExtensionError: return from(error)
-        default: return CLIError("\(error)")
+        default: return CLIError("\(error)", code: .software)
         }
     }
 
@@ -76,15 +84,17 @@ struct CLIError: Error {
             CLIError(error.description, hint: "'coffer verify' checks the whole vault", code: .dataError)
         case .invalidInput(let reason):
             CLIError(reason, code: .usage)
+        case .vaultExists:
+            CLIError(error.description, code: .exists)
+        case .crypto:
+            CLIError(error.description, code: .software)
         case .storage(let storage):
             from(storage)
-        default:
-            CLIError(error.description)
         }
     }
 
     /// A planted or misshapen file is rejected data (65, like a corrupt one); a container that
-    /// others may enter or that is not ours is refused (78); other system errors are 1.
+    /// others may enter or that is not ours is refused (78); other system errors are 74.
     static func from(_ error: StorageError) -> CLIError {
         if error.isRejectedFile {
             return CLIError(error.description, hint: "nothing was read through it or changed; 'coffer verify' lists every such entry",
@@ -94,6 +104,6 @@ struct CLIError: Error {
             return CLIError(error.description, hint: "a container must be yours and private (chmod -R go= on it); nothing was read",
                             code: .unsafeContainer)
         }
-        return CLIError(error.description)
+        return CLIError(error.description, code: .ioError)
     }
 }

@@ -1,0 +1,75 @@
+import Coffer
+import FoundationEssentials
+
+struct AuditCommand: Command {
+    static let name = "audit"
+    static let summary = "find weak, reused, old and breached passwords (never printing one)"
+    static let usage = "audit [--max-age DAYS] [--hibp [--hibp-url URL] | --hibp-file FILE] [--json]"
+    static let discussion = """
+        Checks every login: weak passwords (a zxcvbn estimate under 40 bits, knowing the item's
+        user, site and name), reused ones (grouped by the items that share them), old ones (set
+        more than --max-age days ago, default 365, from the password history), and logins on
+        plain http:. --hibp also asks Have I Been Pwned's range API how often each password was
+        seen in breaches, with k-anonymity: only the first 5 hex digits of its SHA-1 leave the
+        machine (--hibp-url for a mirror); --hibp-file searches a downloaded, sorted SHA-1 list
+        offline instead. Passwords are never printed. Exit 0 when nothing is found, 1 otherwise.
+        """
+    static let examples = ["coffer audit", "coffer audit --hibp", "coffer audit --hibp-file pwnedpasswords.txt --json"]
+    static let options: [OptionSpec] = [
+        .value("max-age", "days after which a password is old (default 365)"),
+        .flag("hibp", "check breaches through the HIBP range API (k-anonymity)"),
+        .value("hibp-url", "the range API's base URL (default https://api.pwnedpasswords.com)"),
+        .value("hibp-file", "check breaches against a local sorted SHA-1 list instead"),
+        .flag("json", "print {\"checked\", \"findings\": [{\"kind\", \"recordIdentifier\", \"title\", \"detail\"}]}"),
+    ]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        _ = try context.positionals(0...0, names: "")
+        guard let days = Int(context.arguments.value("max-age") ?? "365"), days > 0 else { throw UsageError("--max-age takes a number of days") }
+        let records = try context.unlockedVault().allRecords()
+        var audit = VaultAudit(records, maximumAge: TimeInterval(days) * 86_400)
+        let logins = records.filter { $0.kind == .login && !$0.password.isEmpty }
+        let counts: [Int]?
+        do {
+            if let file = context.arguments.value("hibp-file") {
+                counts = try BreachCheck.counts(of: logins.map(\.password), inFile: file)
+            } else if context.arguments.has("hibp") || context.arguments.has("hibp-url") {
+                counts = try BreachCheck.counts(
+                    of: logins.map(\.password), base: context.arguments.value("hibp-url") ?? BreachCheck.defaultURL, environment: context.io.environment)
+            } else {
+                counts = nil
+            }
+        } catch {
+            throw CLIError("\(error)", code: .temporaryFailure)
+        }
+        for (record, count) in zip(logins, counts ?? []) where count > 0 {
+            audit.add(VaultAudit.Finding(kind: .breached, recordID: record.id, title: record.title, detail: "seen \(count) times in breaches"))
+        }
+        if context.wantsJSON {
+            context.print(JSONOutput.render([
+                "checked": .integer(audit.checked), "breachCheck": .bool(counts != nil),
+                "findings": .array(audit.findings.map { finding in
+                    ["kind": .string(finding.kind.rawValue), "recordIdentifier": .string(finding.recordID.hex), "title": .string(finding.title),
+                     "detail": .string(finding.detail)]
+                }),
+            ]))
+        } else if audit.findings.isEmpty {
+            context.note("checked \(audit.checked) logins: nothing found" + (counts == nil ? " (breaches not checked: --hibp)" : ""))
+        } else {
+            for finding in audit.findings {
+                context.print("\(finding.kind.rawValue)\t\(finding.title)\t\(finding.detail)\t\(finding.recordID.hex.prefix(8))")
+            }
+            context.note("checked \(audit.checked) logins: \(audit.findings.count) finding\(audit.findings.count == 1 ? "" : "s")")
+        }
+        return audit.findings.isEmpty ? .success : .failure
+    }
+}
+
+extension CommandContext {
+    /// `init` and `passwd` accept any master password, but say when one is easy to guess.
+    func warnIfWeak(_ password: SecureBytes) {
+        let strength = PasswordStrength(of: password.unsafeString())
+        guard strength.bits < 50 else { return }
+        note("warning: this master password is weak (about \(Int(strength.bits)) bits by zxcvbn); the vault is only as strong as it. A passphrase of five or more random words ('coffer generate --style words') is far stronger")
+    }
+}

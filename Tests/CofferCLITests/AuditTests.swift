@@ -1,0 +1,93 @@
+import Coffer
+@testable import CofferCLI
+import Foundation
+import XCTest
+
+/// `coffer audit` finds the weak, reused, old, insecure and breached passwords of a test vault —
+/// the breached one through HIBP's range protocol served on 127.0.0.1 — and prints none of them.
+final class AuditTests: XCTestCase {
+    func vault() throws -> CLIHarness {
+        let cli = CLIHarness()
+        cli.initVault()
+        _ = cli.add("weak.example.com", "alice", password: "password")
+        _ = cli.add("http://plain.example.com/login", "bob", password: "password")
+        _ = cli.add("strong.example.com", "carol", password: "vq8#Lm2!xR9$zT4pWk7&")
+        // An old one, as an import would bring it (created three years ago).
+        let vault = try Vault.open(GroupContainer(path: cli.container), configuration: VaultConfiguration(
+            kdfPolicy: .relaxedForTesting, stateDirectory: cli.environment["XDG_STATE_HOME"]! + "/coffer"))
+        try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "old.example.com")], user: "dave",
+                                  password: "Kp9!vX2#mQ7$wL4&zR8*", created: Date(timeIntervalSinceNow: -3 * 365 * 86_400)))
+        return cli
+    }
+
+    func findings(_ result: RunResult) throws -> [(kind: String, title: String, detail: String)] {
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        return (object["findings"] as! [[String: Any]]).map { ($0["kind"] as! String, $0["title"] as! String, $0["detail"] as! String) }
+    }
+
+    func testWeakReusedOldAndInsecure() throws {
+        let cli = try vault()
+        let result = cli.run(["audit", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(result.code, 1, "findings: exit 1")
+        let found = try findings(result)
+        XCTAssertEqual(Set(found.filter { $0.kind == "weak" }.map(\.title)), ["weak.example.com", "http://plain.example.com/login"])
+        XCTAssertEqual(Set(found.filter { $0.kind == "reused" }.map(\.title)), ["weak.example.com", "http://plain.example.com/login"])
+        XCTAssertEqual(found.filter { $0.kind == "old" }.map(\.title), ["old.example.com"])
+        XCTAssertEqual(found.filter { $0.kind == "insecure" }.map(\.title), ["http://plain.example.com/login"])
+        XCTAssertFalse(result.stdout.contains("password\""), "no password in the report")
+        XCTAssertFalse(cli.run(["audit", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.contains("Kp9!"))
+    }
+
+    /// The range API on 127.0.0.1: the server must see only 5-hex-digit prefixes.
+    func testBreachedPasswordsThroughTheRangeAPIAndOffline() throws {
+        let cli = try vault()
+        let base = cli.container + "/.."
+        let passwordHash = "5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8"  // SHA-1("password")
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = ["-c", """
+        import http.server, sys
+        class Range(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                with open(sys.argv[1] + "/requests", "a") as log: log.write(self.path + "\\n")
+                prefix = self.path.rsplit("/", 1)[-1]
+                body = ("1E4C9B93F3F0682250B6CF8331B7EE68FD8:3861\\r\\n0018A45C4D1DEF81644B54AB7F969B88D65:1\\r\\n" if prefix == "5BAA6" else "0000000000000000000000000000000000A:0\\r\\n").encode()
+                self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            def log_message(self, *args): pass
+        httpd = http.server.HTTPServer(("127.0.0.1", 0), Range)
+        print(httpd.server_port, flush=True)
+        httpd.serve_forever()
+        """, base]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer { server.terminate() }
+        let port = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = cli.run(["audit", "--json", "--hibp-url", "http://127.0.0.1:\(port)", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        let breached = try findings(result).filter { $0.kind == "breached" }
+        XCTAssertEqual(Set(breached.map(\.title)), ["weak.example.com", "http://plain.example.com/login"])
+        XCTAssertEqual(breached.first?.detail, "seen 3861 times in breaches")
+        let requests = try String(contentsOfFile: base + "/requests", encoding: .utf8).split(separator: "\n")
+        XCTAssertTrue(requests.allSatisfy { $0.hasPrefix("/range/") && $0.count == "/range/".count + 5 }, "\(requests)")
+        XCTAssertEqual(Set(requests).count, requests.count, "one request per distinct prefix")
+
+        // Offline: HIBP's sorted list, searched by bisection.
+        var lines = (0..<2000).map { String(format: "%040X:%d", $0 * 7919 + 1, $0 % 50 + 1) }
+        lines.append(passwordHash + ":3861")
+        lines.sort()
+        try (lines.joined(separator: "\r\n") + "\r\n").write(toFile: base + "/pwned.txt", atomically: true, encoding: .utf8)
+        let offline = cli.run(["audit", "--json", "--hibp-file", base + "/pwned.txt", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(try findings(offline).filter { $0.kind == "breached" }.count, 2, offline.stderr)
+        XCTAssertEqual(try BreachCheck.counts(of: ["password", "not in the list at all"], inFile: base + "/pwned.txt"), [3861, 0])
+    }
+
+    func testAWeakMasterPasswordIsAcceptedWithAWarning() {
+        let cli = CLIHarness()
+        let created = cli.run(["init", "--password-stdin"], stdin: "a\n")
+        XCTAssertEqual(created.code, 0)
+        XCTAssertTrue(created.stderr.contains("warning: this master password is weak"), created.stderr)
+        let strong = CLIHarness()
+        XCTAssertFalse(strong.run(["init", "--password-stdin"], stdin: "correct horse battery staple elephant\n").stderr.contains("weak"))
+    }
+}
