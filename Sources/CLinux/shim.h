@@ -48,3 +48,42 @@ static inline int coffer_renameat_noreplace(int olddirfd, const char *oldpath, i
 static inline int coffer_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+
+/// signalfd(2) for the signals in `mask` (which the caller has blocked): non-blocking, closed
+/// in children.
+static inline int coffer_signalfd(const sigset_t *mask) {
+    return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/// The next signal waiting on a signalfd, or -1 when none is. `*sent` is 1 when a process sent
+/// it with kill(2) or sigqueue(3), 0 when the kernel raised it (a terminal's Ctrl-C, which the
+/// whole foreground process group gets anyway).
+static inline int coffer_signalfd_next(int fd, int *sent) {
+    struct signalfd_siginfo info;
+    if (read(fd, &info, sizeof info) != (ssize_t)sizeof info) return -1;
+    *sent = info.ssi_code == SI_USER || info.ssi_code == SI_QUEUE;
+    return (int)info.ssi_signo;
+}
+
+/// The user id of the process at the other end of a Unix socket (SO_PEERCRED); -1 on error.
+static inline long long coffer_peer_uid(int fd) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    return (long long)credentials.uid;
+}
+
+/// posix_spawn's GNU flag that starts the child in a new session (no controlling terminal).
+static inline short coffer_spawn_setsid_flag(void) {
+    return POSIX_SPAWN_SETSID;
+}
+
+/// accept4(2) without the peer's address, non-blocking and close-on-exec.
+static inline int coffer_accept(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}

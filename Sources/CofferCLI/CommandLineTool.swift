@@ -8,7 +8,8 @@ public enum CommandLineTool {
         InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, FillCommand.self, ShowCommand.self,
         EditCommand.self, OTPCommand.self, RemoveCommand.self, PickCommand.self, MenuCommand.self, AuditCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         ProviderCommand.self, PasswdCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
-        ImportCommand.self, ExportCommand.self, BrowserCommand.self, CompletionCommand.self,
+        ImportCommand.self, ExportCommand.self, RunCommand.self, InjectCommand.self, SSHAgentCommand.self, SSHKeyCommand.self,
+        BrowserCommand.self, CompletionCommand.self,
         HelpCommand.self,
     ]
 
@@ -42,6 +43,8 @@ public enum CommandLineTool {
             }
             let context = CommandContext(arguments: parsed, io: io, configuration: configuration)
             return try command.run(context).rawValue
+        } catch let exit as ChildExit {
+            return exit.status
         } catch let error as UsageError {
             io.standardError("coffer: error: \(error.message)\nUsage: coffer \(command.usage)\nSee 'coffer \(command.name) --help'.\n")
             return ExitCode.usage.rawValue

@@ -98,10 +98,19 @@ final class CLIHarness {
 /// its output and errors to the end; secrets go on stdin, never in `arguments`.
 @discardableResult
 func runTool(_ path: String, _ arguments: [String], stdin: String = "", environment: [String: String]? = nil) throws -> RunResult {
+    try runProcess(path, arguments, stdin: stdin, environment: environment?.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine })
+}
+
+/// Runs `path` with exactly `environment` (the caller's own when `nil`), `stdin` written and
+/// closed, then `started` (to signal it, say), and its output and errors read to the end.
+@discardableResult
+func runProcess(
+    _ path: String, _ arguments: [String], stdin: String = "", environment: [String: String]?, started: ((Process) -> Void)? = nil
+) throws -> RunResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
-    if let environment { process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine } }
+    if let environment { process.environment = environment }
     let input = Pipe(), output = Pipe(), errors = Pipe()
     process.standardInput = input
     process.standardOutput = output
@@ -109,6 +118,7 @@ func runTool(_ path: String, _ arguments: [String], stdin: String = "", environm
     try process.run()
     input.fileHandleForWriting.write(Data(stdin.utf8))
     try input.fileHandleForWriting.close()
+    started?(process)
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

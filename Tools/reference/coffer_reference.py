@@ -254,9 +254,21 @@ def index_entries(doc, layout=3):
                             doc["user"], doc.get("name", "") if layout == 3 else ""))
     if layout == 3:
         services = sorted((s["identifier"] for s in doc["serviceIdentifiers"]), key=lambda text: text.encode())
-        entries.append((rid, 0, ITEM_TYPE, kind, not entries, doc.get("name", ""), doc["user"],
-                        services[0] if services else ""))
+        summary = ssh_public_key_text(doc) if kind == "ssh-key" else (services[0] if services else "")
+        entries.append((rid, 0, ITEM_TYPE, kind, not entries, doc.get("name", ""), doc["user"], summary))
     return entries
+
+
+def ssh_public_key_text(doc):
+    """§6.3: an ssh-key item's summary is its `publicKey` field's first two words (§5.3)."""
+    fields = doc.get("fields", [])
+    if isinstance(fields, dict):
+        fields = [{"name": name, "value": value} for name, value in fields.items()]
+    for field in fields:
+        if field["name"].lower().replace(" ", "") == "publickey":
+            words = field["value"].split()
+            return " ".join(words[:2]) if len(words) >= 2 else ""
+    return ""
 
 
 def item_filing_name(entry):

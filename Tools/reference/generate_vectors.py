@@ -21,6 +21,24 @@ def seq(start, count):
     return bytes((start + i) % 256 for i in range(count))
 
 
+def openssh_ed25519(seed, comment):
+    """An unencrypted `openssh-key-v1` file (OpenSSH's PROTOCOL.key) and its authorized_keys line."""
+    import base64
+    public, secret = sodium.crypto_sign_seed_keypair(seed)
+
+    def string(data):
+        return struct.pack(">I", len(data)) + data
+
+    blob = string(b"ssh-ed25519") + string(public)
+    section = struct.pack(">II", 0x01020304, 0x01020304) + string(b"ssh-ed25519") + string(public) + string(secret) + string(comment.encode())
+    section += bytes(range(1, 1 + (-len(section)) % 8))
+    body = b"openssh-key-v1\0" + string(b"none") + string(b"none") + string(b"") + struct.pack(">I", 1) + string(blob) + string(section)
+    encoded = base64.b64encode(body).decode()
+    lines = [encoded[i:i + 70] for i in range(0, len(encoded), 70)]
+    pem = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END OPENSSH PRIVATE KEY-----\n"
+    return pem, "ssh-ed25519 " + base64.b64encode(blob).decode() + " " + comment
+
+
 def write_vector(path, comment, fields):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
@@ -121,6 +139,14 @@ def vault(name="vault", layout=3):
                      "user": "", "password": "", "notes": "SSID: home\npassphrase: correct horse",
                      "tags": ["home"], "created": "2026-03-01T00:00:00Z", "modified": "2026-03-01T00:00:00Z",
                      "revision": 1})
+        # An SSH key (§5.3): RFC 8032's first test key; its item entry's summary is the public key.
+        private_key, public_line = openssh_ed25519(
+            bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"), "laptop key")
+        docs.append({"id": "3b" + seq(0x51, 15).hex(), "serviceIdentifiers": [], "kind": "ssh-key", "name": "laptop key",
+                     "user": "", "password": "", "notes": "",
+                     "fields": [{"hidden": True, "name": "privateKey", "value": private_key},
+                                {"hidden": False, "name": "publicKey", "value": public_line}],
+                     "created": "2026-03-02T00:00:00Z", "modified": "2026-03-02T00:00:00Z", "revision": 1})
     fields = [("expect", "ok"), ("password", password.decode()), ("opslimit", 1), ("memlimit", 8192),
               ("vault_id", vault_id), ("vault_key", vault_key), ("salt", salt), ("header_nonce", header_nonce),
               ("header", header)]
@@ -151,7 +177,7 @@ def vault(name="vault", layout=3):
     generation, identities, items, ledger = ref.read_index(container, vault_id, vault_key)
     # Layout 2: three password and two one-time-code identities, an item entry per record.
     assert generation == 1 and len(ledger) == len(docs)
-    assert (len(identities), len(items)) == ((5, 3) if layout == 3 else (3, 0))
+    assert (len(identities), len(items)) == ((5, 4) if layout == 3 else (3, 0))
     if layout == 3:
         tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
 

@@ -18,6 +18,26 @@ public enum Base64 {
         return Array(output.prefix(length))
     }
 
+    /// Decodes standard base64 straight into guarded memory (a private key file's body), so the
+    /// decoded secret never sits in an ordinary array; `nil` for anything that is not base64.
+    public static func decodeSecret(_ text: String) -> SecureBytes? {
+        guard (try? Sodium.ready()) != nil else { return nil }
+        let input = Array(text.utf8)
+        guard let buffer = try? SecureBytes(count: input.count * 3 / 4 + 3) else { return nil }
+        var length = 0
+        let status = buffer.withUnsafeMutableBytes { output in
+            input.withUnsafeBufferPointer { source in
+                source.withMemoryRebound(to: CChar.self) {
+                    sodium_base642bin(output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count, $0.baseAddress, $0.count,
+                                      nil, &length, nil, sodium_base64_VARIANT_ORIGINAL)
+                }
+            }
+        }
+        guard status == 0, let secret = try? SecureBytes(count: length) else { return nil }
+        secret.withUnsafeMutableBytes { destination in buffer.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(length))) } }
+        return secret
+    }
+
     public static func encode(_ bytes: [UInt8]) -> String {
         guard (try? Sodium.ready()) != nil else { return "" }
         var output = [CChar](repeating: 0, count: sodium_base64_encoded_len(bytes.count, sodium_base64_VARIANT_ORIGINAL))

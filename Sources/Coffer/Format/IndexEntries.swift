@@ -57,7 +57,8 @@ public struct ItemEntry: Equatable, Sendable {
     public var listed: Bool
     public var name: String
     public var user: String
-    /// The item's first service identifier, for lists; empty when it has none.
+    /// The item's summary (SPEC.md §6.3): its least service identifier, or for an ssh-key item
+    /// its public key (`ssh-ed25519 AAAA…`, what the SSH agent lists while locked); may be empty.
     public var service: String
 
     public init(recordID: RecordID, kind: ItemKind, listed: Bool, name: String, user: String, service: String) {

@@ -12,6 +12,8 @@ public enum Assuan {
     static let cancelledCode = 83_886_179
     /// "Timeout" (GPG_ERR_TIMEOUT from source pinentry).
     static let timeoutCode = 83_886_142
+    /// "Not confirmed" (GPG_ERR_NOT_CONFIRMED, 114, from source pinentry): `CONFIRM` declined.
+    static let notConfirmedCode = 83_886_194
 
     public enum Reply: Equatable {
         case ok

@@ -26,12 +26,7 @@ public final class PinentryInteraction: UserInteraction {
     /// wrong attempt, then `GETPIN`. `nil` when the person cancels (or pinentry times out).
     /// - Throws: `AssuanError` when pinentry cannot be started or does not speak Assuan.
     public func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
-        let child: ChildProcess
-        do {
-            child = try ChildProcess([program], environment: environment)
-        } catch {
-            throw AssuanError.unavailable("\(error) (set COFFER_PINENTRY to a pinentry program)")
-        }
+        let child = try start()
         defer {
             try? child.write(Assuan.command("BYE") + [0x0A])
             child.wait()
@@ -62,6 +57,40 @@ public final class PinentryInteraction: UserInteraction {
             case .other:
                 continue
             }
+        }
+    }
+
+    /// pinentry's `CONFIRM`: `OK` is yes, a cancel (or time-out) is no.
+    public func requestConfirmation(_ description: String) throws -> Bool {
+        let child = try start()
+        defer {
+            try? child.write(Assuan.command("BYE") + [0x0A])
+            child.wait()
+        }
+        try expectOK(child)
+        for command in [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", description), Assuan.command("SETOK", "Allow"),
+                        Assuan.command("SETCANCEL", "Deny")] {
+            try send(command, to: child)
+        }
+        try write(Assuan.command("CONFIRM"), to: child)
+        while true {
+            guard let line = try readLine(child) else { throw AssuanError.unavailable("pinentry ended before answering") }
+            switch try Assuan.parse(line[...]) {
+            case .ok: return true
+            case .error(let code, _) where code == Assuan.cancelledCode || code == Assuan.timeoutCode || code == Assuan.notConfirmedCode:
+                return false
+            case .error(let code, let message): throw AssuanError.refused(code: code, message: message)
+            case .inquire: try write(Array("CAN".utf8), to: child)
+            case .data, .other: continue
+            }
+        }
+    }
+
+    private func start() throws -> ChildProcess {
+        do {
+            return try ChildProcess([program], environment: environment)
+        } catch {
+            throw AssuanError.unavailable("\(error) (set COFFER_PINENTRY to a pinentry program)")
         }
     }
 

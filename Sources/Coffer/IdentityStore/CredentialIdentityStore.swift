@@ -234,6 +234,15 @@ public final class CredentialIdentityStore: Sendable {
         do { try vault.deviceState.disable() } catch { throw .internalError(.storage(error)) }
     }
 
+    /// A token that changes whenever the index does (BLAKE2b-256 of the manifest, which is sealed
+    /// under a fresh nonce at every commit); `nil` for a vault without an index. A long-lived host
+    /// keeps what it derived from a listing until the token changes: the SSH agent's key table
+    /// costs one small file read per request instead of a listing of the whole vault.
+    public func changeToken() throws(CredentialIdentityStoreError) -> [UInt8]? {
+        try readable()
+        return try mapped { try vault.identityIndex().manifestDigest() }
+    }
+
     // MARK: Internals
 
     private func readable() throws(CredentialIdentityStoreError) {

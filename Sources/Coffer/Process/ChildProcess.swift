@@ -15,8 +15,11 @@ public final class ChildProcess {
     private var exitStatus: Int32?
 
     /// Starts `arguments[0]` (searched in `$PATH` when it has no slash) with `environment`.
-    /// stderr goes to /dev/null unless `inheritStandardError`.
-    public init(_ arguments: [String], environment: Environment, inheritStandardError: Bool = false) throws(ChildProcessError) {
+    /// stderr goes to /dev/null unless `inheritStandardError`. `newSession` starts it without a
+    /// controlling terminal, so it cannot prompt there (ssh-keygen then reads stdin).
+    public init(
+        _ arguments: [String], environment: Environment, inheritStandardError: Bool = false, newSession: Bool = false
+    ) throws(ChildProcessError) {
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         guard coffer_pipe_cloexec(&toChild) == 0 else { throw .launch(arguments.first ?? "", errno) }
         guard coffer_pipe_cloexec(&fromChild) == 0 else {
@@ -29,11 +32,18 @@ public final class ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         if !inheritStandardError { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        // Nothing else of ours reaches the child: a daemon started here must not keep a
+        // descriptor its parent's parent waits on (a pipe, or a launcher's exit-notification socket).
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if newSession { posix_spawnattr_setflags(&attributes, coffer_spawn_setsid_flag()) }
         var child: pid_t = 0
-        let spawned = posix_spawnp(&child, arguments[0], &actions, nil, argv, envp)
+        let spawned = posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
         close(toChild[0])
         close(fromChild[1])
         guard spawned == 0 else {
@@ -44,6 +54,15 @@ public final class ChildProcess {
         input = toChild[1]
         output = fromChild[0]
         signal(SIGPIPE, SIG_IGN)  // a child that exits early must not kill us on the next write
+    }
+
+    /// Lets the child run on after this object is gone (a daemon): closes the pipes, and
+    /// neither kills nor waits for it.
+    public func detach() {
+        closeInput()
+        if output >= 0 { close(output) }
+        output = -1
+        exitStatus = -1
     }
 
     deinit {

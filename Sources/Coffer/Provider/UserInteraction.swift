@@ -13,6 +13,9 @@ public protocol UserInteraction: AnyObject {
 
     /// Whether a person can pick among suggestions here (default: yes).
     var canChooseIdentity: Bool { get }
+    /// Asks the person to allow something (the SSH agent, before a signature with a key marked
+    /// `confirm`). `false` when they decline, or when nobody can be asked (the default).
+    func requestConfirmation(_ description: String) throws -> Bool
 }
 
 extension UserInteraction {
@@ -20,4 +23,7 @@ extension UserInteraction {
     /// only supplies the master password can authenticate but cannot choose; the host then
     /// fills nothing that needs a choice (SPEC.md §7.3).
     public var canChooseIdentity: Bool { true }
+
+    /// Nobody to ask: declined.
+    public func requestConfirmation(_ description: String) throws -> Bool { false }
 }

@@ -278,14 +278,18 @@ public struct FileSystem: Sendable {
         throw error("stat", path)
     }
 
-    /// Writes a new file the user named (a backup archive), atomically: a temp file beside it,
-    /// then a rename that refuses to replace anything (`RENAME_NOREPLACE`).
-    public func writeUserFileExclusively(_ bytes: [UInt8], to path: String) throws(StorageError) {
+    /// Writes a new file the user named (a backup archive, `inject -o`), atomically: a 0600 temp
+    /// file beside it, then a rename that refuses to replace anything (`RENAME_NOREPLACE`) —
+    /// unless `replacing`, when the rename takes the old file's place in one step.
+    public func writeUserFileExclusively(_ bytes: [UInt8], to path: String, replacing: Bool = false) throws(StorageError) {
         let parent = try openDirectory(atPath: Self.parentDirectory(of: path), check: .anyOwner)
         let name = Self.lastComponent(of: path)
         let temporaryName = "." + name + "." + ((try? SecureRandom.bytes(6)).map { Hex.encode($0) } ?? String(getpid())) + ".tmp"
         try createFile(bytes, named: temporaryName, in: parent, fsyncFile: true)
-        guard coffer_renameat_noreplace(parent.descriptor, temporaryName, parent.descriptor, name) == 0 else {
+        let renamed = replacing
+            ? renameat(parent.descriptor, temporaryName, parent.descriptor, name)
+            : coffer_renameat_noreplace(parent.descriptor, temporaryName, parent.descriptor, name)
+        guard renamed == 0 else {
             let failure = error("create", path)
             unlinkat(parent.descriptor, temporaryName, 0)
             throw failure

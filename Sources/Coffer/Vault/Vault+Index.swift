@@ -232,9 +232,12 @@ extension Vault {
                     key: ServiceKey(parsing: service), kind: kind, name: record.name)))
             }
         }
-        let leastService = record.serviceIdentifiers.map(\.identifier).min(by: JSONValue.precedesInUTF8) ?? ""
+        // An SSH key's entry carries its public key instead, so the agent lists keys while locked.
+        let summary = record.kind == .sshKey
+            ? record.sshPublicKeyText ?? ""
+            : record.serviceIdentifiers.map(\.identifier).min(by: JSONValue.precedesInUTF8) ?? ""
         entries.append(.item(ItemEntry(
-            recordID: record.id, kind: record.kind, listed: entries.isEmpty, name: record.name, user: record.user, service: leastService)))
+            recordID: record.id, kind: record.kind, listed: entries.isEmpty, name: record.name, user: record.user, service: summary)))
         return entries
     }
 }

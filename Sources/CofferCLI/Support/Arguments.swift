@@ -14,6 +14,7 @@ struct OptionSpec {
     /// The one-letter spellings pass, gopass and rbw users type, for the options that exist.
     static let shortNames: [(letter: Character, name: String)] = [
         ("c", "clip"), ("j", "json"), ("u", "user"), ("n", "no-interaction"), ("f", "force"), ("q", "qr"),
+        ("i", "in"), ("o", "out"),
     ]
 
     var short: Character? { Self.shortNames.first { $0.name == name }?.letter }

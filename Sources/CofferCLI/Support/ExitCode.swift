@@ -19,6 +19,11 @@ public enum ExitCode: Int32, Sendable {
     case unsafeContainer = 78   // EX_CONFIG: the container is not private to this user
 }
 
+/// A command that ends with another program's exit status (`coffer run`), whatever it is.
+struct ChildExit: Error {
+    let status: Int32
+}
+
 /// An error already phrased for the user, with an optional hint.
 struct CLIError: Error {
     let message: String

@@ -60,6 +60,8 @@ public final class IO: @unchecked Sendable {
 public protocol LineReader: AnyObject {
     /// The next line as bytes, or `nil` at end of input.
     func readLineBytes() -> [UInt8]?
+    /// Everything left, byte for byte (a template), at most `limit` bytes.
+    func readRemainingBytes(limit: Int) -> [UInt8]
 }
 
 extension LineReader {
@@ -93,11 +95,25 @@ public final class FileDescriptorLineReader: LineReader {
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         return line
     }
+
+    public func readRemainingBytes(limit: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < limit {
+            let count = read(fd, &chunk, min(chunk.count, limit - bytes.count))
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        return bytes
+    }
 }
 
 /// Lines from bytes in memory: for tests and for `--password-file`.
 public final class BufferLineReader: LineReader {
     private var lines: [[UInt8]]
+    /// Whether the input ended with a line break (for `readRemainingBytes`).
+    private let endsWithNewline: Bool
 
     public convenience init(_ text: String) {
         self.init(bytes: Array(text.utf8))
@@ -107,6 +123,14 @@ public final class BufferLineReader: LineReader {
         var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
         if bytes.last == UInt8(ascii: "\n") || bytes.isEmpty { lines.removeLast() }
         self.lines = lines.map { $0.last == UInt8(ascii: "\r") ? Array($0.dropLast()) : $0 }
+        endsWithNewline = bytes.last == UInt8(ascii: "\n")
+    }
+
+    public func readRemainingBytes(limit: Int) -> [UInt8] {
+        var bytes = Array(lines.map { $0 + [UInt8(ascii: "\n")] }.joined())
+        if !endsWithNewline, !bytes.isEmpty { bytes.removeLast() }
+        lines = []
+        return Array(bytes.prefix(limit))
     }
 
     public func readLineBytes() -> [UInt8]? {

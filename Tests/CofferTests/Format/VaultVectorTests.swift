@@ -28,8 +28,16 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(vault.vaultID.hex, vector.string("vault_id"))
         try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
         var records = try vault.allRecords()
-        XCTAssertEqual(records.map(\.id.hex), [vector.string("record0_id"), vector.string("record2_id"), vector.string("record1_id")])
+        XCTAssertEqual(records.map(\.id.hex), [vector.string("record0_id"), vector.string("record3_id"), vector.string("record2_id"),
+                                                vector.string("record1_id")])
+        let sshKey = records.remove(at: 1)
         let note = records.remove(at: 1)
+        XCTAssertEqual(sshKey.kind, .sshKey)
+        XCTAssertEqual(sshKey.sshPublicKeyText, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINdamAGCsQq31Uv+08lkBzoO4XLz2qYjJa8CGmj3B1Ea",
+                       "RFC 8032's first test key")
+        let (key, comment) = try OpenSSHPrivateKey.decode(XCTUnwrap(sshKey.sshPrivateKeyText))
+        XCTAssertEqual(comment, "laptop key")
+        XCTAssertEqual(Hex.encode(try key.sign([])).prefix(16), "e5564300c360ac72", "signs as RFC 8032 §7.1 TEST 1 says")
         XCTAssertEqual(records[0].user, "alice")
         XCTAssertEqual(records[0].password, "hunter2")
         XCTAssertEqual(records[1].user, "zoë")
@@ -94,7 +102,11 @@ final class VaultVectorTests: XCTestCase {
         let listing = try vault.identityStore.identityListing()
         XCTAssertEqual(listing.rows.filter { $0.entry == .password }.map { listing.identity($0).user }.sorted(), ["alice", "zoë", "zoë"])
         XCTAssertEqual(listing.rows.filter { $0.entry == .oneTimeCode }.count, 2)
-        XCTAssertEqual(listing.rows.filter { $0.entry == .item }.map(listing.name), ["Wi-Fi at home"], "the note, listed by its name")
+        XCTAssertEqual(listing.rows.filter { $0.entry == .item }.map(listing.name).sorted(), ["Wi-Fi at home", "laptop key"],
+                       "the note and the SSH key, listed by their names")
+        let key = try XCTUnwrap(listing.rows.first { $0.kind == .sshKey })
+        XCTAssertTrue(listing.identity(key).serviceIdentifier.identifier.hasPrefix("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINdamAGC"),
+                      "an SSH key's summary is its public key, readable without the vault key (SPEC.md §6.3)")
     }
 
     func testStandardPolicyRefusesTheCheapVectorBeforeDeriving() throws {

@@ -1,0 +1,104 @@
+import CLinux
+import Glibc
+
+/// A command run on the user's behalf (`coffer run`): spawned with the environment Coffer
+/// built — the only place its secrets go — and a clean signal mask, its standard output and
+/// error inherited or, to be masked, on pipes. Arguments are the user's own and carry no secret.
+public final class CommandChild {
+    public let pid: pid_t
+    /// Read ends of the child's stdout and stderr when captured; -1 once closed.
+    public private(set) var standardOutput: Int32 = -1
+    public private(set) var standardError: Int32 = -1
+    private var status: Int32?
+
+    /// Starts `arguments[0]` (searched in `PATH` of `environment` when it has no slash).
+    /// - Parameter environment: `NAME=value` entries; wiped from the C copies after the spawn.
+    public init(_ arguments: [String], environment: [String], captureOutput: Bool) throws(ChildProcessError) {
+        guard let program = arguments.first else { throw .launch("", EINVAL) }
+        var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if captureOutput {
+            guard coffer_pipe_cloexec(&outputPipe) == 0 else { throw .launch(program, errno) }
+            guard coffer_pipe_cloexec(&errorPipe) == 0 else {
+                close(outputPipe[0]); close(outputPipe[1])
+                throw .launch(program, errno)
+            }
+            posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        }
+        // The parent blocks the signals it forwards; the child starts with none blocked and
+        // default dispositions (SIGPIPE included, which a Swift process ignores).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), defaults = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            for entry in envp {
+                if let entry { explicit_bzero(entry, strlen(entry)) }
+                free(entry)
+            }
+        }
+        var child: pid_t = 0
+        let path = Self.search(program, environment: environment)
+        let spawned = posix_spawn(&child, path, &actions, &attributes, argv, envp)
+        if captureOutput {
+            close(outputPipe[1])
+            close(errorPipe[1])
+        }
+        guard spawned == 0 else {
+            if captureOutput { close(outputPipe[0]); close(errorPipe[0]) }
+            throw .launch(program, spawned)
+        }
+        pid = child
+        if captureOutput {
+            standardOutput = outputPipe[0]
+            standardError = errorPipe[0]
+        }
+    }
+
+    deinit {
+        closeOutput(1)
+        closeOutput(2)
+    }
+
+    public func closeOutput(_ stream: Int32) {
+        if stream == 1, standardOutput >= 0 { close(standardOutput); standardOutput = -1 }
+        if stream == 2, standardError >= 0 { close(standardError); standardError = -1 }
+    }
+
+    /// The exit status once the child has ended (128 + signal when killed, as shells report
+    /// it), without waiting; `nil` while it runs.
+    public func exitStatus(wait: Bool) -> Int32? {
+        if let status { return status }
+        var raw: Int32 = 0
+        var result: pid_t
+        repeat { result = waitpid(pid, &raw, wait ? 0 : WNOHANG) } while result < 0 && errno == EINTR
+        guard result == pid else { return nil }
+        let code = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        status = code
+        return code
+    }
+
+    /// `program` itself when it has a slash, else the first executable in the child's `PATH`
+    /// (posix_spawnp would search the parent's).
+    public static func search(_ program: String, environment: [String]) -> String {
+        guard !program.contains("/") else { return program }
+        let path = environment.first { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + program
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return program
+    }
+}

@@ -1,0 +1,106 @@
+import Coffer
+import Glibc
+
+/// `coffer ssh-agent`: the vault's SSH keys for ssh, git and everything that speaks the agent
+/// protocol, as rbw's and 1Password's agents do (SPEC.md §15).
+struct SSHAgentCommand: Command {
+    static let name = "ssh-agent"
+    static let summary = "serve the vault's SSH keys to ssh (the agent protocol)"
+    static let usage = "ssh-agent [--socket PATH] [--daemon | --print-env] [--no-pinentry]"
+    static let discussion = """
+        Listens on $XDG_RUNTIME_DIR/coffer/ssh-agent.sock (a 0600 socket in a 0700 directory;
+        every client's uid is checked too) in the foreground, as systemd and 'ssh-agent -D'
+        expect; --daemon starts it in the background and prints the shell lines that point ssh at
+        it, --print-env prints them only. Under systemd socket activation it serves the socket
+        it is given (contrib/systemd). ssh-key items are listed while the vault is locked (public
+        keys only, from the identity store); a signature needs the vault unlocked — by 'coffer
+        unlock', else the agent asks through pinentry (COFFER_PINENTRY names the program;
+        --no-pinentry refuses instead). An item with the field 'confirm: yes' asks before each
+        signature. Ed25519 keys only; see 'coffer ssh-key'.
+        """
+    static let examples = ["eval \"$(coffer ssh-agent --daemon)\"", "coffer ssh-agent --print-env >> ~/.profile", "systemctl --user enable --now coffer-ssh-agent.socket"]
+    static let options: [OptionSpec] = [
+        .value("socket", "listen here instead of $XDG_RUNTIME_DIR/coffer/ssh-agent.sock"),
+        .flag("daemon", "run in the background and print SSH_AUTH_SOCK for the shell"),
+        .flag("print-env", "print SSH_AUTH_SOCK for the shell and exit"),
+        .flag("no-pinentry", "never ask; a signature while locked is refused"),
+    ]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        _ = try context.positionals(0...0, names: "")
+        let environment = context.io.environment
+        let inherited = UnixListener.inherited(environment: environment)
+        let path = try inherited == nil ? socketPath(context) : ""
+        if context.arguments.has("print-env") {
+            context.print(shellLines(path, environment: environment))
+            return .success
+        }
+        if context.arguments.has("daemon") { return try daemonize(path, context) }
+        let listener: UnixListener
+        if let inherited {
+            listener = inherited
+        } else {
+            do { listener = try UnixListener(path: path) } catch { throw CLIError("\(error)", code: .unavailable) }
+        }
+        let keys = SSHAgentKeys(
+            container: try context.container(), configuration: context.vaultConfiguration, sessions: context.configuration.sessions,
+            interaction: context.arguments.has("no-pinentry") ? nil : PinentryInteraction(environment: environment))
+        context.note("SSH agent listening on \(listener.path ?? "the socket systemd passed"); SSH_AUTH_SOCK=\(listener.path ?? "…")")
+        try SSHAgentServer(listener: listener, keys: keys, log: { context.note($0) }).serve()
+        return .success
+    }
+
+    static func socketPath(_ context: CommandContext) throws -> String {
+        if let path = context.arguments.value("socket") { return path }
+        guard let runtime = context.io.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else {
+            throw CLIError("$XDG_RUNTIME_DIR is not set", hint: "give --socket PATH in a directory only you can enter", code: .usage)
+        }
+        return runtime + "/coffer/ssh-agent.sock"
+    }
+
+    /// `SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK;` as ssh-agent prints it, or fish's `set -x`.
+    static func shellLines(_ path: String, environment: Environment, pid: pid_t? = nil) -> String {
+        let quoted = "'" + path.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'"
+        if environment["SHELL"]?.hasSuffix("/fish") == true {
+            return "set -x SSH_AUTH_SOCK \(quoted);" + (pid.map { " set -x SSH_AGENT_PID \($0);" } ?? "")
+        }
+        return "SSH_AUTH_SOCK=\(quoted); export SSH_AUTH_SOCK;" + (pid.map { " SSH_AGENT_PID=\($0); export SSH_AGENT_PID;" } ?? "")
+    }
+
+    /// Starts this program again without --daemon in a new session with no terminal, waits
+    /// until its socket answers, and prints the shell lines.
+    private static func daemonize(_ path: String, _ context: CommandContext) throws -> ExitCode {
+        var arguments = ["/proc/self/exe", "ssh-agent", "--socket", path]
+        if context.arguments.has("no-pinentry") { arguments.append("--no-pinentry") }
+        if let container = context.arguments.value("container") { arguments += ["--container", container] }
+        if let group = context.arguments.value("group") { arguments += ["--group", group] }
+        let child: ChildProcess
+        do { child = try ChildProcess(arguments, environment: context.io.environment, newSession: true) } catch {
+            throw CLIError("\(error)", code: .osError)
+        }
+        child.closeInput()
+        for _ in 0..<200 {
+            if Self.answers(path) {
+                context.print(shellLines(path, environment: context.io.environment, pid: child.pid))
+                child.detach()
+                return .success
+            }
+            usleep(25_000)
+        }
+        throw CLIError("the agent did not start listening on \(path)", code: .osError)
+    }
+
+    private static func answers(_ path: String) -> Bool {
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard probe >= 0 else { return false }
+        defer { close(probe) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+    }
+}

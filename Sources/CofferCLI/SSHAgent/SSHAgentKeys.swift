@@ -1,0 +1,113 @@
+import Coffer
+import FoundationEssentials
+
+/// The keys the agent serves: the vault's ssh-key items (SPEC.md §5.3, §15). Listing reads the
+/// identity store, so it works while the vault is locked — public keys only, as suggestions are.
+/// Signing needs the vault unlocked: by a keyring session (`coffer unlock`), else through
+/// pinentry, whose unlock starts a session so `coffer lock` locks the agent too. No private key
+/// is kept between requests: each signature reads the item, decodes the key into guarded
+/// memory, signs and lets it go.
+final class SSHAgentKeys {
+    let container: GroupContainer
+    let configuration: VaultConfiguration
+    let sessions: KeyringSessions?
+    /// How to ask for the master password and for confirmations; `nil`: never ask (locked
+    /// means the signature is refused).
+    let interaction: UserInteraction?
+    var sessionTimeout: TimeInterval = 15 * 60
+
+    init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
+        self.container = container
+        self.configuration = configuration
+        self.sessions = sessions
+        self.interaction = interaction
+    }
+
+    struct Listed {
+        let key: SSHPublicKey
+        let comment: String
+        let recordID: RecordID
+    }
+
+    /// Every Ed25519 key of the vault with its item's name as the comment; empty when the
+    /// identity store cannot be read (disabled on this device while locked).
+    func identities() -> [Listed] {
+        guard let vault = try? openVault() else { return [] }
+        return (try? cachedKeys(in: vault)) ?? []
+    }
+
+    /// The keys of the last listing while the index has not changed since (its change token):
+    /// a listing of a 10,000-item vault costs ~10 ms, the token one manifest read.
+    private var cache: (vaultID: VaultID, token: [UInt8], keys: [Listed])?
+
+    private func cachedKeys(in vault: Vault) throws -> [Listed] {
+        let token = try vault.identityStore.changeToken() ?? []
+        if let cache, cache.vaultID == vault.vaultID, cache.token == token { return cache.keys }
+        let keys = try Self.listedKeys(in: vault)
+        cache = (vault.vaultID, token, keys)
+        return keys
+    }
+
+    static func listedKeys(in vault: Vault) throws -> [Listed] {
+        let listing = try vault.identityStore.identityListing()
+        return listing.rows.filter { $0.kind == .sshKey }.compactMap { row in
+            guard let key = SSHPublicKey(authorizedKeysLine: listing.identity(row).serviceIdentifier.identifier) else { return nil }
+            return Listed(key: key, comment: listing.name(row), recordID: row.recordID)
+        }
+    }
+
+    /// The signature of `data` with the key whose blob is `blob`.
+    func sign(blob: [UInt8], data: [UInt8]) throws -> [UInt8] {
+        let vault = try openVault()
+        guard let listed = try cachedKeys(in: vault).first(where: { $0.key.blob == blob }) else { throw SSHAgentError.unknownKey }
+        try unlock(vault, reason: "to sign with the SSH key '\(listed.comment)'")
+        let record = try vault.record(withID: listed.recordID)
+        guard let text = record.sshPrivateKeyText else { throw SSHAgentError.noPrivateKey }
+        let key = try OpenSSHPrivateKey.decode(text).key
+        guard key.publicKey == listed.key.ed25519Key else { throw SSHAgentError.noPrivateKey }
+        if record.sshRequiresConfirmation {
+            let question = "Allow the SSH key '\(record.name)' (\(listed.key.fingerprint)) to sign? The agent was asked to by a program of yours."
+            guard let interaction, try interaction.requestConfirmation(question) else { throw SSHAgentError.declined }
+        }
+        return try key.sign(data)
+    }
+
+    private func openVault() throws -> Vault {
+        let vault = try Vault.open(container, configuration: configuration)
+        if let key = try? sessions?.load(for: vault.vaultID) { try? vault.unlock(vaultKey: key) }
+        return vault
+    }
+
+    /// Unlocks through pinentry unless a session already did; three attempts, as the provider.
+    private func unlock(_ vault: Vault, reason: String) throws {
+        guard !vault.isUnlocked else { return }
+        guard let interaction else { throw SSHAgentError.locked }
+        for attempt in 1...3 {
+            guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { throw SSHAgentError.declined }
+            do {
+                try vault.unlock(masterPassword: password)
+                if let sessions, let keys = try? vault.keys() {
+                    try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: sessionTimeout)
+                }
+                return
+            } catch VaultError.wrongPassword {
+                continue
+            }
+        }
+        throw SSHAgentError.locked
+    }
+}
+
+/// Why a signature was refused; the client sees only `SSH_AGENT_FAILURE`, the agent's log the reason.
+enum SSHAgentError: Error, CustomStringConvertible {
+    case unknownKey, noPrivateKey, locked, declined
+
+    var description: String {
+        switch self {
+        case .unknownKey: "no ssh-key item has that public key"
+        case .noPrivateKey: "the item's privateKey field is missing or is another key"
+        case .locked: "the vault is locked and could not be unlocked"
+        case .declined: "declined"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Coffer
+
+/// `coffer://ENTRY[/password|/user|/otp|/notes|/field/NAME]`: one member of one entry, as
+/// `coffer run` and `coffer inject` name them (SPEC.md §8.2). ENTRY is resolved as every command
+/// resolves it (`EntryOperand`), so `coffer://github.com/alice` is alice's GitHub password. The
+/// member is read off the end: a last segment `password`, `user`, `otp` or `notes`, or
+/// `field/NAME`; anything else is part of ENTRY. Segments are percent-decoded after splitting,
+/// so `%2F` puts a slash into a name and `coffer://github.com/password/password` is the password
+/// of a user called "password".
+struct SecretReference: Equatable {
+    enum Member: Equatable {
+        case password, user, otp, notes
+        case field(String)
+    }
+
+    static let scheme = "coffer://"
+    let text: String
+    let entry: String
+    let member: Member
+
+    init(_ text: String) throws {
+        guard text.hasPrefix(Self.scheme) else {
+            throw CLIError("'\(text.prefix(60))' is not a coffer:// reference", hint: "write coffer://ENTRY or coffer://ENTRY/user", code: .usage)
+        }
+        var segments = try text.dropFirst(Self.scheme.count).split(separator: "/", omittingEmptySubsequences: false)
+            .map { segment -> String in
+                guard let decoded = Self.percentDecoded(segment) else {
+                    throw CLIError("'\(text.prefix(60))' has a malformed %-escape", code: .usage)
+                }
+                return decoded
+            }
+        var member = Member.password
+        if segments.count >= 3, segments[segments.count - 2] == "field" {
+            member = .field(segments.removeLast())
+            segments.removeLast()
+        } else if segments.count >= 2, let last = segments.last, let plain = Self.plainMembers.first(where: { $0.0 == last }) {
+            member = plain.1
+            segments.removeLast()
+        }
+        let entry = segments.joined(separator: "/")
+        guard !entry.isEmpty, !segments.contains(where: \.isEmpty) || segments.count == 1 else {
+            throw CLIError("'\(text.prefix(60))' names no entry", code: .usage)
+        }
+        self.text = text
+        self.entry = entry
+        self.member = member
+    }
+
+    private static let plainMembers: [(String, Member)] = [("password", .password), ("user", .user), ("otp", .otp), ("notes", .notes)]
+
+    /// The member's current value (a one-time code is computed now; an HOTP counter moves on).
+    func value(in vault: Vault, context: CommandContext) throws -> String {
+        let id = try EntryOperand.resolve(entry, in: vault, context: context)
+        let record = try vault.record(withID: id)
+        switch member {
+        case .password: return record.password
+        case .user: return record.user
+        case .notes: return record.notes
+        case .otp:
+            guard record.otp != nil else { throw CLIError("\(text.prefix(80)): '\(record.title)' has no one-time code", code: .noInput) }
+            return try vault.oneTimeCode(forRecordWithID: id).code
+        case .field(let name):
+            guard let field = record.fields.first(where: { $0.name == name })
+                ?? record.fields.first(where: { $0.name.lowercased() == name.lowercased() })
+            else { throw CLIError("\(text.prefix(80)): '\(record.title)' has no field '\(name.prefix(40))'", code: .noInput) }
+            return field.value
+        }
+    }
+
+    static func percentDecoded(_ segment: Substring) -> String? {
+        guard segment.contains("%") else { return String(segment) }
+        var bytes: [UInt8] = []
+        var input = Array(segment.utf8)[...]
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard input.count >= 2, let value = UInt8(String(decoding: input.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(value)
+            input = input.dropFirst(2)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
