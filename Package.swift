@@ -4,7 +4,7 @@
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
 // vault and records → format → crypto. Each C library is imported by exactly one folder of
 // the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
-// COath (liboath) by OneTimeCodes/; CZxcvbn by Audit/; CLibXML2 and CZip by Interchange/Readers/; CQRencode by
+// COath (liboath) by OneTimeCodes/; CZxcvbn by Audit/; CZlib and CZstd by Compression/ (backups); CLibXML2 and CZip by Interchange/Readers/; CQRencode by
 // CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
 // CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift.
 import PackageDescription
@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev", "libunistring-dev"])]),
 
         .systemLibrary(name: "COath", pkgConfig: "liboath", providers: [.apt(["liboath-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
         .systemLibrary(name: "CQRencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
@@ -38,7 +40,9 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
 
         .target(
-            name: "Coffer", dependencies: ["CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux"],
+            name: "Coffer", dependencies: [
+                "CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CZlib", "CZstd",
+            ],
             swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),
         .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost", "CQRencode"]),

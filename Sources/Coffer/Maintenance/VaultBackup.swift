@@ -44,14 +44,20 @@ public enum VaultBackup {
         return entries
     }
 
-    /// Writes a consistent snapshot to `destination`: a `.tar` file (readable by GNU tar) when
-    /// the name ends in `.tar`, else a new directory. Holds the container's shared lock while
-    /// reading, so concurrent writers wait and the copy is one generation.
+    /// Writes a consistent snapshot to `destination`: a tar file (readable by GNU tar) when the
+    /// name ends in `.tar`, gzip-compressed for `.tar.gz`/`.tgz`, zstd for `.tar.zst`/`.tzst`; a
+    /// new directory for a name without an archive suffix; any other archive-like name (`.zip`,
+    /// `.tar.xz`…) is refused. Holds the container's shared lock while reading, so concurrent
+    /// writers wait and the copy is one generation.
     /// - Returns: the number of records in the backup.
     @discardableResult
     public static func backup(_ vault: Vault, to destination: String) throws(VaultError) -> Int {
         let fileSystem = vault.fileSystem
         return try mappingErrors(file: destination) {
+            guard !BackupCompression.looksLikeOtherArchive(destination) else {
+                throw VaultError.invalidInput(
+                    "\(destination): Coffer writes .tar, .tar.gz (.tgz) and .tar.zst backups, or a directory for a name without a suffix")
+            }
             guard try fileSystem.userPathStatus(destination) == nil else {
                 throw VaultError.invalidInput("\(destination) already exists; a backup never overwrites")
             }
@@ -62,8 +68,8 @@ public enum VaultBackup {
             let entries = try vault.fileLock(opened).withLock(.shared) {
                 try snapshot(of: opened.root, fileSystem: fileSystem, check: .privateToUser)
             }
-            if destination.hasSuffix(".tar") {
-                try fileSystem.writeUserFileExclusively(TarArchive.encode(entries), to: destination)
+            if let compression = BackupCompression.forName(destination) {
+                try fileSystem.writeUserFileExclusively(compression.compress(TarArchive.encode(entries)), to: destination)
             } else {
                 let parent = try fileSystem.openDirectory(atPath: FileSystem.parentDirectory(of: destination), check: .anyOwner)
                 let name = FileSystem.lastComponent(of: destination)
@@ -128,9 +134,13 @@ public enum VaultBackup {
         if info.st_mode & S_IFMT == S_IFDIR {
             return try snapshot(of: fileSystem.openDirectory(atPath: source, check: .anyOwner), fileSystem: fileSystem, check: .anyOwner)
         }
-        let bytes = try fileSystem.readUserFile(source, limit: 4 << 30)
+        let stored = try fileSystem.readUserFile(source, limit: 4 << 30)
+        let bytes: [UInt8]
+        do { bytes = try BackupCompression.detect(stored).decompress(stored, limit: 4 << 30) } catch {
+            throw VaultError.corrupt(file: source, reason: error.description)
+        }
         do { return try TarArchive.decode(bytes) } catch let TarArchive.DecodeError.malformed(reason) {
-            throw VaultError.invalidInput("\(source): \(reason)")
+            throw VaultError.corrupt(file: source, reason: reason)
         }
     }
 

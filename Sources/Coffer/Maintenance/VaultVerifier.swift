@@ -17,6 +17,9 @@ public struct VerificationReport: Sendable {
     public internal(set) var checkedIndex = false
     /// Whether every record was decrypted (needs the vault unlocked).
     public internal(set) var checkedContents = false
+    /// For a backup older than what this device has seen: the generation it has seen. Age is
+    /// information, not tampering (SPEC.md §10); in a live vault the same finding is a problem.
+    public internal(set) var olderThanSeen: UInt64?
 
     public var isClean: Bool { problems.isEmpty }
 
@@ -30,6 +33,8 @@ public struct VerificationReport: Sendable {
 /// files agree (revision, ciphertext hash, generation); with the vault key, every record.
 struct VaultVerifier {
     let vault: Vault
+    /// Whether the container is a backup, whose generation may be older than the device's.
+    var isBackup = false
     var container: GroupContainer { vault.container }
     var fileSystem: FileSystem { vault.fileSystem }
 
@@ -187,7 +192,11 @@ struct VaultVerifier {
         report.checkedIndex = true
         let highest = vault.deviceState.highestGeneration()
         if manifest.generation < highest {
-            report.add(index.manifestPath, "generation \(manifest.generation), but this device has seen \(highest): the vault was rolled back")
+            if isBackup {
+                report.olderThanSeen = highest
+            } else {
+                report.add(index.manifestPath, "generation \(manifest.generation), but this device has seen \(highest): the vault was rolled back")
+            }
         }
         let live = Set(manifest.shards.compactMap { $0?.hex })
         let shards = try? index.opened.shards()
@@ -278,7 +287,10 @@ struct VaultVerifier {
 extension Vault {
     /// Checks the vault as deeply as the available keys allow. Never changes anything except
     /// finishing a crashed writer's journal, as every access does.
-    public func verify() -> VerificationReport {
-        VaultVerifier(vault: self).run()
+    /// - Parameter asBackup: the container is a backup (or a restore's staging copy): a
+    ///   generation older than this device has seen is reported in `olderThanSeen`, not as a
+    ///   problem. Everything else — authentication, consistency — is checked as for a live vault.
+    public func verify(asBackup: Bool = false) -> VerificationReport {
+        VaultVerifier(vault: self, isBackup: asBackup).run()
     }
 }

@@ -156,6 +156,12 @@ extension Vault {
 
     /// Accepts the vault as it is now after `VaultError.rolledBack` (a deliberate restore of an
     /// older backup): this device forgets the newer generation it had seen.
+    /// The index's generation (SPEC.md §6.7); needs the index key (the store enabled here, or
+    /// the vault unlocked).
+    public func indexGeneration() throws(VaultError) -> UInt64 {
+        try readingIndex { _, manifest in manifest.generation }
+    }
+
     public func acceptRollback() throws(VaultError) {
         let index = try identityIndex()
         try mappingErrors(file: index.manifestPath) {

@@ -1,5 +1,6 @@
 import Coffer
 import FoundationEssentials
+import Glibc
 
 struct BackupCommand: Command {
     static let name = "backup"
@@ -8,15 +9,18 @@ struct BackupCommand: Command {
     static let discussion = """
         Copies the sealed files of the vault, under the container's lock so that concurrent
         writers wait and the copy is one consistent generation. DEST ending in .tar becomes one
-        tar file (GNU tar reads it); anything else becomes a new directory. Needs no password: a
-        backup is as sealed as the vault. A 'cp -a', 'rsync -a' or 'tar' of a vault nobody is
-        writing to is a valid backup too.
+        tar file, .tar.gz or .tgz a gzip-compressed one, .tar.zst a zstd-compressed one (GNU tar
+        reads all three); a name without a suffix becomes a new directory; any other archive
+        name (.zip, .tar.xz …) is refused. Needs no password: a backup is as sealed as the vault.
+        A 'cp -a', 'rsync -a' or 'tar' of a vault nobody is writing to is a valid backup too.
         """
-    static let examples = ["coffer backup ~/backups/coffer-$(date +%F).tar", "coffer backup /media/usb/coffer"]
+    static let examples = ["coffer backup ~/backups/coffer-$(date +%F).tar.zst", "coffer backup /media/usb/coffer"]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let destination = try context.positionals(1...1, names: "DEST")[0]
         let vault = try context.sessionVault(requireUnlocked: false)
+        let progress = ProgressLine(io: context.io, label: "backing up", enabled: !context.wantsJSON)
+        defer { progress.finish() }
         let count = try VaultBackup.backup(vault, to: destination)
         context.note("backed up \(count) credential\(count == 1 ? "" : "s") to \(destination)")
         return .success
@@ -36,39 +40,74 @@ struct VerifyCommand: Command {
         identities. Prints one line per problem, naming the file, and exits 65 if there is any.
         PATH may be a container directory or a .tar backup.
         """
-    static let examples = ["coffer verify", "coffer verify --password-stdin < pw", "coffer verify backup.tar"]
+    static let examples = ["coffer verify", "coffer verify --password-stdin < pw", "coffer verify backup.tar.zst"]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operands = try context.positionals(0...1, names: "PATH")
-        var scratch: String?
-        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+        let progress = ProgressLine(io: context.io, label: "verifying", enabled: !context.wantsJSON)
+        defer { progress.finish() }
+        var staged: StagedBackup?
         var container = try context.container()
         if let path = operands.first {
-            if path.hasSuffix(".tar") {
-                let directory = try FileSystem.standard.makeTemporaryDirectory(prefix: "coffer-verify")
-                scratch = directory
-                try VaultBackup.restore(from: path, into: GroupContainer(path: directory + "/vault"), replacing: false)
-                container = GroupContainer(path: directory + "/vault")
+            let isDirectory = ((try? FileSystem.standard.userPathStatus(path)) ?? nil).map { $0.st_mode & S_IFMT == S_IFDIR } ?? true
+            if !isDirectory {
+                staged = try StagedBackup(path)
+                container = staged!.container
             } else {
                 container = GroupContainer(path: path)
             }
         }
+        let isBackup = operands.first.map { GroupContainer(path: $0).path != (try? context.container())?.path } ?? false
         let vault = try Vault.open(container, configuration: context.vaultConfiguration)
         context.unlockFromSession(vault)
         if !vault.isUnlocked, context.arguments.has("password-stdin") || context.arguments.has("password-file") {
             try context.unlock(vault)
         }
-        let report = vault.verify()
+        let report = vault.verify(asBackup: isBackup)
+        progress.finish()
         for problem in report.problems { context.print(problem.description) }
         let depth = report.checkedContents ? "records decrypted and matched"
             : report.checkedIndex ? "index checked; unlock to decrypt every record" : "structure only; unlock for the index and contents"
         let summary = "\(report.recordCount) record\(report.recordCount == 1 ? "" : "s"), \(depth)"
-        if report.isClean {
-            context.note("verified: \(summary)\(report.generation.map { ", generation \($0)" } ?? "")")
-            return .success
+        guard report.isClean else {
+            context.note("\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") in \(summary)")
+            return .dataError
         }
-        context.note("\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") in \(summary)")
-        return .dataError
+        context.note("verified: \(summary)\(report.generation.map { ", generation \($0)" } ?? "")")
+        if let seen = report.olderThanSeen, let generation = report.generation {
+            let live = (try? context.openLiveGeneration()).flatMap { $0 }.map { "generation \($0), " } ?? ""
+            context.note("backup of generation \(generation), older than the live vault (\(live)this device has seen \(seen)); "
+                         + "age is not damage: it restores with 'coffer restore'")
+        }
+        return .success
+    }
+}
+
+/// A backup file unpacked into a private scratch directory to be opened like a container
+/// (verify, and restore's look before it replaces anything); removed when released.
+final class StagedBackup {
+    let directory: String
+    var container: GroupContainer { GroupContainer(path: directory + "/vault") }
+
+    init(_ source: String) throws {
+        directory = try FileSystem.standard.makeTemporaryDirectory(prefix: "coffer-backup")
+        do {
+            try VaultBackup.restore(from: source, into: GroupContainer(path: directory + "/vault"), replacing: false)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+extension CommandContext {
+    /// The live vault's generation when this device can read it (store enabled, or a session).
+    func openLiveGeneration() throws -> UInt64? {
+        let live = try Vault.open(container(), configuration: vaultConfiguration)
+        unlockFromSession(live)
+        return try? live.indexGeneration()
     }
 }
 
@@ -77,25 +116,67 @@ struct RestoreCommand: Command {
     static let summary = "restore a backup into an empty container"
     static let usage = "restore SRC [--force]"
     static let discussion = """
-        SRC is a backup directory, a .tar from 'coffer backup', or a plain copy of a vault. The
-        container must be empty or absent; --force replaces an existing vault (atomically: a
-        failure leaves it as it was). On a machine without this vault's device state, the first
-        unlock rebuilds the identity store. Restoring an older backup on a device that saw a
-        newer generation is reported as a rollback until you pass --accept-rollback.
+        SRC is a backup directory, a .tar, .tar.gz or .tar.zst from 'coffer backup', or a plain
+        copy of a vault. It is checked first (authenticated and consistent, as 'verify' checks
+        it). The container must be empty or absent; --force replaces an existing vault
+        (atomically: a failure leaves it as it was). Restoring is choosing that state: a backup
+        older than what this device has seen is confirmed on a terminal (or with --force), and
+        its generation is then accepted here, so the next command works without
+        --accept-rollback. On a machine without this vault's device state, the first unlock
+        rebuilds the identity store.
         """
-    static let examples = ["coffer restore backup.tar", "coffer --container ~/vault-copy restore /media/usb/coffer"]
-    static let options: [OptionSpec] = [.flag("force", "replace the vault in the container")]
+    static let examples = ["coffer restore backup.tar.zst", "coffer --container ~/vault-copy restore /media/usb/coffer"]
+    static let options: [OptionSpec] = [.flag("force", "replace the vault in the container, and go back in generation without asking")]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let source = try context.positionals(1...1, names: "SRC")[0]
         let container = try context.container()
+        let progress = ProgressLine(io: context.io, label: "restoring", enabled: !context.wantsJSON)
+        defer { progress.finish() }
+        // Look before replacing anything: the backup must verify, and going back is a choice.
+        let isDirectory = ((try? FileSystem.standard.userPathStatus(source)) ?? nil).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+        let staged = isDirectory ? nil : try StagedBackup(source)
+        let backup = try Vault.open(staged?.container ?? GroupContainer(path: source), configuration: context.vaultConfiguration)
+        context.unlockFromSession(backup)
+        let report = backup.verify(asBackup: true)
+        guard report.isClean else {
+            progress.finish()
+            for problem in report.problems { context.print(problem.description) }
+            throw CLIError("\(source) does not verify; nothing was restored", code: .dataError)
+        }
+        if let seen = report.olderThanSeen, let generation = report.generation {
+            progress.finish()
+            try confirmGoingBack(from: seen, to: generation, context)
+        }
         do {
-            try VaultBackup.restore(from: source, into: container, replacing: context.arguments.has("force"))
-        } catch VaultError.vaultExists {
+            try VaultBackup.restore(from: staged?.container.path ?? source, into: container, replacing: context.arguments.has("force"))
+        } catch {
+            guard case .vaultExists? = error as? VaultError else { throw error }
             throw CLIError("\(container.path) is not empty", hint: "restore into an empty container, or pass --force to replace it",
                            code: .usage)
         }
-        context.note("restored \(source) into \(container.path)")
+        let restored = try Vault.open(container, configuration: context.vaultConfiguration)
+        context.unlockFromSession(restored)
+        if restored.isUnlocked || restored.identityStore.state.isEnabled {
+            try restored.acceptRollback()
+        }
+        progress.finish()
+        context.note("restored \(source) into \(container.path)\(report.generation.map { " (generation \($0))" } ?? "")")
         return .success
+    }
+
+    /// A restore that goes back in generation loses what was written since: asked on a
+    /// terminal, done with --force, refused otherwise.
+    private static func confirmGoingBack(from seen: UInt64, to generation: UInt64, _ context: CommandContext) throws {
+        guard !context.arguments.has("force") else { return }
+        let question = "This backup is generation \(generation); this device has seen generation \(seen). "
+            + "Restoring it goes back: what was saved since is lost. Restore? [y/N] "
+        guard let terminal = context.terminal else {
+            throw CLIError("the backup (generation \(generation)) is older than what this device has seen (\(seen))",
+                           hint: "pass --force to restore it anyway", code: .usage)
+        }
+        guard let answer = terminal.readLine(prompt: question), ["y", "yes"].contains(answer.lowercased()) else {
+            throw CLIError("cancelled; nothing was restored")
+        }
     }
 }

@@ -26,9 +26,11 @@ struct InitCommand: Command {
             throw CLIError("no terminal to ask for the new master password",
                            hint: "use --password-stdin or --password-file", code: .temporaryFailure)
         }
+        let progress = context.keyDerivationProgress(context.configuration.kdfOverride ?? kdf)
         let vault = try Vault.create(
             in: container, masterPassword: password, kdf: context.configuration.kdfOverride ?? kdf,
             configuration: context.vaultConfiguration)
+        progress.finish()
         context.note("created vault \(vault.vaultID) in \(container.path)")
         context.warnIfWeak(password)
         return .success

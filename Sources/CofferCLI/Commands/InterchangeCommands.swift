@@ -61,7 +61,7 @@ struct ImportCommand: Command {
             context.note("dry run: would import \(items.count) item\(items.count == 1 ? "" : "s"); nothing was written")
             return .success
         }
-        let progress = ProgressLine(io: context.io, label: "importing")
+        let progress = ProgressLine(io: context.io, label: "importing", enabled: !context.wantsJSON)
         try vault.add(items.map(\.draft)) { done, total in progress.update(done, of: total) }
         progress.finish()
         context.note("imported \(items.count) item\(items.count == 1 ? "" : "s")")
@@ -92,7 +92,10 @@ struct ExportCommand: Command {
         }
         let format = context.arguments.value("format") ?? "csv"
         guard ["csv", "json"].contains(format) else { throw UsageError("--format must be csv or json") }
-        let records = try context.unlockedVault().allRecords()
+        let vault = try context.unlockedVault()
+        let progress = ProgressLine(io: context.io, label: "exporting", enabled: !context.wantsJSON)
+        let records = try vault.allRecords()
+        progress.finish()
         if format == "json" {
             context.print(JSONOutput.render(.array(records.map(JSONOutput.record))))
         } else {

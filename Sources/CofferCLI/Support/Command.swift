@@ -84,8 +84,17 @@ final class CommandContext {
         return vault
     }
 
+    /// Opens the vault; with `--accept-rollback`, first accepts its generation on this device
+    /// (every command that opens the vault goes through here, `fill` included).
     func openVault() throws -> Vault {
-        try Vault.open(container(), configuration: vaultConfiguration)
+        let vault = try Vault.open(container(), configuration: vaultConfiguration)
+        if arguments.has("accept-rollback") {
+            unlockFromSession(vault)
+            if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault) }
+            try vault.acceptRollback()
+            note("accepted the vault at its current generation; this device forgets the newer one it had seen")
+        }
+        return vault
     }
 
     /// Opens the vault and unlocks it with the master password from the chosen source.
@@ -99,11 +108,6 @@ final class CommandContext {
         let vault = try openVault()
         unlockFromSession(vault)
         if requireUnlocked && !vault.isUnlocked { try unlock(vault) }
-        if arguments.has("accept-rollback") {
-            if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault) }
-            try vault.acceptRollback()
-            note("accepted the vault at its current generation; this device forgets the newer one it had seen")
-        }
         return vault
     }
 
@@ -123,7 +127,17 @@ final class CommandContext {
         guard let password = try masterPassword(prompt: "Master password for \(vault.container.path): ") else {
             throw VaultError.locked
         }
+        let progress = keyDerivationProgress(vault.kdfParameters)
+        defer { progress.finish() }
         try vault.unlock(masterPassword: password)
+    }
+
+    /// "deriving the key (Argon2id, 1 GiB)…" while Argon2id runs, drawn only if it takes more
+    /// than a quarter second (`--kdf sensitive`; the default costs ~0.15 s and prints nothing).
+    func keyDerivationProgress(_ kdf: KDFParameters) -> ProgressLine {
+        let mebibytes = kdf.memLimit >> 20
+        let memory = mebibytes >= 1024 && mebibytes % 1024 == 0 ? "\(mebibytes >> 10) GiB" : "\(mebibytes) MiB"
+        return ProgressLine(io: io, label: "deriving the key (Argon2id, \(memory))", enabled: !wantsJSON)
     }
 
     /// The master password from `--password-file`, `--password-stdin` or the terminal, in that

@@ -66,7 +66,11 @@ struct CLIError: Error {
         case .failed:
             if let underlying = error.underlyingError { return from(underlying) }
             if reason.contains("wrong master password") { return CLIError("wrong master password", code: .permissionDenied) }
-            let tampered = reason.contains("corrupt") || reason.contains("tampered") || reason.contains("rolled back")
+            if reason.contains("rolled back") {
+                return CLIError(reason, hint: "if you restored an older backup on purpose, run the command again with --accept-rollback",
+                                code: .dataError)
+            }
+            let tampered = reason.contains("corrupt") || reason.contains("tampered")
             return CLIError(reason, code: tampered ? .dataError : .failure)
         }
     }

@@ -120,7 +120,14 @@ final class BackupRestoreTests: XCTestCase {
             .init(path: "vault.coffer", kind: .file, mode: 0o600, contents: [1]),
             .init(path: "records/ab/not-an-id", kind: .file, mode: 0o600, contents: [1]),
         ])
-        for (name, bytes) in [("escape.tar", escape), ("stray.tar", stray), ("garbage.tar", [UInt8](repeating: 7, count: 1024))] {
+        let gzip = try BackupCompression.gzip.compress(escape)
+        let zstd = try BackupCompression.zstd.compress(stray)
+        let cases: [(String, [UInt8])] = [
+            ("escape.tar", escape), ("stray.tar", stray), ("garbage.tar", [UInt8](repeating: 7, count: 1024)),
+            ("escape.tar.gz", gzip), ("stray.tar.zst", zstd), ("truncated.tar.gz", Array(gzip.prefix(gzip.count / 2))),
+            ("truncated.tar.zst", Array(zstd.prefix(zstd.count - 3))), ("flipped.tar.gz", gzip.enumerated().map { $0 == 20 ? $1 ^ 1 : $1 }),
+        ]
+        for (name, bytes) in cases {
             let path = Fixture.containerPath(name)
             try Fixture.write(bytes, to: path)
             let target = Fixture.containerPath("target")
@@ -130,14 +137,15 @@ final class BackupRestoreTests: XCTestCase {
         }
     }
 
-    /// Two writer processes keep adding while backups are taken: each backup is one consistent
-    /// generation (its index agrees with its records).
+    /// Two writer processes keep adding while backups are taken (plain, gzip and zstd in turn):
+    /// each backup is one consistent generation (its index agrees with its records), and
+    /// verifies clean as a backup — older than the device has seen by then, which is not damage.
     func testBackupWhileTwoProcessesWrite() throws {
         let vault = try Fixture.vault()
         let writers = try (0..<2).map { _ in try startWriter(vault, count: 60) }
         var backups: [String] = []
         while writers.contains(where: \.isRunning) {
-            let destination = Fixture.containerPath("live-\(backups.count).tar")
+            let destination = Fixture.containerPath("live-\(backups.count).\(["tar", "tar.gz", "tar.zst"][backups.count % 3])")
             try VaultBackup.backup(vault, to: destination)
             backups.append(destination)
         }
@@ -147,10 +155,10 @@ final class BackupRestoreTests: XCTestCase {
             let target = GroupContainer(path: Fixture.containerPath("check"))
             try VaultBackup.restore(from: tar, into: target, replacing: false)
             let restored = try Vault.open(target, configuration: vault.configuration)
-            try restored.acceptRollback()  // older than what this device has seen since
-            try restored.unlock(masterPassword: Fixture.secret())
-            let report = restored.verify()
-            XCTAssertTrue(report.isClean, "\(tar): \(report.problems.prefix(3))")
+            let report = restored.verify(asBackup: true)
+            XCTAssertTrue(report.isClean && report.checkedIndex, "\(tar): \(report.problems.prefix(3))")
+            XCTAssertEqual(restored.verify().isClean, report.olderThanSeen == nil, "\(tar): the same age in a live vault is a rollback")
+            try FileManager.default.removeItem(atPath: target.path)
         }
     }
 
@@ -178,5 +186,55 @@ final class BackupRestoreTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, "\(tool) \(arguments)")
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The compressions of backups against the real gzip and zstd formats, and their limits.
+final class BackupCompressionTests: XCTestCase {
+    func testNamesChooseTheFormatAndBytesAreDetected() throws {
+        XCTAssertEqual(BackupCompression.forName("a.tar"), BackupCompression.none)
+        XCTAssertEqual(BackupCompression.forName("a.TGZ"), .gzip)
+        XCTAssertEqual(BackupCompression.forName("a.tar.zst"), .zstd)
+        XCTAssertNil(BackupCompression.forName("backups/2026-12-03"))
+        for other in ["a.zip", "a.tar.xz", "a.tar.bz2", "a.gz", "a.zst", "a.7z"] {
+            XCTAssertTrue(BackupCompression.looksLikeOtherArchive(other), other)
+        }
+        XCTAssertFalse(BackupCompression.looksLikeOtherArchive("coffer-2026.12.03"))
+        let data = Array("a vault, compressed".utf8)
+        for compression in [BackupCompression.gzip, .zstd] {
+            let packed = try compression.compress(data)
+            XCTAssertEqual(BackupCompression.detect(packed), compression)
+            XCTAssertEqual(try compression.decompress(packed, limit: 1 << 20), data)
+        }
+    }
+
+    func testADecompressionBombIsRefusedAtTheLimit() throws {
+        let zeros = [UInt8](repeating: 0, count: 8 << 20)
+        for compression in [BackupCompression.gzip, .zstd] {
+            let bomb = try compression.compress(zeros)
+            XCTAssertLessThan(bomb.count, 64 << 10)
+            XCTAssertThrows(try compression.decompress(bomb, limit: 1 << 20), "\(compression)") { $0 as? CompressionError == .tooLarge(1 << 20) }
+        }
+    }
+
+    /// GNU tar and gzip/zstd read what Coffer writes, and Coffer reads what they write.
+    func testGNUToolsReadOursAndWeReadTheirs() throws {
+        let data = Array((0..<100_000).map { UInt8($0 % 251) })
+        let directory = Fixture.containerPath("compression")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (compression, tool) in [(BackupCompression.gzip, "/usr/bin/gzip"), (.zstd, "/usr/bin/zstd")] {
+            guard FileManager.default.isExecutableFile(atPath: tool) else { continue }
+            let path = directory + "/data." + (compression == .gzip ? "gz" : "zst")
+            try Fixture.write(compression.compress(data), to: path)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = ["-d", "-c", path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let decoded = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            XCTAssertEqual(Array(decoded), data, tool)
+        }
     }
 }

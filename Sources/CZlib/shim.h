@@ -1,0 +1,4 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <zlib.h>
