@@ -141,8 +141,10 @@ struct RestoreCommand: Command {
         let report = backup.verify(asBackup: true)
         guard report.isClean else {
             progress.finish()
-            for problem in report.problems { context.print(problem.description) }
-            throw CLIError("\(source) does not verify; nothing was restored", code: .dataError)
+            for problem in report.problems.dropFirst() { context.note(problem.description) }
+            throw CLIError("\(source) does not verify (\(report.problems[0])); nothing was restored",
+                           hint: report.problems.count > 1 ? "\(report.problems.count) problems; 'coffer verify \(source)' lists them" : nil,
+                           code: .dataError)
         }
         if let seen = report.olderThanSeen, let generation = report.generation {
             progress.finish()

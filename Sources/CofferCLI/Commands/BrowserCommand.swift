@@ -5,7 +5,7 @@ import Glibc
 struct BrowserCommand: Command {
     static let name = "browser"
     static let summary = "connect Coffer's browser extension to this vault (native-messaging host manifests)"
-    static let usage = "browser install|uninstall|status [--browser NAME|all] [--user-data-dir DIR] [--system] [--host PATH]"
+    static let usage = "browser install|uninstall|status|manifest [--browser NAME|all] [--user-data-dir DIR] [--system] [--host PATH]"
     static let discussion = """
         'install' writes the manifest that lets Coffer's extension start coffer-browser-host, in
         the directory each browser reads: chromium, chrome, brave, edge, vivaldi, firefox, or all
@@ -13,7 +13,8 @@ struct BrowserCommand: Command {
         directory instead, --system for every user (as root). Only Coffer's extension may connect
         (its id is fixed by the key in Browser/extension/manifest.json). A Flatpak browser gets a
         wrapper that runs the host outside its sandbox with flatpak-spawn, once you allow that;
-        a Snap Chromium cannot start any host, and 'status' says so. Then load Browser/extension
+        a Snap Chromium cannot start any host, and 'status' says so. 'manifest' prints one browser's
+        manifest (--browser, --host) for packagers. Then load Browser/extension
         (chrome://extensions, Developer mode, Load unpacked; about:debugging in Firefox).
         """
     static let examples = ["coffer browser install", "coffer browser install --browser firefox", "coffer browser status"]
@@ -25,7 +26,14 @@ struct BrowserCommand: Command {
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let action = try context.positionals(1...1, names: "install, uninstall or status")[0]
+        let action = try context.positionals(1...1, names: "install, uninstall, status or manifest")[0]
+        if action == "manifest" {
+            // For packagers (scripts/install): the manifest of one browser, to write where they stage files.
+            guard let name = context.arguments.value("browser"), let browser = Browser.named(name), let host = context.arguments.value("host")
+            else { throw UsageError("manifest needs --browser NAME and --host PATH") }
+            context.print(JSONOutput.render(browser.manifest(hostPath: host)))
+            return .success
+        }
         let browsers = try chosenBrowsers(context)
         switch action {
         case "install": try install(browsers, context)
@@ -38,7 +46,7 @@ struct BrowserCommand: Command {
                 try FileSystem.standard.removeUserFile(wrapperPath(browser, context))
             }
         case "status": status(browsers, context)
-        default: throw UsageError("expected install, uninstall or status, not '\(action.prefix(20))'")
+        default: throw UsageError("expected install, uninstall, status or manifest, not '\(action.prefix(20))'")
         }
         return .success
     }
