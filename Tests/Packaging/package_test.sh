@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the Debian package and checks it as a user would meet it: its fields and contents
+# (dpkg-deb), lintian clean of errors (scripts/package fails otherwise), unpacked into a scratch
+# root (dpkg -x) where the installed coffer runs; then scripts/install into a scratch prefix,
+# its completions loaded by bash, and --uninstall taking away exactly what it put there.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+fail() { echo "package_test: FAIL: $*" >&2; exit 1; }
+
+deb=$(scripts/package --output "$scratch/dist" | tail -1)
+[ -f "$deb" ] || fail "no package"
+case "$(basename "$deb")" in coffer_*_"$(dpkg --print-architecture)".deb) ;; *) fail "name $(basename "$deb")" ;; esac
+[ "$(dpkg-deb --field "$deb" Section)" = utils ] || fail "Section"
+[ "$(dpkg-deb --field "$deb" Package)" = coffer ] || fail "Package"
+dpkg-deb --field "$deb" Description | grep -q "password vault" || fail "Description"
+contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
+for path in ./usr/bin/coffer ./usr/bin/git-credential-coffer ./usr/bin/docker-credential-coffer ./usr/bin/coffer-browser-host \
+            ./usr/share/man/man1/coffer.1.gz ./usr/share/doc/coffer/copyright ./usr/share/doc/coffer/changelog.gz \
+            ./usr/share/bash-completion/completions/coffer ./usr/share/zsh/vendor-completions/_coffer \
+            ./usr/share/fish/vendor_completions.d/coffer.fish ./etc/chromium/native-messaging-hosts/org.coffer.browser_host.json \
+            ./usr/lib/systemd/user/coffer-ssh-agent.socket; do
+    grep -qx -- "$path" <<< "$contents" || fail "$path missing from the package"
+done
+dpkg-deb --info "$deb" conffiles | grep -qx /etc/chromium/native-messaging-hosts/org.coffer.browser_host.json || fail "conffiles"
+# Depends is what the binaries load: nothing for static executables, and never libc by hand.
+depends=$(dpkg-deb --field "$deb" Depends)
+for program in usr/bin/coffer; do
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO "./$program" > "$scratch/probe"
+    if objdump -p "$scratch/probe" 2>/dev/null | grep -q NEEDED; then [ -n "$depends" ] || fail "dynamic $program without Depends"; fi
+done
+
+dpkg -x "$deb" "$scratch/root"
+"$scratch/root/usr/bin/coffer" --version | grep -q "^coffer " || fail "installed coffer --version"
+"$scratch/root/usr/bin/coffer" help | grep -q "ssh-agent" || fail "installed coffer help"
+grep -q '"path":"/usr/bin/coffer-browser-host"' "$scratch/root/etc/chromium/native-messaging-hosts/org.coffer.browser_host.json" \
+    || fail "host manifest path"
+zcat "$scratch/root/usr/share/man/man1/coffer.1.gz" | grep -q '^\.TH' || fail "man page"
+
+# scripts/install into a prefix (staged, so the machine's /etc is left alone), twice: idempotent.
+scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" > /dev/null
+scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" > /dev/null
+installed=$scratch/stage$scratch/prefix
+"$installed/bin/coffer" --version | grep -q "^coffer " || fail "scripts/install: coffer --version"
+bash -c "source '$installed/share/bash-completion/completions/coffer' && complete -p coffer" | grep -q _coffer || fail "bash completion"
+[ "$(wc -l < "$installed/share/coffer/installed-files")" -ge 20 ] || fail "installed-files list"
+scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" --uninstall > /dev/null
+left=$(find "$scratch/stage" -type f | wc -l)
+[ "$left" = 0 ] || fail "--uninstall left $left files: $(find "$scratch/stage" -type f | head -3)"
+echo "package_test: ok ($(basename "$deb"), $(du -h "$deb" | cut -f1))"
