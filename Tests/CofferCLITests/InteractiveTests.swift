@@ -173,3 +173,29 @@ final class MoreCommandTests: XCTestCase {
         XCTAssertTrue(err.contains("xclip is installed but there is no display"), err)
     }
 }
+
+/// The progress line: nothing for a step done within a quarter second, a line (then cleared)
+/// for a longer one, nothing at all when stderr is not a terminal or with --json.
+final class ProgressLineTests: XCTestCase {
+    func drawn(terminal: Bool, enabled: Bool = true, lasting seconds: Double, counts: Bool = false) -> String {
+        var written = ""
+        let lock = NSLock()
+        let io = IO(standardInput: BufferLineReader(""), standardOutput: { _ in }, standardError: { text in lock.withLock { written += text } },
+                    terminal: nil, environment: [:], standardErrorIsTerminal: terminal)
+        let progress = ProgressLine(io: io, label: "deriving the key (Argon2id, 1 GiB)", enabled: enabled)
+        if counts { progress.update(3, of: 10) }
+        Thread.sleep(forTimeInterval: seconds)
+        progress.finish()
+        return lock.withLock { written }
+    }
+
+    func testDrawnOnlyForLongStepsOnATerminal() {
+        XCTAssertEqual(drawn(terminal: true, lasting: 0.05), "", "under a quarter second: nothing")
+        let long = drawn(terminal: true, lasting: 0.6)
+        XCTAssertTrue(long.hasPrefix("\rderiving the key (Argon2id, 1 GiB)…"), long)
+        XCTAssertTrue(long.hasSuffix("\r\u{1B}[K"), "cleared when done")
+        XCTAssertTrue(drawn(terminal: true, lasting: 0.6, counts: true).contains("3/10"))
+        XCTAssertEqual(drawn(terminal: false, lasting: 0.6), "", "never into a pipe")
+        XCTAssertEqual(drawn(terminal: true, enabled: false, lasting: 0.6), "", "never with --json")
+    }
+}

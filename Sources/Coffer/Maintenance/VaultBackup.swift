@@ -82,9 +82,10 @@ public enum VaultBackup {
 
     /// Restores a backup (a directory or a `.tar`) into `container`, which must be empty or
     /// absent unless `replacing` is set. The new container is assembled next to the target and
-    /// renamed into place, so a failure leaves the target as it was.
+    /// renamed into place, so a failure leaves the target as it was. `durable: false` skips the
+    /// final flush, for a scratch copy that is only looked at (verify) and then removed.
     public static func restore(
-        from source: String, into container: GroupContainer, replacing: Bool, fileSystem: FileSystem = .standard
+        from source: String, into container: GroupContainer, replacing: Bool, fileSystem: FileSystem = .standard, durable: Bool = true
     ) throws(VaultError) {
         try mappingErrors(file: source) {
             // A plain tar of a container also holds its lock file and temp directory: not data.
@@ -110,7 +111,7 @@ public enum VaultBackup {
             let staging = name + ".restoring-" + Hex.encode(try SecureRandom.bytes(4))
             guard mkdirat(parent.descriptor, staging, 0o700) == 0 else { throw fileSystem.error("create directory", parent.path(of: staging)) }
             do {
-                try write(entries, into: fileSystem.directory(staging, in: parent), fileSystem: fileSystem)
+                try write(entries, into: fileSystem.directory(staging, in: parent), fileSystem: fileSystem, durable: durable)
             } catch {
                 fileSystem.removeTree(staging, in: parent)
                 throw error
@@ -157,7 +158,7 @@ public enum VaultBackup {
     }
 
     /// Writes `entries` (paths already checked by `isVaultPath`) beneath `root`, then flushes.
-    static func write(_ entries: [TarArchive.Entry], into root: Directory, fileSystem: FileSystem) throws {
+    static func write(_ entries: [TarArchive.Entry], into root: Directory, fileSystem: FileSystem, durable: Bool = true) throws {
         let temporary = try fileSystem.directory(GroupContainer.temporaryName, in: root, create: true)
         for entry in entries {
             var components = entry.path.split(separator: "/").map(String.init)
@@ -169,6 +170,6 @@ public enum VaultBackup {
             case .file: try fileSystem.writeAtomically(entry.contents, to: last, in: directory, via: temporary, durable: false)
             }
         }
-        try fileSystem.syncFileSystems(of: [root])
+        if durable { try fileSystem.syncFileSystems(of: [root]) }
     }
 }

@@ -92,7 +92,7 @@ final class StagedBackup {
     init(_ source: String) throws {
         directory = try FileSystem.standard.makeTemporaryDirectory(prefix: "coffer-backup")
         do {
-            try VaultBackup.restore(from: source, into: GroupContainer(path: directory + "/vault"), replacing: false)
+            try VaultBackup.restore(from: source, into: GroupContainer(path: directory + "/vault"), replacing: false, durable: false)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
