@@ -328,8 +328,9 @@ public struct FileSystem: Sendable {
 
     /// A new, empty directory only this user can enter, under `$TMPDIR` (or `/tmp`), named
     /// unpredictably (`mkdtemp`), so no other user can plant a link where it will be.
-    public func makeTemporaryDirectory(prefix: String) throws(StorageError) -> String {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    /// - Parameter base: where to make it instead of `$TMPDIR`.
+    public func makeTemporaryDirectory(prefix: String, in base: String? = nil) throws(StorageError) -> String {
+        let base = base ?? getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw error("create temporary directory", base) }
         return String(cString: created)
