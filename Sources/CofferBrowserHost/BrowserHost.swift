@@ -17,7 +17,11 @@ public final class BrowserHost {
     /// How the host asks for the master password (pinentry); `nil`: it never asks.
     let interaction: UserInteraction?
     /// The idle timeout of a session a pinentry unlock starts (as `coffer unlock`'s default).
-    public var sessionTimeout: TimeInterval = 15 * 60
+    public var sessionTimeout: TimeInterval {
+        get { desktopUnlock.sessionTimeout }
+        set { desktopUnlock.sessionTimeout = newValue }
+    }
+    private var desktopUnlock: DesktopUnlock
     /// Suggestions in one answer; more are cut (the answer must stay under 1 MiB).
     static let maximumSuggestions = 100
 
@@ -26,6 +30,7 @@ public final class BrowserHost {
         self.configuration = configuration
         self.sessions = sessions
         self.interaction = interaction
+        desktopUnlock = DesktopUnlock(sessions: sessions)
     }
 
     /// Answers one message (its JSON bytes). Never throws: every failure is an error answer,
@@ -145,7 +150,7 @@ public final class BrowserHost {
             if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, interaction != nil {
                 context.reset()
                 provider.prepareInterfaceToProvideCredential(for: offered)
-                try startSession(for: vault)
+                startSession(for: vault)
             }
             switch context.outcome {
             case .completed(let filled)?: (credential, identity) = (filled, offered)
@@ -162,7 +167,7 @@ public final class BrowserHost {
             switch AutoFillHost(provider: provider).fill(serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk) {
             case .filled(let filled, let filledIdentity?):
                 (credential, identity) = (filled, filledIdentity)
-                if trigger.mayAsk { try startSession(for: vault) }
+                if trigger.mayAsk { startSession(for: vault) }
             case .filled, .filledCode: throw BrowserHostError.failed("the provider answered without an identity")
             case .noMatch: throw BrowserHostError.notFound
             case .choiceRequired: throw BrowserHostError.choiceRequired
@@ -199,28 +204,20 @@ public final class BrowserHost {
         return vault
     }
 
-    /// Unlocks through pinentry unless a session already did; three attempts, as the provider.
+    /// Unlocks through pinentry unless a session already did (`DesktopUnlock`).
     func unlock(_ vault: Vault, reason: String) throws {
         guard !vault.isUnlocked else { return }
         guard let interaction else { throw BrowserHostError.locked }
-        for attempt in 1...3 {
-            guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { throw BrowserHostError.cancelled }
-            do {
-                try vault.unlock(masterPassword: password)
-                try startSession(for: vault)
-                return
-            } catch VaultError.wrongPassword {
-                continue
-            }
+        switch try desktopUnlock.unlock(vault, with: interaction, reason: reason) {
+        case .unlocked: return
+        case .cancelled: throw BrowserHostError.cancelled
+        case .wrongPassword: throw BrowserHostError.wrongPassword
         }
-        throw BrowserHostError.wrongPassword
     }
 
-    /// After an unlock with the master password: a keyring session, so the next request (and
-    /// the CLI) need not ask again until it expires or `coffer lock`. Best effort.
-    func startSession(for vault: Vault) throws {
-        guard let sessions, let keys = try? vault.keys(), (try? sessions.load(for: vault.vaultID)) == nil else { return }
-        try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: sessionTimeout)
+    /// After an unlock with the master password: a keyring session (`DesktopUnlock`).
+    func startSession(for vault: Vault) {
+        desktopUnlock.startSession(for: vault)
     }
 
     private func hostLevel(_ origin: BrowserOrigin, in vault: Vault) throws -> [RankedIdentity] {

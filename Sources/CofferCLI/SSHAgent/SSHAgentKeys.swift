@@ -14,13 +14,14 @@ final class SSHAgentKeys {
     /// How to ask for the master password and for confirmations; `nil`: never ask (locked
     /// means the signature is refused).
     let interaction: UserInteraction?
-    var sessionTimeout: TimeInterval = 15 * 60
+    let desktopUnlock: DesktopUnlock
 
     init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
         self.container = container
         self.configuration = configuration
         self.sessions = sessions
         self.interaction = interaction
+        desktopUnlock = DesktopUnlock(sessions: sessions)
     }
 
     struct Listed {
@@ -78,23 +79,15 @@ final class SSHAgentKeys {
         return vault
     }
 
-    /// Unlocks through pinentry unless a session already did; three attempts, as the provider.
+    /// Unlocks through pinentry unless a session already did (`DesktopUnlock`).
     private func unlock(_ vault: Vault, reason: String) throws {
         guard !vault.isUnlocked else { return }
         guard let interaction else { throw SSHAgentError.locked }
-        for attempt in 1...3 {
-            guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { throw SSHAgentError.declined }
-            do {
-                try vault.unlock(masterPassword: password)
-                if let sessions, let keys = try? vault.keys() {
-                    try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: sessionTimeout)
-                }
-                return
-            } catch VaultError.wrongPassword {
-                continue
-            }
+        switch try desktopUnlock.unlock(vault, with: interaction, reason: reason) {
+        case .unlocked: return
+        case .cancelled: throw SSHAgentError.declined
+        case .wrongPassword: throw SSHAgentError.locked
         }
-        throw SSHAgentError.locked
     }
 }
 
