@@ -3,8 +3,9 @@
 enum HelpText {
     static func overview() -> String {
         var text = "coffer — an encrypted, file-based credential vault\n\nUsage: coffer <command> [options]\n\nCommands:\n"
+        let width = (CommandLineTool.commands.map { $0.name.count }.max() ?? 8) + 2
         for command in CommandLineTool.commands {
-            text += "  " + padded(command.name, to: 10) + command.summary + "\n"
+            text += "  " + padded(command.name, to: width) + command.summary + "\n"
         }
         text += """
 
