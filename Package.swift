@@ -6,7 +6,8 @@
 // the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
 // COath (liboath) by OneTimeCodes/; CZxcvbn by Audit/; CZlib and CZstd by Compression/ (backups); CLibXML2 and CZip by Interchange/Readers/; CQRencode by
 // CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
-// CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift.
+// CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift;
+// CProcessShims (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by Process/.
 import PackageDescription
 
 /// libxml2's headers include each other as <libxml/…> from /usr/include/libxml2: every target that
@@ -38,10 +39,11 @@ let package = Package(
         .systemLibrary(name: "CZip", providers: [.apt(["libzip-dev"])]),
 
         .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CProcessShims"),
 
         .target(
             name: "Coffer", dependencies: [
-                "CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CZlib", "CZstd",
+                "CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd",
             ],
             swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),

@@ -1,4 +1,1 @@
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <zstd.h>

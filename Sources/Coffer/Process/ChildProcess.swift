@@ -1,4 +1,5 @@
 import CLinux
+import CProcessShims
 import Glibc
 
 /// A program started with `posix_spawn`, its standard input and output on pipes: how Coffer runs
@@ -34,7 +35,7 @@ public final class ChildProcess {
         if !inheritStandardError { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         // Nothing else of ours reaches the child: a daemon started here must not keep a
         // descriptor its parent's parent waits on (a pipe, or a launcher's exit-notification socket).
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+        coffer_spawn_close_from(&actions, 3)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }

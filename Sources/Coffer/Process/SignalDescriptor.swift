@@ -1,4 +1,4 @@
-import CLinux
+import CProcessShims
 import Glibc
 
 /// Signals read from a descriptor (signalfd) instead of caught by handlers: a loop that polls

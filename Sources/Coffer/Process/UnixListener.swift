@@ -1,4 +1,4 @@
-import CLinux
+import CProcessShims
 import Glibc
 
 /// A listening Unix socket only this user can reach (the SSH agent's): the socket is 0600 in a
