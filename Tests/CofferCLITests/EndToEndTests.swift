@@ -26,29 +26,9 @@ final class EndToEndTests: XCTestCase {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/coffer"
     }
 
-    struct Output {
-        let code: Int32
-        let stdout: String
-        let stderr: String
-    }
-
     @discardableResult
-    func coffer(_ arguments: [String], stdin: String = "") throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = ["-w", Self.binary] + arguments
-        process.environment = environment
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(code: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    func coffer(_ arguments: [String], stdin: String = "") throws -> RunResult {
+        try runProcess("/usr/bin/setsid", ["-w", Self.binary] + arguments, stdin: stdin, environment: environment)
     }
 
     func testMainFlowsAcrossProcesses() throws {

@@ -15,15 +15,11 @@ public final class UnixListener {
     public init(path: String) throws(UnixListenerError) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         try Self.preparePrivateDirectory(directory.isEmpty ? "/" : directory)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .pathTooLong(path) }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
+        guard var address = Self.address(path) else { throw .pathTooLong(path) }
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
-            guard !Self.someoneListens(&address) else { throw .inUse(path) }
+            guard !Self.isListening(at: path) else { throw .inUse(path) }
             unlink(path)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
@@ -85,13 +81,25 @@ public final class UnixListener {
         }
     }
 
-    private static func someoneListens(_ address: inout sockaddr_un) -> Bool {
+    /// Whether something accepts connections on `path` (a live agent, not a stale socket file).
+    public static func isListening(at path: String) -> Bool {
+        guard var address = address(path) else { return false }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { return false }
         defer { close(probe) }
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
+    }
+
+    /// The socket address of `path`; `nil` when it is too long for one (108 bytes).
+    private static func address(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
+        return address
     }
 }
 

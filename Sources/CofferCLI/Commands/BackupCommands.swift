@@ -49,8 +49,7 @@ struct VerifyCommand: Command {
         var staged: StagedBackup?
         var container = try context.container()
         if let path = operands.first {
-            let isDirectory = ((try? FileSystem.standard.userPathStatus(path)) ?? nil).map { $0.st_mode & S_IFMT == S_IFDIR } ?? true
-            if !isDirectory {
+            if StagedBackup.isDirectory(path) == false {
                 staged = try StagedBackup(path)
                 container = staged!.container
             } else {
@@ -103,6 +102,12 @@ final class StagedBackup {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// Whether `path` is a directory (a container or a directory backup) rather than a backup
+    /// file; `nil` when nothing is there.
+    static func isDirectory(_ path: String) -> Bool? {
+        ((try? FileSystem.standard.userPathStatus(path)) ?? nil).map { $0.st_mode & S_IFMT == S_IFDIR }
+    }
 }
 
 extension CommandContext {
@@ -137,8 +142,7 @@ struct RestoreCommand: Command {
         let progress = ProgressLine(io: context.io, label: "restoring", enabled: !context.wantsJSON)
         defer { progress.finish() }
         // Look before replacing anything: the backup must verify, and going back is a choice.
-        let isDirectory = ((try? FileSystem.standard.userPathStatus(source)) ?? nil).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
-        let staged = isDirectory ? nil : try StagedBackup(source)
+        let staged = StagedBackup.isDirectory(source) == true ? nil : try StagedBackup(source)
         let backup = try Vault.open(staged?.container ?? GroupContainer(path: source), configuration: context.vaultConfiguration)
         context.unlockFromSession(backup)
         let report = backup.verify(asBackup: true)

@@ -21,14 +21,19 @@ struct EditorSession {
         return access("/usr/bin/editor", X_OK) == 0 ? ["editor"] : ["vi"]
     }
 
+    /// A new 0700 directory on a tmpfs (`$XDG_RUNTIME_DIR`, else `/dev/shm`), where a secret in
+    /// the clear may sit for a moment without reaching a disk: the editor's document, a key
+    /// file ssh-keygen opens.
+    static func makePrivateDirectory(prefix: String, environment: Environment) throws -> String {
+        let base = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/dev/shm"
+        do { return try FileSystem.standard.makeTemporaryDirectory(prefix: prefix, in: base) } catch {
+            throw Failure(description: "cannot make a private directory in \(base) (\(error))")
+        }
+    }
+
     /// Lets the person edit `text`; the edited text, or `nil` when the editor failed.
     func edit(_ text: String, name: String = "coffer-item.txt") throws -> String? {
-        let base = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/dev/shm"
-        var template = Array((base + "/coffer-edit.XXXXXX").utf8CString)
-        guard mkdtemp(&template) != nil else {
-            throw Failure(description: "cannot make a private directory in \(base) (\(String(cString: strerror(errno))))")
-        }
-        let directory = String(cString: template)
+        let directory = try Self.makePrivateDirectory(prefix: "coffer-edit", environment: environment)
         let path = directory + "/" + name
         // Held back until the file is gone; the editor itself gets default handling.
         var blocked = sigset_t(), previous = sigset_t()

@@ -80,7 +80,7 @@ struct SSHAgentCommand: Command {
         }
         child.closeInput()
         for _ in 0..<200 {
-            if Self.answers(path) {
+            if UnixListener.isListening(at: path) {
                 context.print(shellLines(path, environment: context.io.environment, pid: child.pid))
                 child.detach()
                 return .success
@@ -88,19 +88,5 @@ struct SSHAgentCommand: Command {
             usleep(25_000)
         }
         throw CLIError("the agent did not start listening on \(path)", code: .osError)
-    }
-
-    private static func answers(_ path: String) -> Bool {
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard probe >= 0 else { return false }
-        defer { close(probe) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
-        }
     }
 }

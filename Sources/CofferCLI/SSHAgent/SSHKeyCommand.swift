@@ -102,10 +102,7 @@ struct SSHKeyCommand: Command {
             throw CLIError("the key is protected by a passphrase and there is no terminal to ask for it",
                            hint: "give it with --passphrase-file FILE", code: .temporaryFailure)
         }
-        let base = context.io.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/dev/shm"
-        var template = Array((base + "/coffer-key.XXXXXX").utf8CString)
-        guard mkdtemp(&template) != nil else { throw CLIError("cannot make a private directory in \(base)", code: .ioError) }
-        let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let directory = try EditorSession.makePrivateDirectory(prefix: "coffer-key", environment: context.io.environment)
         let path = directory + "/key"
         defer {
             EditorSession.shred(path)
