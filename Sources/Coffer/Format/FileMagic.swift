@@ -7,6 +7,10 @@ public enum FileType: UInt8, Sendable {
     case indexJournal = 0x4A  // 'J'
     /// A device's snapshot of every identity bucket (SPEC.md §6.6), never in the container.
     case identityListing = 0x4C  // 'L'
+    /// A deleted record's tombstone (SPEC.md §16.2), in a synced container only.
+    case tombstone = 0x54  // 'T'
+    /// The record key's seal over the vault header (SPEC.md §16.2), in a synced container only.
+    case headerSeal = 0x48  // 'H'
 }
 
 public enum FileMagic {

@@ -77,6 +77,9 @@ struct VaultVerifier {
         let expected: [(String, mode_t)] = [
             (GroupContainer.headerName, S_IFREG), (GroupContainer.lockName, S_IFREG), (GroupContainer.recordsName, S_IFDIR),
             (GroupContainer.indexName, S_IFDIR), (GroupContainer.temporaryName, S_IFDIR),
+            // A synced container (SPEC.md §16): git's own directory (not walked), the header
+            // seal and the tombstones of deleted records.
+            (GroupContainer.gitName, S_IFDIR), (GroupContainer.headerSealName, S_IFREG), (GroupContainer.tombstonesName, S_IFDIR),
         ]
         for name in (try? fileSystem.contents(of: root)) ?? [] {
             guard let kind = expected.first(where: { $0.0 == name })?.1 else {
@@ -104,7 +107,36 @@ struct VaultVerifier {
                 for name in (try? fileSystem.contents(of: shards)) ?? [] { checkEntry(name, in: shards, kind: S_IFREG, &report) }
             }
         }
+        checkTombstones(in: root, &report)
         return recordFiles(in: root, &report)
+    }
+
+    /// `tombstones/<xx>/<id>`: named like records, each exactly a tombstone's size and shape.
+    private func checkTombstones(in root: Directory, _ report: inout VerificationReport) {
+        guard let tombstones = subdirectory(GroupContainer.tombstonesName, in: root, &report) else { return }
+        for shard in (try? fileSystem.contents(of: tombstones)) ?? [] {
+            guard shard.utf8.count == 2, Hex.decode(shard) != nil, checkEntry(shard, in: tombstones, kind: S_IFDIR, &report),
+                  let directory = subdirectory(shard, in: tombstones, &report)
+            else {
+                if !(shard.utf8.count == 2 && Hex.decode(shard) != nil) {
+                    report.add(tombstones.path(of: shard), "unexpected entry in tombstones/ (\(describe(shard, in: tombstones)))")
+                }
+                continue
+            }
+            for name in (try? fileSystem.contents(of: directory)) ?? [] {
+                guard (try? RecordID(hex: name)) != nil, name.hasPrefix(shard) else {
+                    report.add(directory.path(of: name), "not a tombstone file name (\(describe(name, in: directory)))")
+                    continue
+                }
+                guard checkEntry(name, in: directory, kind: S_IFREG, &report) else { continue }
+                do {
+                    _ = try SealedEnvelope.decode(
+                        fileSystem.readFile(name, in: directory, limit: Tombstone.fileLength), as: .tombstone, validLength: { $0 == Tombstone.fileLength })
+                } catch {
+                    report.add(directory.path(of: name), "\(error)")
+                }
+            }
+        }
     }
 
     /// Every well-named record file, checked for type, mode, size and envelope structure.

@@ -12,27 +12,37 @@ public final class ChildProcess {
     private var input: Int32
     /// Read end of the child's stdout; -1 once closed.
     private var output: Int32
+    /// Read end of the child's stderr when it is captured; -1 otherwise.
+    private var errors: Int32 = -1
     private var buffered: [UInt8] = []
     private var exitStatus: Int32?
 
     /// Starts `arguments[0]` (searched in `$PATH` when it has no slash) with `environment`.
-    /// stderr goes to /dev/null unless `inheritStandardError`. `newSession` starts it without a
-    /// controlling terminal, so it cannot prompt there (ssh-keygen then reads stdin).
+    /// stderr goes to /dev/null unless `inheritStandardError`, or to a pipe read after the
+    /// child's stdout with `captureStandardError` (for a tool's error message, such as git's).
+    /// `newSession` starts it without a controlling terminal, so it cannot prompt there
+    /// (ssh-keygen then reads stdin).
     public init(
-        _ arguments: [String], environment: Environment, inheritStandardError: Bool = false, newSession: Bool = false
+        _ arguments: [String], environment: Environment, inheritStandardError: Bool = false, captureStandardError: Bool = false,
+        newSession: Bool = false
     ) throws(ChildProcessError) {
-        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
+        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0], errorPipe: [Int32] = [-1, -1]
         guard coffer_pipe_cloexec(&toChild) == 0 else { throw .launch(arguments.first ?? "", errno) }
-        guard coffer_pipe_cloexec(&fromChild) == 0 else {
-            close(toChild[0]); close(toChild[1])
-            throw .launch(arguments.first ?? "", errno)
+        guard coffer_pipe_cloexec(&fromChild) == 0, !captureStandardError || coffer_pipe_cloexec(&errorPipe) == 0 else {
+            let code = errno
+            for fd in toChild + fromChild + errorPipe where fd > 0 { close(fd) }
+            throw .launch(arguments.first ?? "", code)
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        if !inheritStandardError { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        if captureStandardError {
+            posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        } else if !inheritStandardError {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         // Nothing else of ours reaches the child: a daemon started here must not keep a
         // descriptor its parent's parent waits on (a pipe, or a launcher's exit-notification socket).
         coffer_spawn_close_from(&actions, 3)
@@ -47,13 +57,16 @@ public final class ChildProcess {
         let spawned = posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
         close(toChild[0])
         close(fromChild[1])
+        if captureStandardError { close(errorPipe[1]) }
         guard spawned == 0 else {
             close(toChild[1]); close(fromChild[0])
+            if captureStandardError { close(errorPipe[0]) }
             throw .launch(arguments[0], spawned)
         }
         pid = child
         input = toChild[1]
         output = fromChild[0]
+        errors = errorPipe[0]
         signal(SIGPIPE, SIG_IGN)  // a child that exits early must not kill us on the next write
     }
 
@@ -113,13 +126,42 @@ public final class ChildProcess {
         }
     }
 
+    /// Exactly `count` bytes of the child's stdout (a length-framed answer, such as one object
+    /// of `git cat-file --batch`); fewer only when the child closes its stdout first.
+    public func readBytes(count: Int) throws(ChildProcessError) -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while buffered.count < count {
+            let read = chunk.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress!, min($0.count, count - buffered.count)) }
+            if read < 0 && errno == EINTR { continue }
+            guard read >= 0 else { throw .io(errno) }
+            if read == 0 { break }
+            buffered += chunk[..<read]
+        }
+        let taken = Array(buffered.prefix(count))
+        buffered.removeFirst(taken.count)
+        return taken
+    }
+
     /// Everything left on the child's stdout.
     public func readToEnd(limit: Int) throws(ChildProcessError) -> [UInt8] {
-        var all: [UInt8] = buffered
+        let all = buffered
         buffered = []
+        return try Self.drain(output, after: all, limit: limit)
+    }
+
+    /// Everything the child wrote to stderr (captured children only; read after stdout, so a
+    /// child must not fill the pipe's 64 KiB before closing stdout: git's `-q` commands do not).
+    public func readStandardError(limit: Int) throws(ChildProcessError) -> [UInt8] {
+        guard errors >= 0 else { return [] }
+        defer { close(errors); errors = -1 }
+        return try Self.drain(errors, after: [], limit: limit)
+    }
+
+    private static func drain(_ descriptor: Int32, after start: [UInt8], limit: Int) throws(ChildProcessError) -> [UInt8] {
+        var all = start
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else { throw .io(errno) }
             if count == 0 { return all }
@@ -136,6 +178,8 @@ public final class ChildProcess {
         closeInput()
         if output >= 0 { close(output) }
         output = -1
+        if errors >= 0 { close(errors) }
+        errors = -1
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)

@@ -71,6 +71,10 @@ public struct GroupContainer: Sendable, Equatable {
     static let recordsName = "records"
     static let indexName = "index"
     static let temporaryName = "tmp"
+    /// Present only in a synced container (SPEC.md §16).
+    static let tombstonesName = "tombstones"
+    static let headerSealName = "vault.seal"
+    static let gitName = ".git"
 
     public var headerPath: String { path + "/" + Self.headerName }
     public var recordsDirectory: String { path + "/" + Self.recordsName }

@@ -43,6 +43,15 @@ extension Vault {
         }
     }
 
+    /// The entries the index holds for record `id` (to carry its ranks over to a new version).
+    func entries(of id: RecordID, index: IdentityIndex, manifest: IndexManifest) throws -> [BucketEntry] {
+        var entries: [BucketEntry] = []
+        for slot in try index.ledgerEntry(for: id, in: manifest)?.identitySlots ?? [] {
+            entries += try index.entries(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
+        }
+        return entries
+    }
+
     // MARK: Transactions
 
     /// Applies `changes` under the exclusive lock: journal, record files, then the index commit

@@ -228,17 +228,21 @@ extension Vault {
     /// stale temp files. A directory of the container that is a link (or not a directory) is
     /// refused here, before anything is written.
     func writeTransaction<Result>(_ body: (OpenContainer) throws -> Result) throws(VaultError) -> Result {
-        try mappingErrors(file: container.path) {
-            let opened = try openContainer()
-            return try fileLock(opened).withLock(.exclusive) {
-                // A copy made by rsync or tar of a quiet vault may lack the empty directories.
-                for name in [GroupContainer.recordsName, GroupContainer.indexName, GroupContainer.temporaryName] {
-                    _ = try opened.directory(name, create: true)
-                }
-                let temporary = try opened.temporary
-                for name in try fileSystem.contents(of: temporary) { fileSystem.removeQuietly(name, in: temporary) }
-                return try body(opened)
+        try mappingErrors(file: container.path) { try exclusiveTransaction(body) }
+    }
+
+    /// `writeTransaction` with the body's errors passed through as they are (sync's git errors
+    /// are not corruption of the container).
+    func exclusiveTransaction<Result>(_ body: (OpenContainer) throws -> Result) throws -> Result {
+        let opened = try openContainer()
+        return try fileLock(opened).withLock(.exclusive) {
+            // A copy made by rsync or tar of a quiet vault may lack the empty directories.
+            for name in [GroupContainer.recordsName, GroupContainer.indexName, GroupContainer.temporaryName] {
+                _ = try opened.directory(name, create: true)
             }
+            let temporary = try opened.temporary
+            for name in try fileSystem.contents(of: temporary) { fileSystem.removeQuietly(name, in: temporary) }
+            return try body(opened)
         }
     }
 

@@ -101,6 +101,12 @@ public final class Vault: Sendable {
     /// The KDF parameters the header asks for.
     public var kdfParameters: KDFParameters { header.withLock { $0.kdf } }
 
+    /// Takes `header` as this vault's (sync adopting a master password changed on another
+    /// device). It wraps the same vault key, so an unlocked vault stays unlocked.
+    func adoptHeader(_ header: VaultHeader) {
+        self.header.withLock { $0 = header }
+    }
+
     /// Derives the key-encryption key from `masterPassword` and unwraps the vault key.
     /// - Throws: `VaultError.wrongPassword` when the password does not unwrap it.
     public func unlock(masterPassword: SecureBytes) throws(VaultError) {

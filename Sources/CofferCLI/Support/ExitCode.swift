@@ -47,6 +47,7 @@ struct CLIError: Error {
         case let error as CredentialIdentityStoreError: return CLIError(error.description, code: .unavailable)
         case let error as StorageError: return from(error)
         case let error as ExtensionError: return from(error)
+        case let error as SyncError: return from(error)
         default: return CLIError("\(error)", code: .software)
         }
     }
@@ -99,6 +100,21 @@ struct CLIError: Error {
             CLIError(error.description, code: .software)
         case .storage(let storage):
             from(storage)
+        }
+    }
+
+    /// Sync: a remote that cannot be reached is 69; what it holds that is not of the vault is
+    /// 65 (a `VaultError`, or an oversized object here).
+    static func from(_ error: SyncError) -> CLIError {
+        switch error {
+        case .notConfigured: CLIError(error.description, code: .unsafeContainer)
+        case .gitMissing: CLIError(error.description, hint: "install git (apt install git)", code: .unavailable)
+        case .git: CLIError(error.description, hint: "nothing was lost: run 'coffer sync' again once git can reach the remote", code: .unavailable)
+        case .unexpectedOutput: CLIError(error.description, code: .software)
+        case .oversized: CLIError(error.description, hint: "nothing was merged", code: .dataError)
+        case .emptyRemote: CLIError(error.description, hint: "run 'coffer sync remote URL' and 'coffer sync' on a device that has the vault", code: .noInput)
+        case .targetNotEmpty: CLIError(error.description, hint: "choose another --container or --group", code: .exists)
+        case .credentialsInURL: CLIError(error.description, hint: "leave the password out; git asks for it or takes it from a credential helper", code: .usage)
         }
     }
 

@@ -1,0 +1,331 @@
+import Glibc
+
+/// Every call Coffer makes to `git` (SPEC.md §16.1): plumbing only, so git never merges,
+/// checks out or writes a file of the vault. Coffer reads fetched objects itself, authenticates
+/// them and writes the container through its own transactions; git stores history and moves
+/// objects between devices with the user's own transports and credentials.
+///
+/// Each call runs with `GIT_DIR` and `GIT_WORK_TREE` set to the container (never a repository
+/// found above it), hooks and signing off, fsck of every object received, and no `GIT_*`
+/// variable of the caller's that could point git elsewhere.
+final class Git {
+    let container: String
+    private let environment: Environment
+    /// Wall-clock time spent waiting for git, so `coffer sync` can say what is its own.
+    private(set) var elapsed: Duration = .zero
+
+    static let branch = "refs/heads/main"
+    static let remoteBranch = "refs/remotes/origin/main"
+    /// The remote commit this device last merged or pushed: the base of the next merge and the
+    /// mark that tells a rewound or rewritten remote.
+    static let syncedRef = "refs/coffer/synced"
+
+    init(container: String, environment: Environment) {
+        self.container = container
+        var cleaned = environment
+        for variable in environment.variables where variable.name.hasPrefix("GIT_") && !Self.keptVariables.contains(variable.name) {
+            cleaned[variable.name] = nil
+        }
+        cleaned["GIT_DIR"] = container + "/.git"
+        cleaned["GIT_WORK_TREE"] = container
+        // Coffer's commits carry no name of the user's: the author is the program.
+        cleaned["GIT_AUTHOR_NAME"] = "coffer"
+        cleaned["GIT_AUTHOR_EMAIL"] = "coffer@localhost"
+        cleaned["GIT_COMMITTER_NAME"] = "coffer"
+        cleaned["GIT_COMMITTER_EMAIL"] = "coffer@localhost"
+        cleaned["LC_ALL"] = "C"
+        self.environment = cleaned
+    }
+
+    /// What a user may set to reach a remote (transport, credentials, prompts); nothing that
+    /// moves the repository, its index or its objects.
+    private static let keptVariables: Set<String> = [
+        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_NOSYSTEM", "GIT_SSL_NO_VERIFY", "GIT_SSL_CAINFO", "GIT_PROXY_COMMAND", "GIT_HTTP_USER_AGENT",
+    ]
+
+    /// Settings for every call, whatever the user's configuration says.
+    private static let settings = [
+        "core.hooksPath=/dev/null", "commit.gpgSign=false", "core.autocrlf=false", "core.fsmonitor=false",
+        "core.quotePath=false", "transfer.fsckObjects=true", "fetch.recurseSubmodules=false", "gc.autoDetach=false",
+        "advice.detachedHead=false", "init.defaultBranch=main",
+    ]
+
+    var gitDirectory: String { container + "/.git" }
+
+    // MARK: Running
+
+    /// Runs `git arguments` and returns its stdout.
+    /// - Parameter allowedStatus: exit statuses that are answers, not failures.
+    @discardableResult
+    func run(_ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0]) throws(SyncError) -> (status: Int32, output: [UInt8]) {
+        let started = ContinuousClock.now
+        defer { elapsed += ContinuousClock.now - started }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(Self.command(arguments), environment: environment, captureStandardError: true)
+        } catch {
+            throw .gitMissing("\(error)")
+        }
+        do {
+            if !input.isEmpty { try child.write(input) }
+            child.closeInput()
+            let output = try child.readToEnd(limit: 1 << 30)
+            let errors = try child.readStandardError(limit: 1 << 20)
+            let status = child.wait()
+            guard allowedStatus.contains(status) else {
+                throw SyncError.git(command: arguments.first ?? "", status: status, message: Self.lastLines(errors))
+            }
+            return (status, output)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw .git(command: arguments.first ?? "", status: child.wait(), message: "\(error)")
+        }
+    }
+
+    /// One line of output, without its newline; `nil` when there is none.
+    func line(_ arguments: [String], allowedStatus: Set<Int32> = [0]) throws(SyncError) -> String? {
+        let text = String(decoding: try run(arguments, allowedStatus: allowedStatus).output, as: UTF8.self)
+        let line = text.split(separator: "\n").first.map(String.init)
+        return line?.isEmpty == false ? line : nil
+    }
+
+    private static func command(_ arguments: [String]) -> [String] {
+        ["git"] + settings.flatMap { ["-c", $0] } + arguments
+    }
+
+    /// The end of git's complaint, for an error message (its own words; never a secret of ours).
+    private static func lastLines(_ bytes: [UInt8]) -> String {
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map { $0.trimmingSpaces() }
+        return lines.filter { !$0.isEmpty }.suffix(3).joined(separator: "; ")
+    }
+
+    // MARK: Repository
+
+    var exists: Bool {
+        var status = stat()
+        return lstat(gitDirectory, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Makes the container a repository whose `main` holds the vault, and keeps everything but
+    /// the vault's shared files out of it (SPEC.md §16.1).
+    func initialize() throws(SyncError) {
+        if !exists { try run(["init", "-q", "-b", "main", "--shared=0600"]) }
+        try writeInfoFile("exclude", Self.excluded)
+        try writeInfoFile("attributes", "* binary -filter -ident\n")
+    }
+
+    /// Only the header, records and tombstones are shared; the index, lock and temp files are
+    /// this device's.
+    static let excluded = "/*\n!/vault.coffer\n!/vault.seal\n!/records/\n!/tombstones/\n"
+
+    private func writeInfoFile(_ name: String, _ text: String) throws(SyncError) {
+        let directory = gitDirectory + "/info"
+        mkdir(directory, 0o700)
+        let path = directory + "/" + name
+        do {
+            try FileSystem.standard.replaceUserFile(Array(text.utf8), at: path, mode: 0o600)
+        } catch {
+            throw .git(command: "write .git/info/\(name)", status: 0, message: "\(error)")
+        }
+    }
+
+    func remoteURL() throws(SyncError) -> String? {
+        try line(["config", "--get", "remote.origin.url"], allowedStatus: [0, 1])
+    }
+
+    func setRemote(_ url: String) throws(SyncError) {
+        if try remoteURL() == nil {
+            try run(["remote", "add", "origin", url])
+        } else {
+            try run(["remote", "set-url", "origin", url])
+        }
+    }
+
+    /// Removes the lock files of a git command that was killed (the caller holds the sync lock,
+    /// so no git of Coffer's is running on this repository).
+    func removeStaleLocks() {
+        for path in ["index.lock", "HEAD.lock", "refs/heads/main.lock", "refs/remotes/origin/main.lock", "refs/coffer/synced.lock",
+                     "config.lock", "packed-refs.lock", "shallow.lock"] {
+            unlink(gitDirectory + "/" + path)
+        }
+    }
+
+    // MARK: Refs and objects
+
+    /// The commit `name` points to, or `nil` when it does not exist (an unborn branch).
+    func commit(_ name: String) throws(SyncError) -> String? {
+        try line(["rev-parse", "-q", "--verify", name + "^{commit}"], allowedStatus: [0, 1])
+    }
+
+    func tree(of commit: String) throws(SyncError) -> String {
+        try line(["rev-parse", "--verify", commit + "^{tree}"]) ?? ""
+    }
+
+    func isAncestor(_ ancestor: String, of descendant: String) throws(SyncError) -> Bool {
+        try run(["merge-base", "--is-ancestor", ancestor, descendant], allowedStatus: [0, 1]).status == 0
+    }
+
+    /// Moves `ref` to `new` only if it is still at `old` (`nil`: must not exist yet).
+    func updateRef(_ ref: String, to new: String, from old: String?) throws(SyncError) {
+        try run(["update-ref", "-m", "coffer sync", ref, new, old ?? String(repeating: "0", count: new.count)])
+    }
+
+    func setRef(_ ref: String, to commit: String) throws(SyncError) {
+        try run(["update-ref", "-m", "coffer sync", ref, commit])
+    }
+
+    var emptyTree: String {
+        get throws(SyncError) { try line(["hash-object", "-t", "tree", "/dev/null"]) ?? "" }
+    }
+
+    /// The paths that differ between two trees, with both sides' object ids (`nil` for absent).
+    func changes(from old: String, to new: String) throws(SyncError) -> [TreeChange] {
+        let output = try run(["diff-tree", "-r", "-z", "--no-renames", "--raw", old, new]).output
+        return try TreeChange.parse(output)
+    }
+
+    /// The contents of `objects` (blob ids), each at most `limit` bytes.
+    func blobs(_ objects: [String], limit: Int) throws(SyncError) -> [String: [UInt8]] {
+        guard !objects.isEmpty else { return [:] }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(Self.command(["cat-file", "--batch"]), environment: environment, captureStandardError: true)
+        } catch {
+            throw .gitMissing("\(error)")
+        }
+        let started = ContinuousClock.now
+        defer { elapsed += ContinuousClock.now - started }
+        var result: [String: [UInt8]] = [:]
+        do {
+            // One request, one answer: cat-file flushes after each object, so neither pipe fills.
+            for object in Set(objects) {
+                try child.write(Array((object + "\n").utf8))
+                guard let header = try child.readLine(limit: 200) else { throw SyncError.unexpectedOutput("cat-file ended early") }
+                let words = String(decoding: header, as: UTF8.self).split(separator: " ")
+                guard words.count == 3, words[1] == "blob", let size = Int(words[2]) else {
+                    throw SyncError.unexpectedOutput("object \(object) is not a file")
+                }
+                guard size <= limit else { throw SyncError.oversized(object: object, size: size) }
+                let content = try child.readBytes(count: size)
+                guard content.count == size, try child.readBytes(count: 1) == [UInt8(ascii: "\n")] else {
+                    throw SyncError.unexpectedOutput("cat-file ended early")
+                }
+                result[object] = content
+            }
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw .git(command: "cat-file", status: child.wait(), message: "\(error)")
+        }
+        child.closeInput()
+        child.wait()
+        return result
+    }
+
+    // MARK: Staging and committing
+
+    /// Stages every change of the vault's shared files (the exclude file keeps the rest out).
+    func stageAll() throws(SyncError) {
+        try run(["add", "-A", "--", "."])
+    }
+
+    /// Stages exactly `paths` as they are in the container now (present: added or updated;
+    /// absent: removed).
+    func stage(_ paths: [String]) throws(SyncError) {
+        guard !paths.isEmpty else { return }
+        try run(["update-index", "--add", "--remove", "-z", "--stdin"], input: Array(paths.joined(separator: "\0").utf8) + [0])
+    }
+
+    func writeTree() throws(SyncError) -> String {
+        try line(["write-tree"]) ?? ""
+    }
+
+    /// A commit of `tree` with `parents`. The message counts, never names (SPEC.md §16.5).
+    func commitTree(_ tree: String, parents: [String], message: String) throws(SyncError) -> String {
+        try line(["commit-tree", tree, "--no-gpg-sign", "-m", message] + parents.flatMap { ["-p", $0] }) ?? ""
+    }
+
+    /// The files of `commit` under `directory` that the container no longer has, with their
+    /// objects (records deleted since: each needs a tombstone).
+    func deletedFiles(since commit: String, under directory: String) throws(SyncError) -> [TreeChange] {
+        try TreeChange.parse(run(["diff-index", "-z", "--raw", "--no-renames", "--diff-filter=D", commit, "--", directory]).output)
+    }
+
+    /// Path → object of every file of `tree` under the given paths (directories are listed
+    /// recursively).
+    func objects(in tree: String, under paths: [String]) throws(SyncError) -> [String: String] {
+        let output = try run(["ls-tree", "-r", "-z", "--full-tree", tree, "--"] + paths).output
+        var objects: [String: String] = [:]
+        for entry in output.split(separator: 0) {
+            // "<mode> <type> <object>\t<path>"
+            guard let tab = entry.firstIndex(of: UInt8(ascii: "\t")) else { throw .unexpectedOutput("ls-tree") }
+            let words = String(decoding: entry[..<tab], as: UTF8.self).split(separator: " ")
+            guard words.count == 3 else { throw .unexpectedOutput("ls-tree") }
+            objects[String(decoding: entry[(tab + 1)...], as: UTF8.self)] = String(words[2])
+        }
+        return objects
+    }
+
+    /// Record, tombstone and header files that differ from the last commit, new ones included.
+    func uncommittedFiles() throws(SyncError) -> Int {
+        let output = try run(["--no-optional-locks", "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", "."]).output
+        return output.split(separator: 0).count
+    }
+
+    /// Commits `a` has that `b` lacks, and the other way.
+    func divergence(_ a: String, _ b: String) throws(SyncError) -> (Int, Int) {
+        let words = try line(["rev-list", "--left-right", "--count", a + "..." + b])?.split(whereSeparator: { $0 == "\t" || $0 == " " }) ?? []
+        guard words.count == 2, let ahead = Int(words[0]), let behind = Int(words[1]) else { throw .unexpectedOutput("rev-list") }
+        return (ahead, behind)
+    }
+
+    func commitCount(_ commit: String) throws(SyncError) -> Int {
+        Int(try line(["rev-list", "--count", commit]) ?? "") ?? 0
+    }
+
+    // MARK: The remote
+
+    func fetch() throws(SyncError) {
+        try run(["fetch", "-q", "--prune", "--no-tags", "--no-write-fetch-head", "origin", "+refs/heads/*:refs/remotes/origin/*"])
+    }
+
+    /// Pushes `commit` to the remote's `main` without forcing.
+    /// - Returns: `false` when the remote moved on since the fetch (push rejected), so the
+    ///   caller fetches and merges again.
+    func push(_ commit: String) throws(SyncError) -> Bool {
+        let result = try run(["push", "-q", "--porcelain", "origin", commit + ":" + Self.branch], allowedStatus: [0, 1])
+        if result.status == 0 { return true }
+        let text = String(decoding: result.output, as: UTF8.self)
+        if text.split(separator: "\n").contains(where: { $0.hasPrefix("!") }) { return false }
+        throw .git(command: "push", status: result.status, message: "the remote refused the push")
+    }
+}
+
+/// One path of `git diff-tree --raw`: its object on each side (`nil` where it is absent).
+struct TreeChange: Equatable {
+    let path: String
+    let oldMode: String
+    let newMode: String
+    let oldObject: String?
+    let newObject: String?
+
+    /// Parses `:oldmode newmode oldsha newsha status\0path\0` entries.
+    static func parse(_ output: [UInt8]) throws(SyncError) -> [TreeChange] {
+        var changes: [TreeChange] = []
+        let parts = output.split(separator: 0, omittingEmptySubsequences: false)
+        var index = 0
+        while index + 1 < parts.count {
+            let header = String(decoding: parts[index], as: UTF8.self)
+            let path = String(decoding: parts[index + 1], as: UTF8.self)
+            index += 2
+            let words = header.dropFirst().split(separator: " ")
+            guard header.hasPrefix(":"), words.count == 5 else { throw .unexpectedOutput("diff-tree: \(header)") }
+            let absent = { (object: Substring) -> String? in object.allSatisfy { $0 == "0" } ? nil : String(object) }
+            changes.append(TreeChange(
+                path: path, oldMode: String(words[0]), newMode: String(words[1]), oldObject: absent(words[2]), newObject: absent(words[3])))
+        }
+        return changes
+    }
+}

@@ -1,0 +1,34 @@
+/// Why a sync could not run. What a remote holds that fails authentication is not here: it is
+/// `VaultError.corrupt`, like any other file that fails it (SPEC.md §16.4).
+public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The container is not a repository with a remote (`coffer sync remote URL` first).
+    case notConfigured(container: String)
+    /// `git` could not be started.
+    case gitMissing(String)
+    /// A git command failed: its name, exit status and the last lines it printed.
+    case git(command: String, status: Int32, message: String)
+    /// git answered something Coffer does not understand.
+    case unexpectedOutput(String)
+    /// A fetched object is larger than any file of a vault may be.
+    case oversized(object: String, size: Int)
+    /// The remote holds no vault yet (`coffer clone` of an empty repository).
+    case emptyRemote
+    /// `clone` into a directory that is not empty.
+    case targetNotEmpty(String)
+    /// A remote URL with a password in it: git would store it in `.git/config` in clear.
+    case credentialsInURL
+
+    public var description: String {
+        switch self {
+        case .notConfigured(let container): "\(container) is not synced (run 'coffer sync remote URL' first)"
+        case .gitMissing(let reason): "git is needed for sync: \(reason)"
+        case .git(let command, let status, let message):
+            "git \(command) failed (exit \(status))" + (message.isEmpty ? "" : ": \(message)")
+        case .unexpectedOutput(let what): "unexpected answer from git: \(what)"
+        case .oversized(let object, let size): "the remote holds an object of \(size) bytes (\(object)), larger than any vault file"
+        case .emptyRemote: "the remote holds no vault"
+        case .targetNotEmpty(let path): "\(path) exists and is not empty"
+        case .credentialsInURL: "the URL holds a password; git would keep it in clear in .git/config"
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import FoundationEssentials
+
+/// One side's copy of a record file in a merge: the git object (for a cheap comparison), its
+/// bytes, and the record they open to (authenticated before it gets here).
+struct RecordVersion {
+    let object: String
+    let bytes: [UInt8]
+    let record: Record
+    let hash: [UInt8]
+}
+
+/// One side's tombstone file, opened.
+struct TombstoneVersion {
+    let object: String
+    let bytes: [UInt8]
+    let tombstone: Tombstone
+    let hash: [UInt8]
+}
+
+/// Everything a merge knows of one record id: its state at the last sync (`base`), on this
+/// device and on the remote.
+struct MergeInput {
+    let id: RecordID
+    var base: RecordVersion?
+    var baseTombstone: String?
+    var local: RecordVersion?
+    var remote: RecordVersion?
+    var localTombstone: TombstoneVersion?
+    var remoteTombstone: TombstoneVersion?
+
+    init(id: RecordID) { self.id = id }
+}
+
+/// What the merged state holds for one record id, and what the merge noticed on the way.
+struct MergeDecision: Equatable {
+    enum RecordOutcome: Equatable {
+        /// This device's file stays.
+        case local
+        /// The remote's file replaces or adds it, byte for byte.
+        case remote
+        /// Both sides edited it: a new revision joins them (`SyncMerge.resolve`).
+        case merged
+        /// The record is deleted (or stays deleted).
+        case absent
+    }
+
+    enum TombstoneOutcome: Equatable {
+        case none, local, remote
+    }
+
+    var record: RecordOutcome
+    var tombstone: TombstoneOutcome
+    /// The remote offered a state older than this device holds or has seen (a rolled-back or
+    /// dropped record, a dropped tombstone): kept out, and the newer state goes back up.
+    var remoteStale = false
+    /// The remote holds a record whose deletion this device remembers, at or below the deleted
+    /// revision: refused.
+    var putBack = false
+}
+
+/// The merge rules of SPEC.md §16.3, as pure functions: no file, no git, no clock but the one
+/// passed in. Any implementation that follows them merges two devices to the same records.
+enum SyncMerge {
+    /// Decides one record id.
+    ///
+    /// A remote record is *news* when it differs from the base and has a higher revision than
+    /// the base had; anything else the remote holds is older than what this device has seen and
+    /// never replaces it. A local record is *changed* when it differs from the base. A version
+    /// survives a deletion only with a revision above the tombstone's (an edit beats a delete;
+    /// an old copy never brings a deleted record back).
+    static func decide(_ input: MergeInput) -> MergeDecision {
+        let baseRevision = input.base?.record.revision ?? 0
+        let remoteIsNews = input.remote.map { $0.object != input.base?.object && $0.record.revision > baseRevision } ?? false
+        let localChanged = input.local?.object != input.base?.object
+        let tombstone = newest(input.localTombstone, input.remoteTombstone)
+        let deletedRevision = tombstone?.version.tombstone.revision ?? 0
+
+        var remoteStale = false
+        if let remote = input.remote, remote.object != input.base?.object, !remoteIsNews { remoteStale = true }
+        if input.remote == nil, input.base != nil, input.remoteTombstone == nil { remoteStale = true }
+        if input.baseTombstone != nil, input.remoteTombstone == nil { remoteStale = true }
+
+        var candidates: [(side: MergeDecision.RecordOutcome, version: RecordVersion)] = []
+        if let local = input.local, localChanged || !remoteIsNews { candidates.append((.local, local)) }
+        if let remote = input.remote, remoteIsNews, remote.object != input.local?.object { candidates.append((.remote, remote)) }
+        let survivors = candidates.filter { $0.version.record.revision > deletedRevision }
+        let putBack = remoteIsNews && !survivors.contains { $0.side == .remote } && input.remote?.object != input.local?.object
+
+        let record: MergeDecision.RecordOutcome = switch survivors.count {
+        case 0: .absent
+        case 1: survivors[0].side
+        default: .merged
+        }
+        let keptTombstone: MergeDecision.TombstoneOutcome = record != .absent ? .none : tombstone?.side ?? .none
+        return MergeDecision(record: record, tombstone: keptTombstone, remoteStale: remoteStale, putBack: putBack)
+    }
+
+    /// The tombstone that counts: the higher deleted revision, then the larger file hash.
+    private static func newest(
+        _ local: TombstoneVersion?, _ remote: TombstoneVersion?
+    ) -> (side: MergeDecision.TombstoneOutcome, version: TombstoneVersion)? {
+        switch (local, remote) {
+        case (nil, nil): return nil
+        case (let local?, nil): return (.local, local)
+        case (nil, let remote?): return (.remote, remote)
+        case (let local?, let remote?):
+            let localKey = (local.tombstone.revision, local.hash), remoteKey = (remote.tombstone.revision, remote.hash)
+            if localKey.0 != remoteKey.0 { return localKey.0 > remoteKey.0 ? (.local, local) : (.remote, remote) }
+            return localKey.1.lexicographicallyPrecedes(remoteKey.1) ? (.remote, remote) : (.local, local)
+        }
+    }
+
+    /// Whether `a` wins over `b` when both edited one record: the higher revision, then the later
+    /// `modified`, then the larger hash of the record file (so two devices pick the same one).
+    static func wins(_ a: RecordVersion, over b: RecordVersion) -> Bool {
+        if a.record.revision != b.record.revision { return a.record.revision > b.record.revision }
+        if a.record.modified != b.record.modified { return a.record.modified > b.record.modified }
+        return b.hash.lexicographicallyPrecedes(a.hash)
+    }
+
+    /// Joins two edits of one record: the winner's content at a revision above both, with the
+    /// loser's password (and its history) in the password history. When the loser differs in
+    /// anything else a person wrote, it is also returned, to be kept as a conflict copy.
+    static func resolve(_ first: RecordVersion, _ second: RecordVersion, now: Date) -> (merged: Record, conflictCopy: Record?) {
+        let (winner, loser) = wins(first, over: second) ? (first.record, second.record) : (second.record, first.record)
+        var merged = winner
+        merged.revision = max(winner.revision, loser.revision) + 1
+        merged.modified = max(now, winner.modified)
+        merged.passwordHistory = joinedHistory(winner, loser)
+        return (merged, sameContent(winner, loser) ? nil : loser)
+    }
+
+    /// Both histories and the loser's current password, newest first, each password once.
+    static func joinedHistory(_ winner: Record, _ loser: Record) -> [PasswordHistoryEntry] {
+        var entries = winner.passwordHistory + loser.passwordHistory
+        if loser.password != winner.password, !loser.password.isEmpty {
+            entries.append(PasswordHistoryEntry(password: loser.password, replaced: loser.modified))
+        }
+        var seen: [String] = []
+        var result: [PasswordHistoryEntry] = []
+        for entry in entries.enumerated().sorted(by: { ($0.element.replaced, -$0.offset) > ($1.element.replaced, -$1.offset) }).map(\.element)
+        where !seen.contains(entry.password) {
+            seen.append(entry.password)
+            result.append(entry)
+        }
+        return Array(result.prefix(Record.maximumPasswordHistory))
+    }
+
+    /// Whether two versions differ only in what a merge joins (password and its history) or
+    /// bookkeeping (revision, dates).
+    static func sameContent(_ a: Record, _ b: Record) -> Bool {
+        var (x, y) = (a, b)
+        x.password = ""; y.password = ""
+        x.passwordHistory = []; y.passwordHistory = []
+        x.revision = 0; y.revision = 0
+        x.modified = y.modified
+        x.created = y.created
+        return x == y
+    }
+
+    /// The loser of a conflict kept as an item of its own, named so that a person sees it:
+    /// "GitLab (conflict 2026-12-03)", tagged `conflict`.
+    static func conflictCopy(of loser: Record, id: RecordID, now: Date) -> Record {
+        var copy = loser
+        copy.id = id
+        copy.revision = 1
+        copy.modified = now
+        let title = !loser.name.isEmpty ? loser.name : loser.serviceIdentifiers.first?.identifier ?? (loser.user.isEmpty ? "item" : loser.user)
+        copy.name = "\(title) (conflict \(UTCTimestamp.format(now).prefix(10)))"
+        if !copy.tags.contains("conflict") { copy.tags.append("conflict") }
+        return copy
+    }
+}

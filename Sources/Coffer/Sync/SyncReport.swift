@@ -1,0 +1,77 @@
+/// How `sync` runs: whether it pushes, the environment git gets (transport and credentials are
+/// the user's own), and a hook at each step for the crash tests.
+public struct SyncOptions: Sendable {
+    public var push: Bool
+    public var environment: Environment
+    /// Called after each step; the crash tests kill the process there.
+    public var stepObserver: (@Sendable (SyncStep) -> Void)?
+
+    public init(push: Bool = true, environment: Environment = .process, stepObserver: (@Sendable (SyncStep) -> Void)? = nil) {
+        self.push = push
+        self.environment = environment
+        self.stepObserver = stepObserver
+    }
+}
+
+/// The steps of one sync, in order (SPEC.md §16.4).
+public enum SyncStep: String, Sendable, CaseIterable {
+    /// This device's changes are committed (tombstones written for its deletions).
+    case committed
+    case fetched
+    /// The remote's changes are authenticated and decided; nothing written yet.
+    case planned
+    /// The merged state is in the container and the merge commit made.
+    case merged
+    case pushed
+}
+
+/// Added, updated and deleted records in one direction.
+public struct SyncCounts: Sendable, Equatable {
+    public var added = 0
+    public var updated = 0
+    public var deleted = 0
+
+    public var total: Int { added + updated + deleted }
+}
+
+/// What the remote's history did since this device's last sync.
+public enum RemoteHistory: String, Sendable {
+    /// First sync with this remote (or its first commit).
+    case new
+    /// The remote went on from where this device left it (or stayed there).
+    case continued
+    /// The remote was reset to an older commit of its history (`git push --force`).
+    case rewound
+    /// The remote's history was replaced by one that does not contain this device's last sync.
+    case rewritten
+    /// The remote has no vault (an empty repository).
+    case empty
+}
+
+/// What one `sync` did.
+public struct SyncReport: Sendable {
+    /// Changes this device took from the remote.
+    public var incoming = SyncCounts()
+    /// Changes the remote gets from this device (pushed, or waiting with `--no-push`).
+    public var outgoing = SyncCounts()
+    /// Records edited on both sides, joined into a new revision.
+    public var conflicts = 0
+    /// Of those, the ones whose losing version is kept as an item of its own.
+    public var conflictCopies = 0
+    /// Records (or tombstones) where the remote offered an older state than this device holds or
+    /// has seen; the newer state was kept, and is pushed back.
+    public var remoteBehind = 0
+    /// Records the remote holds although this device remembers deleting them: refused.
+    public var refusedPutBack = 0
+    public var remoteHistory = RemoteHistory.new
+    /// The master password was changed elsewhere and this device took the new header.
+    public var headerAdopted = false
+    /// Both sides changed the master password; the other side's change won (SPEC.md §16.3).
+    public var headerConflict = false
+    public var pushed = false
+    /// The commit this device's `main` is at afterwards.
+    public var head: String?
+    /// Time spent in git (fetch and push included) and in all.
+    public var gitTime = Duration.zero
+    public var totalTime = Duration.zero
+}

@@ -1,0 +1,49 @@
+/// A path a vault repository may hold (SPEC.md §16.1): the header, its seal, a record or a
+/// tombstone. Everything else a remote offers is refused.
+enum SyncedPath: Hashable {
+    case header
+    case headerSeal
+    case record(RecordID)
+    case tombstone(RecordID)
+
+    static let recordsDirectory = GroupContainer.recordsName
+    static let tombstonesDirectory = GroupContainer.tombstonesName
+
+    /// Parses a repository path; `nil` for anything not of a vault (other names, a record under
+    /// another shard, upper-case hex, a nested path).
+    init?(_ path: String) {
+        if path == GroupContainer.headerName { self = .header; return }
+        if path == GroupContainer.headerSealName { self = .headerSeal; return }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, let id = try? RecordID(hex: String(parts[2])), parts[1] == GroupContainer.shardName(of: id) else {
+            return nil
+        }
+        switch parts[0] {
+        case Self.recordsDirectory: self = .record(id)
+        case Self.tombstonesDirectory: self = .tombstone(id)
+        default: return nil
+        }
+    }
+
+    var path: String {
+        switch self {
+        case .header: GroupContainer.headerName
+        case .headerSeal: GroupContainer.headerSealName
+        case .record(let id): Self.recordsDirectory + "/" + GroupContainer.shardName(of: id) + "/" + id.hex
+        case .tombstone(let id): Self.tombstonesDirectory + "/" + GroupContainer.shardName(of: id) + "/" + id.hex
+        }
+    }
+
+    /// The largest file this path may hold.
+    var sizeLimit: Int {
+        switch self {
+        case .header: VaultHeader.length
+        case .headerSeal: HeaderSeal.fileLength
+        case .record: RecordEnvelope.maximumFileLength
+        case .tombstone: Tombstone.fileLength
+        }
+    }
+
+    /// The one mode git may record for it: a plain file (no link, no executable, no submodule).
+    static let fileMode = "100644"
+}

@@ -1,0 +1,113 @@
+import FoundationEssentials
+import Glibc
+
+/// Where a synced container stands, without touching the network.
+public struct SyncStatus: Sendable {
+    public var remote: String?
+    /// This device's commit, and the remote's as of the last fetch.
+    public var head: String?
+    public var remoteHead: String?
+    /// The remote commit of the last completed sync.
+    public var lastSync: String?
+    /// Record, tombstone and header files changed in the container since the last commit.
+    public var uncommittedFiles = 0
+    /// Commits this device has that the remote (as last fetched) lacks, and the other way.
+    public var ahead = 0
+    public var behind = 0
+}
+
+extension Vault {
+    /// Makes the container a git repository (if it is not one yet) whose remote `origin` is
+    /// `url`. Nothing is sent until `sync`.
+    /// - Throws: `SyncError.credentialsInURL` for `https://user:password@…` (git's credential
+    ///   helpers keep such secrets; its config file would keep them in clear).
+    public func setSyncRemote(_ url: String, environment: Environment = .process) throws {
+        try Self.refuseCredentials(in: url)
+        let git = Git(container: container.path, environment: environment)
+        try git.initialize()
+        chmod(git.gitDirectory, 0o700)
+        try git.setRemote(url)
+    }
+
+    /// Commits this device's changes, fetches, merges and (unless `options.push` is off) pushes
+    /// (SPEC.md §16.4). Needs the vault unlocked: everything fetched is authenticated with the
+    /// vault's keys before it is used.
+    /// - Throws: `SyncError` when git cannot run or reach the remote; `VaultError.corrupt` when
+    ///   the remote holds anything that is not an authentic part of this vault (nothing is
+    ///   merged then).
+    public func sync(_ options: SyncOptions = SyncOptions()) throws -> SyncReport {
+        try SyncSession(vault: self, options: options).run()
+    }
+
+    /// Where the container stands with its remote (no network; the remote as last fetched).
+    public func syncStatus(environment: Environment = .process) throws -> SyncStatus {
+        let git = Git(container: container.path, environment: environment)
+        guard git.exists else { throw SyncError.notConfigured(container: container.path) }
+        var status = SyncStatus()
+        status.remote = try git.remoteURL()
+        status.head = try git.commit("HEAD")
+        status.remoteHead = try git.commit(Git.remoteBranch)
+        status.lastSync = try git.commit(Git.syncedRef)
+        status.uncommittedFiles = try git.uncommittedFiles()
+        if let head = status.head, let remote = status.remoteHead {
+            (status.ahead, status.behind) = try git.divergence(head, remote)
+        } else if let head = status.head {
+            status.ahead = try git.commitCount(head)
+        }
+        return status
+    }
+
+    /// A new device: clones the vault at `url` into `container` (which must be absent or empty),
+    /// unlocks it with `masterPassword` to prove it is a vault this person can open, and takes
+    /// every record after authenticating it. On any failure the container is removed again.
+    /// - Returns: the vault, unlocked, and what the first sync did.
+    public static func clone(
+        from url: String, into container: GroupContainer, masterPassword: SecureBytes,
+        configuration: VaultConfiguration = .standard(), options: SyncOptions = SyncOptions()
+    ) throws -> (Vault, SyncReport) {
+        try refuseCredentials(in: url)
+        let fileSystem = configuration.fileSystem
+        let existed = access(container.path, F_OK) == 0
+        let opened = try mappingErrors(file: container.path) { try container.open(create: true, fileSystem: fileSystem) }
+        guard try mappingErrors(file: container.path, { try fileSystem.contents(of: opened.root) }).isEmpty else {
+            throw SyncError.targetNotEmpty(container.path)
+        }
+        do {
+            let git = Git(container: container.path, environment: options.environment)
+            try git.initialize()
+            chmod(git.gitDirectory, 0o700)
+            try git.setRemote(url)
+            try git.fetch()
+            guard let remote = try git.commit(Git.remoteBranch) else { throw SyncError.emptyRemote }
+            let headerObject = try git.objects(in: git.tree(of: remote), under: [GroupContainer.headerName])[GroupContainer.headerName]
+            guard let headerObject else { throw VaultError.corrupt(file: "the remote's " + GroupContainer.headerName, reason: "is missing: the remote holds no vault") }
+            let header = try git.blobs([headerObject], limit: VaultHeader.length)[headerObject] ?? []
+            try mappingErrors(file: "the remote's " + GroupContainer.headerName) {
+                _ = try VaultHeader.decode(header, policy: configuration.kdfPolicy)
+                for name in [GroupContainer.recordsName, GroupContainer.indexName, GroupContainer.temporaryName] {
+                    _ = try opened.directory(name, create: true)
+                }
+                try fileSystem.writeAtomically(header, to: GroupContainer.headerName, in: opened.root, via: opened.temporary)
+            }
+            let vault = try Vault.open(container, configuration: configuration)
+            try vault.unlock(masterPassword: masterPassword)
+            let report = try SyncSession(vault: vault, options: options).run(adoptingRemote: true)
+            return (vault, report)
+        } catch {
+            for name in (try? fileSystem.contents(of: opened.root)) ?? [] {
+                if unlinkat(opened.root.descriptor, name, 0) != 0 { fileSystem.removeTree(name, in: opened.root) }
+            }
+            if !existed { rmdir(container.path) }
+            throw error
+        }
+    }
+
+    /// Whether `url` carries a password in its authority (`scheme://user:password@host`).
+    static func refuseCredentials(in url: String) throws(SyncError) {
+        let parts = url.split(separator: "://", maxSplits: 1)
+        guard parts.count == 2 else { return }
+        let authority = parts[1].prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@") else { return }
+        if authority[..<at].contains(":") { throw .credentialsInURL }
+    }
+}
