@@ -8,6 +8,8 @@ import XCTest
 final class SyncDevice {
     let harness: CLIHarness
     let name: String
+    /// The master password this device's commands give.
+    var master = CLIHarness.master
 
     init(_ name: String, root: String) {
         self.name = name
@@ -18,7 +20,7 @@ final class SyncDevice {
 
     @discardableResult
     func run(_ arguments: [String], stdin: String = "") -> RunResult {
-        harness.run(arguments + ["--password-stdin"], stdin: CLIHarness.master + "\n" + stdin)
+        harness.run(arguments + ["--password-stdin"], stdin: master + "\n" + stdin)
     }
 
     /// `coffer sync --json`, which must succeed; its report.
@@ -68,9 +70,8 @@ final class SyncDevice {
     }
 }
 
-/// Sync through git between devices with separate containers and device state (SPEC.md §16):
-/// merges, attacks from the remote, and what git may see.
-final class SyncTests: XCTestCase {
+/// Devices with separate containers and device state, and one bare repository between them.
+class SyncTestCase: XCTestCase {
     var root = ""
     var remote = ""
 
@@ -110,6 +111,11 @@ final class SyncTests: XCTestCase {
         try git(["clone", "-q", remote, directory])
         return directory
     }
+}
+
+/// Sync through git between devices (SPEC.md §16): merges, attacks from the remote, and what
+/// git may see.
+final class SyncTests: SyncTestCase {
 
     // MARK: Merges
 
@@ -180,6 +186,36 @@ final class SyncTests: XCTestCase {
         XCTAssertEqual(a.items(), b.items())
         XCTAssertEqual(a.record(edited)["password"] as? String, "e2", "the edit came back to the device that deleted it")
         XCTAssertFalse(a.items().contains { $0.hasPrefix(deleted) })
+    }
+
+    func testAPasswordChangeReachesTheOtherDevicesAndAForgedHeaderDoesNot() throws {
+        let devices = devices()
+        let (a, b) = (devices[0], devices[1])
+        let id = a.add("pw.example", "pia", password: "p")
+        a.sync(); b.sync()
+        XCTAssertEqual(a.run(["passwd"], stdin: "new master\n").code, 0)
+        a.master = "new master"
+        a.sync()
+        let report = b.sync()
+        XCTAssertEqual(report["headerAdopted"] as? Bool, true)
+        let withNew = b.harness.run(["show", id, "--json", "--password-stdin"], stdin: "new master\n")
+        XCTAssertEqual(withNew.code, 0, withNew.stderr)
+        XCTAssertEqual(b.harness.run(["show", id, "--password-stdin"], stdin: CLIHarness.master + "\n").code, 77, "the old password is gone")
+
+        // A header wrapping another key under a password the attacker knows, with no seal of
+        // this vault's: refused, and B keeps its header.
+        let attacker = try attackerClone()
+        let forger = SyncDevice("forger", root: root)
+        forger.harness.initVault()
+        var forged = try Data(contentsOf: URL(fileURLWithPath: forger.container + "/vault.coffer"))
+        let genuine = try Data(contentsOf: URL(fileURLWithPath: attacker + "/vault.coffer"))
+        forged.replaceSubrange(8..<24, with: genuine[8..<24])  // this vault's id, the attacker's key
+        try forged.write(to: URL(fileURLWithPath: attacker + "/vault.coffer"))
+        try git(["commit", "-q", "-am", "forged header"], in: attacker)
+        try git(["push", "-q", "origin", "HEAD:main"], in: attacker)
+        let refused = b.harness.run(["sync", "--password-stdin"], stdin: "new master\n")
+        XCTAssertEqual(refused.code, 65, refused.stderr)
+        XCTAssertEqual(b.harness.run(["show", id, "--password-stdin"], stdin: "new master\n").code, 0)
     }
 
     // MARK: A remote that lies

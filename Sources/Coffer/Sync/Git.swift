@@ -160,7 +160,27 @@ final class Git {
     }
 
     func tree(of commit: String) throws(SyncError) -> String {
-        try line(["rev-parse", "--verify", commit + "^{tree}"]) ?? ""
+        try trees(of: [commit])[0]
+    }
+
+    /// The trees of several commits, in one call.
+    func trees(of commits: [String]) throws(SyncError) -> [String] {
+        let lines = String(decoding: try run(["rev-parse"] + commits.map { $0 + "^{tree}" }).output, as: UTF8.self)
+            .split(separator: "\n").map(String.init)
+        guard lines.count == commits.count else { throw .unexpectedOutput("rev-parse") }
+        return lines
+    }
+
+    /// Where this device's branch, the remote's (as last fetched) and the last sync point are,
+    /// in one call; `nil` for a ref that does not exist.
+    func syncRefs() throws(SyncError) -> (head: String?, remote: String?, synced: String?) {
+        let output = try run(["for-each-ref", "--format=%(objectname) %(refname)", Self.branch, Self.remoteBranch, Self.syncedRef]).output
+        var refs: [String: String] = [:]
+        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count == 2 { refs[String(words[1])] = String(words[0]) }
+        }
+        return (refs[Self.branch], refs[Self.remoteBranch], refs[Self.syncedRef])
     }
 
     func isAncestor(_ ancestor: String, of descendant: String) throws(SyncError) -> Bool {
@@ -172,12 +192,21 @@ final class Git {
         try run(["update-ref", "-m", "coffer sync", ref, new, old ?? String(repeating: "0", count: new.count)])
     }
 
-    func setRef(_ ref: String, to commit: String) throws(SyncError) {
-        try run(["update-ref", "-m", "coffer sync", ref, commit])
+    /// Points every ref of `refs` at `commit`, in one transaction.
+    func setRefs(_ refs: [String], to commit: String) throws(SyncError) {
+        try run(["update-ref", "-m", "coffer sync", "--stdin"], input: Array(refs.map { "update \($0) \(commit)\n" }.joined().utf8))
     }
 
+    private var cachedEmptyTree: String?
+
+    /// The id of the empty tree (it depends on the repository's hash function).
     var emptyTree: String {
-        get throws(SyncError) { try line(["hash-object", "-t", "tree", "/dev/null"]) ?? "" }
+        get throws(SyncError) {
+            if let cachedEmptyTree { return cachedEmptyTree }
+            let tree = try line(["hash-object", "-t", "tree", "/dev/null"]) ?? ""
+            cachedEmptyTree = tree
+            return tree
+        }
     }
 
     /// The paths that differ between two trees, with both sides' object ids (`nil` for absent).

@@ -165,8 +165,7 @@ enum SyncMerge {
         copy.id = id
         copy.revision = 1
         copy.modified = now
-        let title = !loser.name.isEmpty ? loser.name : loser.serviceIdentifiers.first?.identifier ?? (loser.user.isEmpty ? "item" : loser.user)
-        copy.name = "\(title) (conflict \(UTCTimestamp.format(now).prefix(10)))"
+        copy.name = "\(loser.title.isEmpty ? "item" : loser.title) (conflict \(UTCTimestamp.format(now).prefix(10)))"
         if !copy.tags.contains("conflict") { copy.tags.append("conflict") }
         return copy
     }

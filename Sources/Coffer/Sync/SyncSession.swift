@@ -14,6 +14,7 @@ final class SyncSession {
     let git: Git
     let options: SyncOptions
     private(set) var report = SyncReport()
+    static let attempts = 10
     private var fileSystem: FileSystem { vault.fileSystem }
 
     init(vault: Vault, options: SyncOptions) throws(VaultError) {
@@ -31,8 +32,12 @@ final class SyncSession {
             try withSyncLock {
                 git.removeStaleLocks()
                 // A push loses the race when another device pushed since the fetch; so does a
-                // merge when a write on this device touched a merged record: start again.
-                for _ in 0..<5 where try attempt(adoptingRemote: adoptingRemote) { return }
+                // merge when a write on this device touched a merged record: start again, after
+                // a random pause that grows, so that two devices do not keep colliding.
+                for round in 0..<Self.attempts {
+                    if try attempt(adoptingRemote: adoptingRemote) { return }
+                    usleep(UInt32.random(in: 0..<(50_000 << min(round, 4))))
+                }
                 throw SyncError.git(command: "push", status: 1, message: "the remote or the vault kept changing during the sync; run it again")
             }
         } catch let error as SyncError {
@@ -51,27 +56,34 @@ final class SyncSession {
         options.stepObserver?(.committed)
         try git.fetch()
         options.stepObserver?(.fetched)
-        let remote = try git.commit(Git.remoteBranch)
-        let synced = try git.commit(Git.syncedRef)
-        report.remoteHistory = try history(synced: synced, remote: remote)
-        var head = try git.commit("HEAD")
-        if let remote, try head.map({ try !git.isAncestor(remote, of: $0) }) ?? true {
-            guard let merged = try merge(head: head, remote: remote, base: synced) else { return false }
-            head = merged
+        // Between the fetch and the push another device may push; the fewer git calls in
+        // between, the more often this device wins that race.
+        let refs = try git.syncRefs()
+        let (remote, synced) = (refs.remote, refs.synced)
+        var head = refs.head
+        // The remote is still where this device left it: its state is already merged here.
+        let alreadyMerged = remote == synced || remote == head
+        if let remote, !alreadyMerged, try head.map({ try !git.isAncestor(remote, of: $0) }) ?? true {
+            guard let mergeCommit = try merge(head: head, remote: remote, base: synced) else { return false }
+            head = mergeCommit
         }
         options.stepObserver?(.merged)
         report.head = head
-        guard let head else { return true }  // an empty vault and an empty remote
-        report.outgoing = try outgoingChanges(from: remote, to: head)
+        guard let head else {  // an empty vault and an empty remote
+            report.remoteHistory = .empty
+            return true
+        }
         if options.push, head != remote {
             guard try git.push(head) else { return false }
             report.pushed = true
-            try git.setRef(Git.remoteBranch, to: head)
-            try git.setRef(Git.syncedRef, to: head)
+            try git.setRefs([Git.remoteBranch, Git.syncedRef], to: head)
             options.stepObserver?(.pushed)
         } else if let remote {
-            try git.setRef(Git.syncedRef, to: remote)
+            try git.setRefs([Git.syncedRef], to: remote)
         }
+        // Reporting only, once the race is over.
+        report.remoteHistory = try history(synced: synced, remote: remote)
+        report.outgoing = try outgoingChanges(from: remote, to: head)
         return true
     }
 
@@ -86,6 +98,7 @@ final class SyncSession {
     private func history(synced: String?, remote: String?) throws -> RemoteHistory {
         guard let remote else { return .empty }
         guard let synced else { return .new }
+        if synced == remote { return .continued }
         if try git.isAncestor(synced, of: remote) { return .continued }
         return try git.isAncestor(remote, of: synced) ? .rewound : .rewritten
     }
@@ -98,7 +111,7 @@ final class SyncSession {
     private func commitLocalChanges() throws {
         try vault.exclusiveTransaction { opened in
             try vault.recover(vault.identityIndex(opened))
-            let head = try git.commit("HEAD")
+            let head = try git.syncRefs().head
             try sealHeaderIfNeeded(opened)
             if let head { try rememberDeletions(since: head, in: opened) }
             try git.stageAll()
@@ -169,10 +182,11 @@ final class SyncSession {
     /// Merges `remote` into this device's `head`, from their state at `base` (the last sync).
     /// - Returns: the new head, or `nil` when a write on this device got in between (start again).
     private func merge(head: String?, remote: String, base: String?) throws -> String? {
-        let empty = try git.emptyTree
-        let baseTree = try base.map { try git.tree(of: $0) } ?? empty
-        let headTree = try head.map { try git.tree(of: $0) } ?? empty
-        let remoteTree = try git.tree(of: remote)
+        let trees = try git.trees(of: [remote] + [head, base].compactMap { $0 })
+        let remoteTree = trees[0]
+        let empty = head == nil || base == nil ? try git.emptyTree : ""
+        let headTree = head == nil ? empty : trees[1]
+        let baseTree = base == nil ? empty : trees.last!
 
         var sides: [SyncedPath: PathSides] = [:]
         for change in try git.changes(from: baseTree, to: remoteTree) {
@@ -398,7 +412,9 @@ final class SyncSession {
         for (id, input) in inputs {
             let record = try? vault.readRecordFile(id, in: opened)
             let tombstone = try? fileSystem.readFile(id.hex, in: tombstoneShard(of: id, in: opened, create: false), limit: Tombstone.fileLength)
-            guard record == input.local?.bytes, tombstone == input.localTombstone?.bytes else { return false }
+            guard record == input.local?.bytes, tombstone == input.localTombstone?.bytes else {
+                return false
+            }
         }
         return true
     }
@@ -407,8 +423,9 @@ final class SyncSession {
     /// and this device's.
     private func outgoingChanges(from remote: String?, to head: String) throws -> SyncCounts {
         var counts = SyncCounts()
-        let from = try remote.map { try git.tree(of: $0) } ?? git.emptyTree
-        for change in try git.changes(from: from, to: git.tree(of: head)) {
+        guard remote != head else { return counts }
+        let trees = try git.trees(of: [head] + (remote.map { [$0] } ?? []))
+        for change in try git.changes(from: remote == nil ? git.emptyTree : trees[1], to: trees[0]) {
             guard case .record = SyncedPath(change.path) else { continue }
             switch (change.oldObject, change.newObject) {
             case (nil, _?): counts.added += 1

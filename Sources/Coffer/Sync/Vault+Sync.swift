@@ -45,9 +45,7 @@ extension Vault {
         guard git.exists else { throw SyncError.notConfigured(container: container.path) }
         var status = SyncStatus()
         status.remote = try git.remoteURL()
-        status.head = try git.commit("HEAD")
-        status.remoteHead = try git.commit(Git.remoteBranch)
-        status.lastSync = try git.commit(Git.syncedRef)
+        (status.head, status.remoteHead, status.lastSync) = try git.syncRefs()
         status.uncommittedFiles = try git.uncommittedFiles()
         if let head = status.head, let remote = status.remoteHead {
             (status.ahead, status.behind) = try git.divergence(head, remote)

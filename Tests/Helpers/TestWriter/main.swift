@@ -6,7 +6,9 @@
 //   import CONTAINER COUNT         one bulk add of COUNT records
 //   update CONTAINER ID COUNT      COUNT read-modify-write updates of one record
 //   delete CONTAINER ID
-// COFFER_TEST_CRASH_AT=N makes the process SIGKILL itself at its Nth mutating file step.
+//   sync CONTAINER                 one `sync` with the container's remote
+// COFFER_TEST_CRASH_AT=N makes the process SIGKILL itself at its Nth mutating file step;
+// COFFER_TEST_SYNC_KILL_AT=STEP after a step of the sync (SyncStep's raw values).
 import Coffer
 import Foundation
 
@@ -16,7 +18,7 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 4 else { fail("usage: add|import CONTAINER COUNT | update CONTAINER ID COUNT | delete CONTAINER ID") }
+guard arguments.count >= 3 else { fail("usage: add|import CONTAINER COUNT | update CONTAINER ID COUNT | delete CONTAINER ID | sync CONTAINER") }
 guard let line = readLine(strippingNewline: true) else { fail("no password on stdin") }
 do {
     var configuration = VaultConfiguration.standard()
@@ -45,6 +47,11 @@ do {
         }
     case "delete":
         try target.deleteRecord(withID: try RecordID(hex: arguments[3]))
+    case "sync":
+        let killAt = ProcessInfo.processInfo.environment["COFFER_TEST_SYNC_KILL_AT"]
+        _ = try target.sync(SyncOptions(stepObserver: { step in
+            if step.rawValue == killAt { kill(getpid(), SIGKILL) }
+        }))
     default:
         fail("unknown command \(arguments[1])")
     }
