@@ -42,7 +42,9 @@ public enum CommandLineTool {
                 return 0
             }
             let context = CommandContext(arguments: parsed, io: io, configuration: configuration)
-            return try command.run(context).rawValue
+            let code = try command.run(context)
+            if code == .success, command.changesVault { AutoSync.afterChange(context) }
+            return code.rawValue
         } catch let exit as ChildExit {
             return exit.status
         } catch let error as UsageError {

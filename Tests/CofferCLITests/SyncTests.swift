@@ -363,6 +363,23 @@ final class SyncTests: SyncTestCase {
         }
     }
 
+    func testAutomaticSyncAfterEachChange() {
+        let devices = devices()
+        let (a, b) = (devices[0], devices[1])
+        a.harness.environment["COFFER_AUTOSYNC"] = "1"
+        let id = a.add("auto.example", "otto", password: "o1")  // pushed by the add itself
+        a.setPassword(id, "o2")
+        b.sync()
+        XCTAssertEqual(b.record(id)["password"] as? String, "o2")
+        // An unreachable remote: the change stays, with a warning.
+        try? FileManager.default.moveItem(atPath: remote, toPath: remote + ".away")
+        let offline = a.run(["add", "offline.example", "olaf"], stdin: "x\n")
+        XCTAssertEqual(offline.code, 0)
+        XCTAssertTrue(offline.stderr.contains("automatic sync failed"), offline.stderr)
+        try? FileManager.default.moveItem(atPath: remote + ".away", toPath: remote)
+        XCTAssertEqual(a.sync()["outgoing"].flatMap { ($0 as? [String: Any])?["added"] as? Int }, 1)
+    }
+
     func testCloneRefusesAWrongPasswordAndLeavesNothing() {
         _ = devices([])
         let device = SyncDevice("wrong", root: root)

@@ -405,6 +405,63 @@ def seal_listing(vault_key, vault_id, manifest_file, framed, nonce):
     return preamble(0x4C) + nonce + aead_encrypt(index_key, nonce, ad, framed)
 
 
+# --- §16 sync: tombstones, the header seal, the merge rules --------------------------------
+
+def seal_tombstone(vault_id, vault_key, record_id, revision, deleted, nonce):
+    ad = preamble(0x54) + vault_id + record_id
+    key = kdf_subkey(vault_key, SUBKEY_RECORDS)
+    return preamble(0x54) + nonce + aead_encrypt(key, nonce, ad, struct.pack("<QQ", revision, deleted))
+
+
+def open_tombstone(vault_id, vault_key, record_id, data):
+    if len(data) != 64 or data[:8] != preamble(0x54):
+        raise Corrupt("not a tombstone")
+    try:
+        plain = aead_decrypt(kdf_subkey(vault_key, SUBKEY_RECORDS), data[8:32], preamble(0x54) + vault_id + record_id, data[32:])
+    except Exception:
+        raise Corrupt("tombstone fails authentication")
+    revision, deleted = struct.unpack("<QQ", plain)
+    if revision < 1:
+        raise Corrupt("tombstone revision 0")
+    return revision, deleted
+
+
+def seal_header(vault_id, vault_key, header, nonce):
+    ad = preamble(0x48) + vault_id
+    digest = hashlib.blake2b(header, digest_size=32).digest()
+    return preamble(0x48) + nonce + aead_encrypt(kdf_subkey(vault_key, SUBKEY_RECORDS), nonce, ad, digest)
+
+
+def merge_decide(base, local, remote, local_tombstone, remote_tombstone, base_tombstone):
+    """SPEC §16.3 for one record id. A version is (revision, object, modified, file hash) or None;
+    a tombstone (revision, object, file hash) or None; base_tombstone an object or None.
+    Returns (record outcome, tombstone outcome, remote behind, put back)."""
+    base_revision = base[0] if base else 0
+    news = remote is not None and remote[1] != (base[1] if base else None) and remote[0] > base_revision
+    local_changed = (local[1] if local else None) != (base[1] if base else None)
+    tombstones = [t for t in [("local", local_tombstone), ("remote", remote_tombstone)] if t[1] is not None]
+    deletion = max(tombstones, key=lambda t: (t[1][0], t[1][2]), default=None)
+    deleted = deletion[1][0] if deletion else 0  # max keeps the local one when both are equal
+    behind = (remote is not None and remote[1] != (base[1] if base else None) and not news) \
+        or (remote is None and base is not None and remote_tombstone is None) \
+        or (base_tombstone is not None and remote_tombstone is None)
+    candidates = []
+    if local is not None and (local_changed or not news):
+        candidates.append(("local", local))
+    if news and remote[1] != (local[1] if local else None):
+        candidates.append(("remote", remote))
+    survivors = [c for c in candidates if c[1][0] > deleted]
+    put_back = news and not any(side == "remote" for side, _ in survivors) and remote[1] != (local[1] if local else None)
+    record = {0: "absent", 1: survivors[0][0] if survivors else None, 2: "merged"}[len(survivors)]
+    tombstone = deletion[0] if record == "absent" and deletion else "none"
+    return record, tombstone, behind, put_back
+
+
+def merge_winner(a, b):
+    """The conflict's winner of two versions (revision, object, modified, file hash)."""
+    return max([a, b], key=lambda v: (v[0], v[2], v[3]))
+
+
 def read_container(container, password, **policy):
     with open(os.path.join(container, "vault.coffer"), "rb") as f:
         vault_id, vault_key = read_header(f.read(), password, **policy)

@@ -239,7 +239,54 @@ def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_recor
         write_vector(os.path.join(out, name + ".vector"), comment, [("expect", expect)] + mutations)
 
 
+def sync():
+    """SPEC §16: a tombstone and a header seal of the vault vector's vault, and the merge rules
+    over every combination of small states (the Swift merge must decide each the same way)."""
+    out = os.path.join(ROOT, "sync")
+    vault_id, vault_key = seq(0x10, 16), seq(0xA0, 32)
+    record_id, nonce = bytes.fromhex("0a6162636465666768696a6b6c6d6e6f"), seq(0xE0, 24)
+    header = seq(0x00, 144)
+    write_vector(os.path.join(out, "sync.vector"), "a tombstone and a header seal", [
+        ("expect", "ok"), ("vault_id", vault_id), ("vault_key", vault_key), ("record_id", record_id),
+        ("tombstone_revision", 7), ("tombstone_deleted", 1767225600), ("tombstone_nonce", nonce),
+        ("tombstone_file", ref.seal_tombstone(vault_id, vault_key, record_id, 7, 1767225600, nonce)),
+        ("header", header), ("seal_nonce", seq(0xF0, 24)), ("seal_file", ref.seal_header(vault_id, vault_key, header, seq(0xF0, 24)))])
+
+    def version(text):  # revision:object:modified:hash
+        if text == "-":
+            return None
+        revision, name, modified, digest = text.split(":")
+        return int(revision), name, int(modified), bytes.fromhex(digest)
+
+    def tombstone(text):  # revision:object:hash
+        if text == "-":
+            return None
+        revision, name, digest = text.split(":")
+        return int(revision), name, bytes.fromhex(digest)
+
+    bases = ["-", "2:b:20:10"]
+    locals_ = ["-", "2:b:20:10", "3:l:30:30", "2:l2:25:20", "3:r:31:40"]
+    remotes = ["-", "2:b:20:10", "3:r:31:40", "1:old:10:05", "3:l:30:30", "4:r4:40:50"]
+    tombs = ["-", "2:t2:11", "3:t3:22", "4:t4:33"]
+    fields = [("expect", "ok")]
+    number = 0
+    for b in bases:
+        for l in locals_:
+            for r in remotes:
+                for lt in tombs:
+                    for rt in tombs:
+                        for bt in ["-", "tb"]:
+                            outcome = ref.merge_decide(version(b), version(l), version(r), tombstone(lt), tombstone(rt), None if bt == "-" else bt)
+                            fields.append((f"case{number}", f"{b} {l} {r} {lt} {rt} {bt} => {outcome[0]} {outcome[1]} {int(outcome[2])} {int(outcome[3])}"))
+                            number += 1
+    pairs = [("3:a:30:aa", "3:b:30:bb"), ("4:a:10:00", "3:b:90:ff"), ("3:a:40:00", "3:b:30:ff")]
+    for index, (a, b) in enumerate(pairs):
+        fields.append((f"winner{index}", f"{a} {b} => {ref.merge_winner(version(a), version(b))[1]}"))
+    write_vector(os.path.join(out, "merge.vector"), f"the merge rules of §16.3 over {number} combinations, and conflict winners", fields)
+
+
 if __name__ == "__main__":
+    sync()
     primitives()
     vault()
     vault("vault-layout1", layout=1)

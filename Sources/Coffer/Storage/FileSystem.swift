@@ -30,6 +30,15 @@ public struct FileSystem: Sendable {
         return parent.isEmpty ? "/" : String(parent)
     }
 
+    /// `path` made absolute against the working directory (unchanged when it already is, or
+    /// when the working directory cannot be read).
+    public static func absolutePath(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        return String(cString: buffer) + "/" + path
+    }
+
     /// The last component of `path`.
     public static func lastComponent(of path: String) -> String {
         let trimmed = trimmingTrailingSlashes(path)

@@ -21,13 +21,14 @@ final class Git {
     static let syncedRef = "refs/coffer/synced"
 
     init(container: String, environment: Environment) {
-        self.container = container
+        // Absolute, since git runs with the container as its working directory.
+        self.container = FileSystem.absolutePath(container)
         var cleaned = environment
         for variable in environment.variables where variable.name.hasPrefix("GIT_") && !Self.keptVariables.contains(variable.name) {
             cleaned[variable.name] = nil
         }
-        cleaned["GIT_DIR"] = container + "/.git"
-        cleaned["GIT_WORK_TREE"] = container
+        cleaned["GIT_DIR"] = self.container + "/.git"
+        cleaned["GIT_WORK_TREE"] = self.container
         // Coffer's commits carry no name of the user's: the author is the program.
         cleaned["GIT_AUTHOR_NAME"] = "coffer"
         cleaned["GIT_AUTHOR_EMAIL"] = "coffer@localhost"
@@ -63,7 +64,7 @@ final class Git {
         defer { elapsed += ContinuousClock.now - started }
         let child: ChildProcess
         do {
-            child = try ChildProcess(Self.command(arguments), environment: environment, captureStandardError: true)
+            child = try ChildProcess(command(arguments), environment: environment, captureStandardError: true)
         } catch {
             throw .gitMissing("\(error)")
         }
@@ -91,8 +92,9 @@ final class Git {
         return line?.isEmpty == false ? line : nil
     }
 
-    private static func command(_ arguments: [String]) -> [String] {
-        ["git"] + settings.flatMap { ["-c", $0] } + arguments
+    /// `git -C <container> -c … arguments`: paths in arguments are relative to the container.
+    private func command(_ arguments: [String]) -> [String] {
+        ["git", "-C", container] + Self.settings.flatMap { ["-c", $0] } + arguments
     }
 
     /// The end of git's complaint, for an error message (its own words; never a secret of ours).
@@ -220,7 +222,7 @@ final class Git {
         guard !objects.isEmpty else { return [:] }
         let child: ChildProcess
         do {
-            child = try ChildProcess(Self.command(["cat-file", "--batch"]), environment: environment, captureStandardError: true)
+            child = try ChildProcess(command(["cat-file", "--batch"]), environment: environment, captureStandardError: true)
         } catch {
             throw .gitMissing("\(error)")
         }

@@ -249,9 +249,17 @@ final class SyncSession {
         return try apply(decisions, inputs: inputs, header: headerPlan, head: head, remote: remote, remoteTree: remoteTree)
     }
 
-    /// What becomes of the header: `nil` keeps this device's; otherwise the remote's header and
-    /// seal bytes to write.
-    private func planHeader(header: PathSides?, seal: PathSides?, blobs: [String: [UInt8]], remoteTree: String) throws -> (header: [UInt8], seal: [UInt8])? {
+    /// The remote's header and seal to write, over the header this device committed.
+    private struct HeaderPlan {
+        let header: [UInt8]
+        let seal: [UInt8]
+        /// What the container must still hold when they are written (a `coffer passwd` since
+        /// the plan: start again rather than undo it).
+        let replacing: [UInt8]
+    }
+
+    /// What becomes of the header: `nil` keeps this device's.
+    private func planHeader(header: PathSides?, seal: PathSides?, blobs: [String: [UInt8]], remoteTree: String) throws -> HeaderPlan? {
         guard header != nil || seal != nil else { return nil }
         let remoteFiles = try header?.remote == nil || seal?.remote == nil
             ? git.objects(in: remoteTree, under: [GroupContainer.headerName, GroupContainer.headerSealName]) : [:]
@@ -276,18 +284,18 @@ final class SyncSession {
             throw refusal(GroupContainer.headerName, "is not sealed by this vault's key (vault.seal); nothing was merged")
         }
         if localHeaderObject == remoteHeaderObject {
-            return seal?.local == seal?.remote ? nil : (remoteHeaderBytes, remoteSeal)
+            return seal?.local == seal?.remote ? nil : HeaderPlan(header: remoteHeaderBytes, seal: remoteSeal, replacing: remoteHeaderBytes)
         }
+        let localBytes = try blobs[localHeaderObject] ?? git.blobs([localHeaderObject], limit: VaultHeader.length)[localHeaderObject] ?? []
         let localChanged = header != nil && header?.local != header?.base
         if localChanged {
             // The master password changed on both sides: one header must win, the same on
             // every device.
             report.headerConflict = true
-            let localBytes = blobs[localHeaderObject] ?? []
             guard try BLAKE2b.hash(localBytes).lexicographicallyPrecedes(try BLAKE2b.hash(remoteHeaderBytes)) else { return nil }
         }
         report.headerAdopted = true
-        return (remoteHeaderBytes, remoteSeal)
+        return HeaderPlan(header: remoteHeaderBytes, seal: remoteSeal, replacing: localBytes)
     }
 
     private func recordVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool) throws -> RecordVersion {
@@ -332,11 +340,14 @@ final class SyncSession {
     /// records in one journaled transaction (the index follows), then tombstones an edit
     /// outlived, the header, and the merge commit.
     private func apply(
-        _ decisions: [RecordID: MergeDecision], inputs: [RecordID: MergeInput], header: (header: [UInt8], seal: [UInt8])?,
+        _ decisions: [RecordID: MergeDecision], inputs: [RecordID: MergeInput], header: HeaderPlan?,
         head: String?, remote: String, remoteTree: String
     ) throws -> String? {
         try vault.exclusiveTransaction { opened -> String? in
             guard try localStateIsUnchanged(inputs, in: opened) else { return nil }
+            if let header, try fileSystem.readFile(GroupContainer.headerName, in: opened.root, limit: VaultHeader.length) != header.replacing {
+                return nil
+            }
             let now = RecordCoding.wholeSeconds(Date())
             var staged: [SyncedPath] = []
             var changes: [RecordChange] = []

@@ -39,6 +39,12 @@ extension Vault {
         try SyncSession(vault: self, options: options).run()
     }
 
+    /// The remote this container syncs with, or `nil` when it does not sync (no network).
+    public func syncRemote(environment: Environment = .process) -> String? {
+        let git = Git(container: container.path, environment: environment)
+        return git.exists ? (try? git.remoteURL()) ?? nil : nil
+    }
+
     /// Where the container stands with its remote (no network; the remote as last fetched).
     public func syncStatus(environment: Environment = .process) throws -> SyncStatus {
         let git = Git(container: container.path, environment: environment)

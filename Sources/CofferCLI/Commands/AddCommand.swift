@@ -2,6 +2,7 @@ import Coffer
 
 struct AddCommand: Command {
     static let name = "add"
+    static let changesVault = true
     static let aliases = ["insert"]
     static let summary = "add a login, note, card or other item"
     static let usage = "add [SERVICE] [USER] [--name NAME] [--kind KIND] [--tag TAG]... [--otp] [--generate[=LENGTH] [--clip] [--show]] [--match MODE] [--force | --duplicate]"

@@ -71,7 +71,7 @@ struct BrowserCommand: Command {
         let host = try hostPath(context)
         // The manifest's path takes no arguments: a chosen container goes into a small wrapper.
         var arguments: [String] = []
-        if let container = context.arguments.value("container") { arguments = ["--container", absolute(container)] }
+        if let container = context.arguments.value("container") { arguments = ["--container", FileSystem.absolutePath(container)] }
         if let group = context.arguments.value("group") { arguments = ["--group", group] }
         let sharedWrapper = dataHome(environment) + "/coffer/browser-host"
         if !arguments.isEmpty {
@@ -155,12 +155,6 @@ struct BrowserCommand: Command {
         throw CLIError("coffer-browser-host not found beside coffer or on PATH", hint: "build it (scripts/build) or pass --host PATH", code: .noInput)
     }
 
-    static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        return String(cString: buffer) + "/" + path
-    }
 
     static func dataHome(_ environment: Environment) -> String {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg }

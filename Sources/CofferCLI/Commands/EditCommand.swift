@@ -2,6 +2,7 @@ import Coffer
 
 struct EditCommand: Command {
     static let name = "edit"
+    static let changesVault = true
     static let summary = "change an item's name, user, password, notes, services, tags or one-time code"
     static let usage = "edit ENTRY [--name NAME] [--user USER] [--new-password | --generate[=LENGTH]] [--add-service S] [--remove-service S] [--tag T] [--remove-tag T] [--otp | --remove-otp] [--match MODE]"
     static let discussion = """

@@ -3,6 +3,7 @@ import FoundationEssentials
 
 struct ImportCommand: Command {
     static let name = "import"
+    static let changesVault = true
     static let summary = "import the export of a browser or password manager, or a pass store"
     static let usage = "import FILE|DIRECTORY [--format FORMAT] [--encoding E] [--dry-run]"
     static let discussion = """

@@ -2,6 +2,7 @@ import Coffer
 
 struct PasswdCommand: Command {
     static let name = "passwd"
+    static let changesVault = true
     static let summary = "change the master password"
     static let usage = "passwd"
     static let discussion = """

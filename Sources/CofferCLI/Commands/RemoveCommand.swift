@@ -2,6 +2,7 @@ import Coffer
 
 struct RemoveCommand: Command {
     static let name = "rm"
+    static let changesVault = true
     static let aliases = ["remove", "delete"]
     static let summary = "delete an item"
     static let usage = "rm ENTRY [--force]"

@@ -4,6 +4,7 @@ import Glibc
 /// `coffer ssh-key`: SSH keys kept in the vault as ssh-key items (SPEC.md §5.3), for the agent.
 struct SSHKeyCommand: Command {
     static let name = "ssh-key"
+    static let changesVault = true
     static let summary = "make, import and list the SSH keys the agent serves"
     static let usage = "ssh-key add NAME [--import FILE|-] [--passphrase-file FILE] [--confirm] | ssh-key list"
     static let discussion = """

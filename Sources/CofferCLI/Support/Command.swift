@@ -13,6 +13,8 @@ protocol Command: SendableMetatype {
     static var examples: [String] { get }
     /// Options beyond `GlobalOptions.all`.
     static var options: [OptionSpec] { get }
+    /// Whether a successful run changes the vault (then `COFFER_AUTOSYNC=1` syncs after it).
+    static var changesVault: Bool { get }
     static func run(_ context: CommandContext) throws -> ExitCode
 }
 
@@ -21,6 +23,7 @@ extension Command {
     static var discussion: String { "" }
     static var examples: [String] { [] }
     static var options: [OptionSpec] { [] }
+    static var changesVault: Bool { false }
 }
 
 /// Library-level settings a host (or a test) chooses; not reachable from argv or the environment.
@@ -51,6 +54,8 @@ final class CommandContext {
     let arguments: ParsedArguments
     let io: IO
     let configuration: CLIConfiguration
+    /// The vault this run opened (the last, if several): what an automatic sync syncs.
+    private(set) var openedVault: Vault?
 
     init(arguments: ParsedArguments, io: IO, configuration: CLIConfiguration) {
         self.arguments = arguments
@@ -88,6 +93,7 @@ final class CommandContext {
     /// (every command that opens the vault goes through here, `fill` included).
     func openVault() throws -> Vault {
         let vault = try Vault.open(container(), configuration: vaultConfiguration)
+        openedVault = vault
         if arguments.has("accept-rollback") {
             unlockFromSession(vault)
             if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault) }
