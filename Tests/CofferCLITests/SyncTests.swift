@@ -328,6 +328,19 @@ final class SyncTests: SyncTestCase {
         XCTAssertEqual(b.record(id)["password"] as? String, "r2")
         a.sync()
         XCTAssertEqual(a.record(id)["password"] as? String, "r2")
+
+        // A history replaced by one that never held this device's commits: the old tree as a
+        // new root commit, force-pushed.
+        let oldTree = try git(["--git-dir", remote, "rev-parse", old + "^{tree}"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let orphan = try git(["--git-dir", remote, "commit-tree", oldTree, "-m", "rewritten"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try git(["--git-dir", remote, "update-ref", "refs/heads/main", orphan])
+        let rewritten = a.sync()
+        XCTAssertEqual(rewritten["remoteHistory"] as? String, "rewritten")
+        XCTAssertEqual(rewritten["pushed"] as? Bool, true)
+        XCTAssertEqual(a.record(id)["password"] as? String, "r2")
+        XCTAssertEqual(a.record(later)["password"] as? String, "l1", "a record the old tree lacks stays")
+        b.sync()
+        XCTAssertEqual(a.items(), b.items())
     }
 
     // MARK: What git sees
