@@ -5,8 +5,17 @@ struct RecordChange {
     let sealed: [UInt8]?
     let revision: UInt64
     let entries: [BucketEntry]
-    /// An add: the id is fresh, so there is no old file to hash and the new one is created in place.
-    var isAdd: Bool { revision == 1 && sealed != nil }
+    /// An add: no file of this id exists, so there is no old file to hash and the new one is
+    /// created in place (a fresh id, or a record sync brings to this device).
+    let isAdd: Bool
+
+    init(id: RecordID, sealed: [UInt8]?, revision: UInt64, entries: [BucketEntry], isAdd: Bool? = nil) {
+        self.id = id
+        self.sealed = sealed
+        self.revision = revision
+        self.entries = entries
+        self.isAdd = isAdd ?? (revision == 1 && sealed != nil)
+    }
 }
 
 extension Vault {
