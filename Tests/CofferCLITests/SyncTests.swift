@@ -218,6 +218,26 @@ final class SyncTests: SyncTestCase {
         XCTAssertEqual(b.harness.run(["show", id, "--password-stdin"], stdin: "new master\n").code, 0)
     }
 
+    func testADeletionAfterAnEditOutlivedAnOldTombstoneStillReachesTheOthers() throws {
+        let devices = devices()
+        let (a, b) = (devices[0], devices[1])
+        let id = a.add("twice.example", "tia", password: "t1")
+        a.sync(); b.sync()
+        XCTAssertEqual(a.run(["rm", id, "--force"]).code, 0)
+        b.setPassword(id, "t2")
+        a.sync()
+        let tombstone = a.container + "/tombstones/\(id.prefix(2))/\(id)"
+        let oldTombstone = try Data(contentsOf: URL(fileURLWithPath: tombstone))
+        b.sync(); a.sync()
+        XCTAssertEqual(a.record(id)["password"] as? String, "t2", "the edit beat the deletion")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: tombstone))
+        // As a crash between the merge and the tombstone's removal would leave it:
+        try oldTombstone.write(to: URL(fileURLWithPath: tombstone))
+        XCTAssertEqual(a.run(["rm", id, "--force"]).code, 0)
+        a.sync(); b.sync()
+        XCTAssertFalse(b.items().contains { $0.hasPrefix(id) }, "the second deletion (of revision 2) reached B")
+    }
+
     // MARK: A remote that lies
 
     func testADeletedRecordPutBackByTheRemoteStaysDeleted() throws {
@@ -308,7 +328,8 @@ final class SyncTests: SyncTestCase {
         a.setPassword(id, "r2")
         let later = a.add("later.example", "lars", password: "l1")
         a.sync()
-        try git(["--git-dir", remote, "update-ref", "refs/heads/main", old])  // what `git push --force` of an old commit does
+        let resetter = try attackerClone()
+        try git(["push", "-q", "--force", "origin", old + ":main"], in: resetter)
         let report = a.sync()
         XCTAssertEqual(report["remoteHistory"] as? String, "rewound")
         XCTAssertEqual(report["pushed"] as? Bool, true, "the newer state went back up")

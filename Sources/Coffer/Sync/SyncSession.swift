@@ -152,7 +152,9 @@ final class SyncSession {
     }
 
     /// A tombstone for each record file committed before and gone now, carrying the revision the
-    /// commit holds (SPEC.md §16.2). One the merge already wrote (a remote deletion) is kept.
+    /// commit holds (SPEC.md §16.2). One already there for that revision or a later one (a
+    /// remote deletion the merge wrote) is kept; an older one (left by a crash after an edit
+    /// outlived it) is replaced, or the deletion would lose to that edit's revision.
     private func rememberDeletions(since head: String, in opened: OpenContainer) throws {
         let deleted = try git.deletedFiles(since: head, under: SyncedPath.recordsDirectory).compactMap { change -> (RecordID, String)? in
             guard case .record(let id) = SyncedPath(change.path), let object = change.oldObject else { return nil }
@@ -163,8 +165,11 @@ final class SyncSession {
         let now = RecordCoding.wholeSeconds(Date())
         for (id, object) in deleted {
             let shard = try tombstoneShard(of: id, in: opened, create: true)
-            if try fileSystem.status(id.hex, in: shard) != nil { continue }
             let record = try open(record: blobs[object] ?? [], id: id, path: SyncedPath.record(id).path, fromRemote: false)
+            if let existing = try? fileSystem.readFile(id.hex, in: shard, limit: Tombstone.fileLength),
+               let kept = try? Tombstone.open(existing, id: id, vaultID: vault.vaultID, key: keys.recordKey), kept.revision >= record.revision {
+                continue
+            }
             let tombstone = try Tombstone(recordID: id, revision: record.revision, deleted: now).sealed(vaultID: vault.vaultID, key: keys.recordKey)
             try fileSystem.writeAtomically(tombstone, to: id.hex, in: shard, via: opened.temporary)
         }
@@ -248,6 +253,9 @@ final class SyncSession {
                 inputs[id] = input
             }
         }
+        // What this merge finds about the remote replaces what an earlier round found (changes
+        // applied in an earlier round stay counted: they happened).
+        (report.remoteBehind, report.refusedPutBack) = (0, 0)
         let headerPlan = try planHeader(header: header, seal: seal, blobs: blobs, remoteTree: remoteTree)
         let decisions = inputs.mapValues(SyncMerge.decide)
         options.stepObserver?(.planned)
