@@ -275,6 +275,12 @@ final class SyncTests: SyncTestCase {
         let foreign = SyncDevice("foreign", root: root)
         foreign.harness.initVault()
         let foreignID = foreign.add("evil.example", "eve", password: "x")
+        // A deletion, so that an authentic tombstone exists to misuse.
+        let doomed = a.add("doomed.example", "dee", password: "d")
+        a.sync()
+        XCTAssertEqual(a.run(["rm", doomed, "--force"]).code, 0)
+        a.sync(); b.sync()
+        let gone = a.container + "/tombstones/\(doomed.prefix(2))/\(doomed)"
         let before = b.items()
         let foreignFile = foreign.container + "/records/\(foreignID.prefix(2))/\(foreignID)"
 
@@ -298,6 +304,13 @@ final class SyncTests: SyncTestCase {
             ("another vault's header", { clone in
                 try FileManager.default.removeItem(atPath: clone + "/vault.coffer")
                 try FileManager.default.copyItem(atPath: foreign.container + "/vault.coffer", toPath: clone + "/vault.coffer")
+            }),
+            ("a tombstone moved to another record", { clone in
+                // An authentic tombstone (of a record deleted here) filed under a live record's id.
+                let shard = clone + "/tombstones/\(first.prefix(2))"
+                try FileManager.default.createDirectory(atPath: shard, withIntermediateDirectories: true)
+                try Data(contentsOf: URL(fileURLWithPath: gone)).write(to: URL(fileURLWithPath: shard + "/\(first)"))
+                try FileManager.default.removeItem(atPath: clone + "/records/\(first.prefix(2))/\(first)")
             }),
             ("a stray file", { clone in try Data("x".utf8).write(to: URL(fileURLWithPath: clone + "/records/notes.txt")) }),
             ("a symbolic link", { clone in
