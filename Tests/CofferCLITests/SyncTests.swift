@@ -427,6 +427,36 @@ final class SyncTests: SyncTestCase {
         XCTAssertEqual(a.sync()["outgoing"].flatMap { ($0 as? [String: Any])?["added"] as? Int }, 1)
     }
 
+    /// The same through a network remote: `git daemon` on 127.0.0.1 (git's own transport).
+    func testSyncThroughAGitServerOnLocalhost() throws {
+        let port = 20000 + Int(getpid() % 20000)
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+        daemon.arguments = ["daemon", "--reuseaddr", "--listen=127.0.0.1", "--port=\(port)", "--base-path=\(root)", "--export-all",
+                            "--enable=receive-pack", root]
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer { daemon.terminate(); daemon.waitUntilExit() }
+        let url = "git://127.0.0.1:\(port)/remote.git"
+        var reachable = false
+        for _ in 0..<50 where !reachable {
+            reachable = (try? runTool("/usr/bin/git", ["ls-remote", url], environment: ["HOME": root]))?.code == 0
+            if !reachable { usleep(100_000) }
+        }
+        guard reachable else { throw XCTSkip("git daemon did not start on port \(port)") }
+        let a = SyncDevice("A", root: root), b = SyncDevice("B", root: root)
+        a.harness.initVault()
+        let id = a.add("net.example", "nat", password: "n1")
+        XCTAssertEqual(a.run(["sync", "remote", url]).code, 0)
+        a.sync()
+        let cloned = b.harness.run(["clone", url, "--password-stdin", "--container", b.container], stdin: CLIHarness.master + "\n", container: false)
+        XCTAssertEqual(cloned.code, 0, cloned.stderr)
+        b.setPassword(id, "n2")
+        b.sync(); a.sync()
+        XCTAssertEqual(a.record(id)["password"] as? String, "n2")
+        XCTAssertEqual(a.items(), b.items())
+    }
+
     func testCloneRefusesAWrongPasswordAndLeavesNothing() {
         _ = devices([])
         let device = SyncDevice("wrong", root: root)
