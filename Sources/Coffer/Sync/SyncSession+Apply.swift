@@ -1,0 +1,100 @@
+import FoundationEssentials
+
+/// Writing a decided merge into the container and committing it (SPEC.md §16.4, step 3).
+extension SyncSession {
+    /// Writes the merged state under the vault's lock and commits it: remote tombstones first
+    /// (a crash then leaves a record beside a tombstone, which the next merge settles), the
+    /// records in one journaled transaction (the index follows), then tombstones an edit
+    /// outlived, the header, and the merge commit.
+    func apply(
+        _ decisions: [RecordID: MergeDecision], inputs: [RecordID: MergeInput], header: HeaderPlan?,
+        head: String?, remote: String, remoteTree: String
+    ) throws -> String? {
+        try vault.exclusiveTransaction { opened -> String? in
+            guard try localStateIsUnchanged(inputs, in: opened) else { return nil }
+            if let header, try fileSystem.readFile(GroupContainer.headerName, in: opened.root, limit: VaultHeader.length) != header.replacing {
+                return nil
+            }
+            let now = RecordCoding.wholeSeconds(Date())
+            var staged: [SyncedPath] = []
+            var changes: [RecordChange] = []
+            let index = try vault.identityIndex(opened)
+            let manifest = try index.readManifest()
+            for id in decisions.keys.sorted() {
+                let decision = decisions[id]!, input = inputs[id]!
+                if decision.remoteStale { report.remoteBehind += 1 }
+                if decision.putBack { report.refusedPutBack += 1 }
+                if decision.tombstone == .remote, let tombstone = input.remoteTombstone, tombstone.object != input.localTombstone?.object {
+                    try fileSystem.writeAtomically(tombstone.bytes, to: id.hex, in: tombstoneShard(of: id, in: opened, create: true), via: opened.temporary)
+                    staged.append(.tombstone(id))
+                }
+                // Ranks a person gave this device's version carry over (a record new here has none).
+                let previous = input.local == nil ? [] : try vault.entries(of: id, index: index, manifest: manifest)
+                switch decision.record {
+                case .local:
+                    break
+                case .remote:
+                    guard let version = input.remote else { continue }
+                    changes.append(RecordChange(
+                        id: id, sealed: version.bytes, revision: version.record.revision,
+                        entries: Vault.indexEntries(of: version.record, previous: previous), isAdd: input.local == nil))
+                    if input.local == nil { report.incoming.added += 1 } else { report.incoming.updated += 1 }
+                    staged.append(.record(id))
+                case .merged:
+                    guard let local = input.local, let remote = input.remote else { continue }
+                    let (merged, loser) = SyncMerge.resolve(local, remote, now: now)
+                    changes.append(RecordChange(
+                        id: id, sealed: try RecordSealing.seal(merged, vaultID: vault.vaultID, key: keys.recordKey),
+                        revision: merged.revision, entries: Vault.indexEntries(of: merged, previous: previous)))
+                    report.conflicts += 1
+                    report.incoming.updated += 1
+                    staged.append(.record(id))
+                    if let loser {
+                        let copy = SyncMerge.conflictCopy(of: loser, id: try RecordID.random(), now: now)
+                        changes.append(RecordChange(
+                            id: copy.id, sealed: try RecordSealing.seal(copy, vaultID: vault.vaultID, key: keys.recordKey),
+                            revision: copy.revision, entries: Vault.indexEntries(of: copy)))
+                        report.conflictCopies += 1
+                        staged.append(.record(copy.id))
+                    }
+                case .absent:
+                    guard input.local != nil else { continue }
+                    changes.append(RecordChange(id: id, sealed: nil, revision: 0, entries: []))
+                    report.incoming.deleted += 1
+                    staged.append(.record(id))
+                }
+            }
+            if !changes.isEmpty { try vault.commit(changes, in: opened) }
+            for (id, decision) in decisions where decision.tombstone == .none && inputs[id]?.localTombstone != nil {
+                try fileSystem.removeFile(id.hex, in: tombstoneShard(of: id, in: opened, create: false))
+                staged.append(.tombstone(id))
+            }
+            if let header {
+                try fileSystem.writeAtomically(header.seal, to: GroupContainer.headerSealName, in: opened.root, via: opened.temporary)
+                try fileSystem.writeAtomically(header.header, to: GroupContainer.headerName, in: opened.root, via: opened.temporary)
+                vault.adoptHeader(try VaultHeader.decode(header.header, policy: vault.configuration.kdfPolicy))
+                staged += [.headerSeal, .header]
+            }
+            try git.stage(staged.map(\.path))
+            let tree = try git.writeTree()
+            let commit = tree == remoteTree
+                ? remote
+                : try git.commitTree(tree, parents: (head.map { [$0] } ?? []) + [remote], message: Self.message(staged.count, merge: true))
+            try git.updateRef(Git.branch, to: commit, from: head)
+            return commit
+        }
+    }
+
+    /// Whether every record and tombstone the merge decided on is still what the plan read
+    /// (a `coffer add` or `edit` may have run since the local commit).
+    func localStateIsUnchanged(_ inputs: [RecordID: MergeInput], in opened: OpenContainer) throws -> Bool {
+        for (id, input) in inputs {
+            let record = try? vault.readRecordFile(id, in: opened)
+            let tombstone = try? fileSystem.readFile(id.hex, in: tombstoneShard(of: id, in: opened, create: false), limit: Tombstone.fileLength)
+            guard record == input.local?.bytes, tombstone == input.localTombstone?.bytes else {
+                return false
+            }
+        }
+        return true
+    }
+}
