@@ -149,12 +149,39 @@ public final class ChildProcess {
         return try Self.drain(output, after: all, limit: limit)
     }
 
-    /// Everything the child wrote to stderr (captured children only; read after stdout, so a
-    /// child must not fill the pipe's 64 KiB before closing stdout: git's `-q` commands do not).
-    public func readStandardError(limit: Int) throws(ChildProcessError) -> [UInt8] {
-        guard errors >= 0 else { return [] }
+    /// Everything left on the child's stdout and everything it writes to stderr (a captured
+    /// child), read side by side so that neither pipe can fill and stall the child: a remote
+    /// that makes git complain at length must not hang Coffer. Of stderr only the last
+    /// `errorLimit` bytes are kept (a message's end); stdout beyond `limit` is an error.
+    public func readOutputAndErrors(limit: Int, errorLimit: Int) throws(ChildProcessError) -> (output: [UInt8], errors: [UInt8]) {
+        guard errors >= 0 else { return (try readToEnd(limit: limit), []) }
         defer { close(errors); errors = -1 }
-        return try Self.drain(errors, after: [], limit: limit)
+        var output = buffered, messages: [UInt8] = []
+        buffered = []
+        var open: [Int32] = [self.output, errors]
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while !open.isEmpty {
+            var descriptors = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { throw .io(errno) }
+            for descriptor in descriptors where descriptor.revents != 0 {
+                let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor.fd, $0.baseAddress!, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else {
+                    open.removeAll { $0 == descriptor.fd }
+                    continue
+                }
+                if descriptor.fd == errors {
+                    messages += chunk[..<count]
+                    if messages.count > errorLimit { messages.removeFirst(messages.count - errorLimit) }
+                } else {
+                    output += chunk[..<count]
+                    guard output.count <= limit else { throw .lineTooLong }
+                }
+            }
+        }
+        return (output, messages)
     }
 
     private static func drain(_ descriptor: Int32, after start: [UInt8], limit: Int) throws(ChildProcessError) -> [UInt8] {

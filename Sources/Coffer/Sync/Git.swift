@@ -71,8 +71,7 @@ final class Git {
         do {
             if !input.isEmpty { try child.write(input) }
             child.closeInput()
-            let output = try child.readToEnd(limit: 1 << 30)
-            let errors = try child.readStandardError(limit: 1 << 20)
+            let (output, errors) = try child.readOutputAndErrors(limit: 1 << 30, errorLimit: 1 << 16)
             let status = child.wait()
             guard allowedStatus.contains(status) else {
                 throw SyncError.git(command: arguments.first ?? "", status: status, message: Self.lastLines(errors))
