@@ -312,6 +312,9 @@ final class SyncTests: SyncTestCase {
                 try Data(contentsOf: URL(fileURLWithPath: gone)).write(to: URL(fileURLWithPath: shard + "/\(first)"))
                 try FileManager.default.removeItem(atPath: clone + "/records/\(first.prefix(2))/\(first)")
             }),
+            ("an oversized record", { clone in
+                try Data(count: 2 << 20).write(to: URL(fileURLWithPath: clone + "/records/\(first.prefix(2))/\(first)"))
+            }),
             ("a stray file", { clone in try Data("x".utf8).write(to: URL(fileURLWithPath: clone + "/records/notes.txt")) }),
             ("a symbolic link", { clone in
                 try FileManager.default.createSymbolicLink(atPath: clone + "/records/\(first.prefix(2))/" + String(repeating: "\(first.prefix(2))", count: 16), withDestinationPath: "/etc/passwd")
@@ -325,7 +328,7 @@ final class SyncTests: SyncTestCase {
             try git(["push", "-q", "--force", "origin", "HEAD:main"], in: clone)
             let result = b.run(["sync"])
             XCTAssertEqual(result.code, 65, "\(name): \(result.stderr)")
-            XCTAssertTrue(result.stderr.contains("the remote's"), "\(name): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("the remote"), "\(name): \(result.stderr)")
             XCTAssertEqual(b.items(), before, "\(name): nothing merged")
             // Put the remote back as it was for the next attack.
             try git(["push", "-q", "--force", "origin", "HEAD~1:main"], in: clone)
