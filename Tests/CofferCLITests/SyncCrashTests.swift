@@ -85,6 +85,32 @@ final class SyncCrashTests: SyncTestCase {
         XCTAssertGreaterThanOrEqual(killed, 5, "the sweep reached the sync's writes")
     }
 
+    /// SIGKILL at random moments, inside git commands too (a stale `index.lock` or a half-moved
+    /// ref is what git leaves): the next sync completes and nothing is lost.
+    func testSIGKILLAtRandomMomentsOfASync() throws {
+        guard FileManager.default.isExecutableFile(atPath: writer) else { throw XCTSkip("\(writer) is missing") }
+        for round in 0..<12 {
+            let (a, b, passwords) = divergedDevices()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: writer)
+            process.arguments = ["sync", b.container]
+            process.environment = ProcessInfo.processInfo.environment.merging(
+                ["XDG_STATE_HOME": b.harness.environment["XDG_STATE_HOME"]!, "HOME": root]) { _, new in new }
+            let input = Pipe()
+            process.standardInput = input
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data((CLIHarness.master + "\n").utf8))
+            try input.fileHandleForWriting.close()
+            usleep(UInt32(round) * 15_000 + UInt32.random(in: 0..<15_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            usleep(200_000)  // let an orphaned git command finish
+            assertRecovers(a, b, passwords, "killed after \(round * 15) ms or so")
+            try tearDownDevices()
+        }
+    }
+
     /// Fresh devices for the next round of a sweep.
     func tearDownDevices() throws {
         try FileManager.default.removeItem(atPath: root)
