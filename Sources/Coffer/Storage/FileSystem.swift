@@ -36,7 +36,7 @@ public struct FileSystem: Sendable {
         guard !path.hasPrefix("/") else { return path }
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buffer, buffer.count) != nil else { return path }
-        return String(cString: buffer) + "/" + path
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } + "/" + path
     }
 
     /// The last component of `path`.
