@@ -238,6 +238,37 @@ final class SyncTests: SyncTestCase {
         XCTAssertFalse(b.items().contains { $0.hasPrefix(id) }, "the second deletion (of revision 2) reached B")
     }
 
+    /// A file planted in (or damaged in) this device's container never reaches the remote,
+    /// where it would make every other device refuse its syncs.
+    func testAPlantedOrDamagedLocalFileIsNotPushed() throws {
+        let devices = devices()
+        let (a, b) = (devices[0], devices[1])
+        let kept = a.add("kept.example", "kim", password: "k")
+        a.sync(); b.sync()
+        let foreign = SyncDevice("foreign", root: root)
+        foreign.harness.initVault()
+        let foreignID = foreign.add("evil.example", "eve", password: "x")
+        let planted = a.container + "/records/\(foreignID.prefix(2))/\(foreignID)"
+        try FileManager.default.createDirectory(
+            atPath: a.container + "/records/\(foreignID.prefix(2))", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.copyItem(atPath: foreign.container + "/records/\(foreignID.prefix(2))/\(foreignID)", toPath: planted)
+        let refused = a.run(["sync"])
+        XCTAssertEqual(refused.code, 65, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains(foreignID), refused.stderr)
+        try FileManager.default.removeItem(atPath: planted)
+        // A tombstone damaged here.
+        XCTAssertEqual(a.run(["rm", kept, "--force"]).code, 0)
+        a.sync()
+        let tombstone = a.container + "/tombstones/\(kept.prefix(2))/\(kept)"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: tombstone))
+        bytes[40] ^= 1
+        try bytes.write(to: URL(fileURLWithPath: tombstone))
+        XCTAssertEqual(a.run(["sync"]).code, 65)
+        let report = b.sync()
+        XCTAssertEqual((report["incoming"] as? [String: Any])?["deleted"] as? Int, 1, "B got the deletion, sealed before the damage")
+        XCTAssertFalse(b.items().contains { $0.hasPrefix(foreignID) })
+    }
+
     // MARK: A remote that lies
 
     func testADeletedRecordPutBackByTheRemoteStaysDeleted() throws {

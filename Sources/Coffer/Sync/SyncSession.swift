@@ -125,15 +125,45 @@ final class SyncSession {
             let headTree = try head.map { try git.tree(of: $0) }
             guard tree != headTree else { return }
             let changes = try git.changes(from: headTree ?? git.emptyTree, to: tree)
-            for change in changes where change.newObject != nil {
-                guard SyncedPath(change.path) != nil, change.newMode == SyncedPath.fileMode else {
-                    throw VaultError.corrupt(
-                        file: vault.container.path + "/" + change.path,
-                        reason: "is not a file of a vault (planted, or left by another program); nothing was synced ('coffer verify' lists such entries)")
-                }
-            }
+            try checkOwnChanges(changes, in: opened)
             let commit = try git.commitTree(tree, parents: head.map { [$0] } ?? [], message: Self.message(changes.count))
             try git.updateRef(Git.branch, to: commit, from: head)
+        }
+    }
+
+    /// What this device is about to commit must be what its vault holds: every path a shared
+    /// one and a plain file, every record the one its ledger names (authentic, current), every
+    /// tombstone authentic. A file planted in a container others could write, or damaged here,
+    /// is refused before it can reach the remote and make every other device refuse the sync.
+    private func checkOwnChanges(_ changes: [TreeChange], in opened: OpenContainer) throws {
+        // A few records: their ledger shards; many (a first sync): the whole ledger at once.
+        let records = changes.filter { if case .record = SyncedPath($0.path) { $0.newObject != nil } else { false } }.count
+        let index = try vault.identityIndex(opened)
+        let manifest = try index.readManifest()
+        let ledger = records > 16 ? try vault.wholeLedger(index, manifest) : nil
+        for change in changes where change.newObject != nil {
+            let file = vault.container.path + "/" + change.path
+            guard let path = SyncedPath(change.path), change.newMode == SyncedPath.fileMode else {
+                throw VaultError.corrupt(
+                    file: file,
+                    reason: "is not a file of a vault (planted, or left by another program); nothing was synced ('coffer verify' lists such entries)")
+            }
+            do {
+                switch path {
+                case .record(let id):
+                    let entry = try ledger.map { $0[id] } ?? index.ledgerEntry(for: id, in: manifest)
+                    _ = try vault.checkedRecord(id, ledger: entry, keys: keys, in: opened)
+                case .tombstone(let id):
+                    let bytes = try fileSystem.readFile(id.hex, in: tombstoneShard(of: id, in: opened, create: false), limit: Tombstone.fileLength)
+                    _ = try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: keys.recordKey)
+                case .header, .headerSeal:
+                    break  // read by this vault to unlock it, and sealed just now
+                }
+            } catch let error as VaultError {
+                throw error
+            } catch {
+                throw VaultError.corrupt(file: file, reason: "fails authentication (planted or damaged); nothing was synced")
+            }
         }
     }
 

@@ -92,13 +92,20 @@ extension Vault {
     public func allRecords() throws(VaultError) -> [Record] {
         let keys = try keys()
         return try readingIndex { index, manifest in
-            var ledger: [RecordID: LedgerEntry] = [:]
-            for slot in IndexManifest.identitySlots..<IndexManifest.slotCount {
-                for entry in try index.ledger(inSlot: slot, of: manifest) { ledger[entry.recordID] = entry }
-            }
+            let ledger = try wholeLedger(index, manifest)
             return try recordIDs(in: index.opened).map { id in try checkedRecord(id, ledger: ledger[id], keys: keys, in: index.opened) }
         }
     }
+
+    /// Every ledger entry, by record id (256 shard reads: for many records at once).
+    func wholeLedger(_ index: IdentityIndex, _ manifest: IndexManifest) throws -> [RecordID: LedgerEntry] {
+        var ledger: [RecordID: LedgerEntry] = [:]
+        for slot in IndexManifest.identitySlots..<IndexManifest.slotCount {
+            for entry in try index.ledger(inSlot: slot, of: manifest) { ledger[entry.recordID] = entry }
+        }
+        return ledger
+    }
+
 
     /// Reads record `id` and checks it against its ledger entry (SPEC.md §6.4).
     func checkedRecord(_ id: RecordID, ledger: LedgerEntry?, keys: VaultKeys, in opened: OpenContainer) throws -> Record {
