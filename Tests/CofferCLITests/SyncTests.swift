@@ -264,6 +264,9 @@ final class SyncTests: SyncTestCase {
         bytes[40] ^= 1
         try bytes.write(to: URL(fileURLWithPath: tombstone))
         XCTAssertEqual(a.run(["sync"]).code, 65)
+        let verified = a.run(["verify"])
+        XCTAssertEqual(verified.code, 65)
+        XCTAssertTrue((verified.stdout + verified.stderr).contains("tombstone fails authentication"), verified.stdout + verified.stderr)
         let report = b.sync()
         XCTAssertEqual((report["incoming"] as? [String: Any])?["deleted"] as? Int, 1, "B got the deletion, sealed before the damage")
         XCTAssertFalse(b.items().contains { $0.hasPrefix(foreignID) })

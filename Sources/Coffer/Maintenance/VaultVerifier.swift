@@ -111,9 +111,11 @@ struct VaultVerifier {
         return recordFiles(in: root, &report)
     }
 
-    /// `tombstones/<xx>/<id>`: named like records, each exactly a tombstone's size and shape.
+    /// `tombstones/<xx>/<id>`: named like records, each exactly a tombstone's size and shape,
+    /// and authentic under its own id when the vault is unlocked.
     private func checkTombstones(in root: Directory, _ report: inout VerificationReport) {
         guard let tombstones = subdirectory(GroupContainer.tombstonesName, in: root, &report) else { return }
+        let keys = try? vault.keys()
         for shard in (try? fileSystem.contents(of: tombstones)) ?? [] {
             guard shard.utf8.count == 2, Hex.decode(shard) != nil, checkEntry(shard, in: tombstones, kind: S_IFDIR, &report),
                   let directory = subdirectory(shard, in: tombstones, &report)
@@ -130,8 +132,14 @@ struct VaultVerifier {
                 }
                 guard checkEntry(name, in: directory, kind: S_IFREG, &report) else { continue }
                 do {
-                    _ = try SealedEnvelope.decode(
-                        fileSystem.readFile(name, in: directory, limit: Tombstone.fileLength), as: .tombstone, validLength: { $0 == Tombstone.fileLength })
+                    let bytes = try fileSystem.readFile(name, in: directory, limit: Tombstone.fileLength)
+                    if let keys, let id = try? RecordID(hex: name) {
+                        _ = try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: keys.recordKey)
+                    } else {
+                        _ = try SealedEnvelope.decode(bytes, as: .tombstone, validLength: { $0 == Tombstone.fileLength })
+                    }
+                } catch CryptoError.authenticationFailed {
+                    report.add(directory.path(of: name), "tombstone fails authentication (altered, moved or from another vault)")
                 } catch {
                     report.add(directory.path(of: name), "\(error)")
                 }
