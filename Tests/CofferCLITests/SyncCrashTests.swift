@@ -111,6 +111,30 @@ final class SyncCrashTests: SyncTestCase {
         }
     }
 
+    /// Two syncs of one container at once (an automatic one and a manual one) take turns.
+    func testTwoSyncsOfOneContainerAtOnce() throws {
+        guard FileManager.default.isExecutableFile(atPath: writer) else { throw XCTSkip("\(writer) is missing") }
+        let (a, b, passwords) = divergedDevices()
+        let syncs = try (0..<2).map { _ -> Process in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: writer)
+            process.arguments = ["sync", b.container]
+            process.environment = ProcessInfo.processInfo.environment.merging(
+                ["XDG_STATE_HOME": b.harness.environment["XDG_STATE_HOME"]!, "HOME": root]) { _, new in new }
+            let input = Pipe()
+            process.standardInput = input
+            try process.run()
+            input.fileHandleForWriting.write(Data((CLIHarness.master + "\n").utf8))
+            try input.fileHandleForWriting.close()
+            return process
+        }
+        for process in syncs {
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 0)
+        }
+        assertRecovers(a, b, passwords, "two syncs at once")
+    }
+
     /// Fresh devices for the next round of a sweep.
     func tearDownDevices() throws {
         try FileManager.default.removeItem(atPath: root)
