@@ -494,6 +494,22 @@ final class SyncTests: SyncTestCase {
         XCTAssertEqual(a.items(), b.items())
     }
 
+    /// A remote that refuses for good (here a server hook that declines every push) is reported
+    /// with git's reason at once, not retried as if another device had pushed.
+    func testARemoteThatRefusesThePushSaysWhy() throws {
+        let hook = remote + "/hooks/pre-receive"
+        try Data("#!/bin/sh\nexit 1\n".utf8).write(to: URL(fileURLWithPath: hook))
+        chmod(hook, 0o755)
+        let a = SyncDevice("A", root: root)
+        a.harness.initVault()
+        XCTAssertEqual(a.run(["sync", "remote", remote]).code, 0)
+        let started = Date()
+        let result = a.run(["sync"])
+        XCTAssertEqual(result.code, 69, result.stderr)
+        XCTAssertTrue(result.stderr.contains("hook declined"), result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "no ten rounds of retries")
+    }
+
     func testCloneRefusesAWrongPasswordAndLeavesNothing() {
         _ = devices([])
         let device = SyncDevice("wrong", root: root)

@@ -322,14 +322,23 @@ final class Git {
     }
 
     /// Pushes `commit` to the remote's `main` without forcing.
-    /// - Returns: `false` when the remote moved on since the fetch (push rejected), so the
-    ///   caller fetches and merges again.
+    /// - Returns: `false` when the remote moved on since the fetch (rejected as not a
+    ///   fast-forward, or its ref was being moved by another push), so the caller fetches and
+    ///   merges again.
+    /// - Throws: when the remote refused for another reason (a checked-out branch of a non-bare
+    ///   repository, a hook, permissions): trying again would not help.
     func push(_ commit: String) throws(SyncError) -> Bool {
         let result = try run(["push", "-q", "--porcelain", "origin", commit + ":" + Self.branch], allowedStatus: [0, 1])
         if result.status == 0 { return true }
         let text = String(decoding: result.output, as: UTF8.self)
-        if text.split(separator: "\n").contains(where: { $0.hasPrefix("!") }) { return false }
-        throw .git(command: "push", status: result.status, message: "the remote refused the push")
+        guard let rejection = text.split(separator: "\n").first(where: { $0.hasPrefix("!") }) else {
+            throw .git(command: "push", status: result.status, message: "the remote refused the push")
+        }
+        let reason = rejection.split(separator: "\t").last.map(String.init) ?? ""
+        if reason.hasPrefix("[rejected]") || ["failed to lock", "failed to update ref", "cannot lock"].contains(where: reason.contains) {
+            return false
+        }
+        throw .git(command: "push", status: result.status, message: "the remote refused the push: \(reason)")
     }
 }
 
