@@ -8,13 +8,15 @@ cd "$(dirname "$0")/../.."
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 fail() { echo "package_test: FAIL: $*" >&2; exit 1; }
+# Checks read a command's whole output (grep without -q): under pipefail, `grep -q` quitting
+# at the first match made the writer die of SIGPIPE now and then, and the check fail.
 
 deb=$(scripts/package --output "$scratch/dist" | tail -1)
 [ -f "$deb" ] || fail "no package"
 case "$(basename "$deb")" in coffer_*_"$(dpkg --print-architecture)".deb) ;; *) fail "name $(basename "$deb")" ;; esac
 [ "$(dpkg-deb --field "$deb" Section)" = utils ] || fail "Section"
 [ "$(dpkg-deb --field "$deb" Package)" = coffer ] || fail "Package"
-dpkg-deb --field "$deb" Description | grep -q "password vault" || fail "Description"
+dpkg-deb --field "$deb" Description | grep "password vault" >/dev/null || fail "Description"
 contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 for path in ./usr/bin/coffer ./usr/bin/git-credential-coffer ./usr/bin/docker-credential-coffer ./usr/bin/coffer-browser-host \
             ./usr/share/man/man1/coffer.1.gz ./usr/share/doc/coffer/copyright ./usr/share/doc/coffer/changelog.gz \
@@ -23,27 +25,27 @@ for path in ./usr/bin/coffer ./usr/bin/git-credential-coffer ./usr/bin/docker-cr
             ./usr/lib/systemd/user/coffer-ssh-agent.socket; do
     grep -qx -- "$path" <<< "$contents" || fail "$path missing from the package"
 done
-dpkg-deb --info "$deb" conffiles | grep -qx /etc/chromium/native-messaging-hosts/org.coffer.browser_host.json || fail "conffiles"
+dpkg-deb --info "$deb" conffiles | grep -x /etc/chromium/native-messaging-hosts/org.coffer.browser_host.json >/dev/null || fail "conffiles"
 # Depends is what the binaries load: nothing for static executables, and never libc by hand.
 depends=$(dpkg-deb --field "$deb" Depends)
 for program in usr/bin/coffer; do
     dpkg-deb --fsys-tarfile "$deb" | tar -xO "./$program" > "$scratch/probe"
-    if objdump -p "$scratch/probe" 2>/dev/null | grep -q NEEDED; then [ -n "$depends" ] || fail "dynamic $program without Depends"; fi
+    if objdump -p "$scratch/probe" 2>/dev/null | grep NEEDED >/dev/null; then [ -n "$depends" ] || fail "dynamic $program without Depends"; fi
 done
 
 dpkg -x "$deb" "$scratch/root"
-"$scratch/root/usr/bin/coffer" --version | grep -q "^coffer " || fail "installed coffer --version"
-"$scratch/root/usr/bin/coffer" help | grep -q "ssh-agent" || fail "installed coffer help"
+"$scratch/root/usr/bin/coffer" --version | grep "^coffer " >/dev/null || fail "installed coffer --version"
+"$scratch/root/usr/bin/coffer" help | grep "ssh-agent" >/dev/null || fail "installed coffer help"
 grep -q '"path":"/usr/bin/coffer-browser-host"' "$scratch/root/etc/chromium/native-messaging-hosts/org.coffer.browser_host.json" \
     || fail "host manifest path"
-zcat "$scratch/root/usr/share/man/man1/coffer.1.gz" | grep -q '^\.TH' || fail "man page"
+zcat "$scratch/root/usr/share/man/man1/coffer.1.gz" | grep '^\.TH' >/dev/null || fail "man page"
 
 # scripts/install into a prefix (staged, so the machine's /etc is left alone), twice: idempotent.
 scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" > /dev/null
 scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" > /dev/null
 installed=$scratch/stage$scratch/prefix
-"$installed/bin/coffer" --version | grep -q "^coffer " || fail "scripts/install: coffer --version"
-bash -c "source '$installed/share/bash-completion/completions/coffer' && complete -p coffer" | grep -q _coffer || fail "bash completion"
+"$installed/bin/coffer" --version | grep "^coffer " >/dev/null || fail "scripts/install: coffer --version"
+bash -c "source '$installed/share/bash-completion/completions/coffer' && complete -p coffer" | grep _coffer >/dev/null || fail "bash completion"
 [ "$(wc -l < "$installed/share/coffer/installed-files")" -ge 20 ] || fail "installed-files list"
 scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" --uninstall > /dev/null
 left=$(find "$scratch/stage" -type f | wc -l)
