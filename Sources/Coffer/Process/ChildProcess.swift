@@ -49,12 +49,10 @@ public final class ChildProcess {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        if newSession { posix_spawnattr_setflags(&attributes, coffer_spawn_setsid_flag()) }
         var child: pid_t = 0
-        let spawned = posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
+        let spawned = SpawnAttributes.with(newSession: newSession) { attributes in
+            posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
+        }
         close(toChild[0])
         close(fromChild[1])
         if captureStandardError { close(errorPipe[1]) }

@@ -28,17 +28,6 @@ public final class CommandChild {
             posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
             posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
         }
-        // The parent blocks the signals it forwards; the child starts with none blocked and
-        // default dispositions (SIGPIPE included, which a Swift process ignores).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), defaults = sigset_t()
-        sigemptyset(&empty)
-        sigfillset(&defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
@@ -51,7 +40,9 @@ public final class CommandChild {
         }
         var child: pid_t = 0
         let path = Self.search(program, environment: environment)
-        let spawned = posix_spawn(&child, path, &actions, &attributes, argv, envp)
+        // The parent blocks the signals it forwards; the child starts with none blocked and
+        // default dispositions.
+        let spawned = SpawnAttributes.with { attributes in posix_spawn(&child, path, &actions, &attributes, argv, envp) }
         if captureOutput {
             close(outputPipe[1])
             close(errorPipe[1])
