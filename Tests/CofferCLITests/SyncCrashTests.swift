@@ -25,13 +25,15 @@ final class SyncCrashTests: SyncTestCase {
         return (a, b, [shared: ["s0", "s-a", "s-b"], addedA: ["pa"], addedB: ["pb"]])
     }
 
-    func runWriter(_ container: String, state: String, killAt step: String? = nil, crashAt fileStep: Int? = nil) throws -> Process {
+    /// `coffer-test-writer sync` of `device`'s container in its own process, started (the
+    /// master password on its stdin), not waited for.
+    func startWriter(_ device: SyncDevice, killAt step: String? = nil, crashAt fileStep: Int? = nil) throws -> Process {
         guard FileManager.default.isExecutableFile(atPath: writer) else { throw XCTSkip("\(writer) is missing; 'swift build' builds it") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: writer)
-        process.arguments = ["sync", container]
+        process.arguments = ["sync", device.container]
         var environment = ProcessInfo.processInfo.environment
-        environment["XDG_STATE_HOME"] = state
+        environment["XDG_STATE_HOME"] = device.harness.environment["XDG_STATE_HOME"]
         environment["HOME"] = root
         if let step { environment["COFFER_TEST_SYNC_KILL_AT"] = step }
         if let fileStep { environment["COFFER_TEST_CRASH_AT"] = String(fileStep) }
@@ -39,10 +41,15 @@ final class SyncCrashTests: SyncTestCase {
         let input = Pipe()
         process.standardInput = input
         process.standardError = FileHandle.nullDevice
-        
         try process.run()
         input.fileHandleForWriting.write(Data((CLIHarness.master + "\n").utf8))
         try input.fileHandleForWriting.close()
+        return process
+    }
+
+    /// The same, waited for.
+    func runWriter(_ device: SyncDevice, killAt step: String? = nil, crashAt fileStep: Int? = nil) throws -> Process {
+        let process = try startWriter(device, killAt: step, crashAt: fileStep)
         process.waitUntilExit()
         return process
     }
@@ -64,7 +71,7 @@ final class SyncCrashTests: SyncTestCase {
     func testSIGKILLAfterEverySyncStep() throws {
         for step in SyncStep.allCases {
             let (a, b, passwords) = divergedDevices()
-            let process = try runWriter(b.container, state: b.harness.environment["XDG_STATE_HOME"]!, killAt: step.rawValue)
+            let process = try runWriter(b, killAt: step.rawValue)
             XCTAssertEqual(process.terminationReason, .uncaughtSignal, "\(step) was reached")
             assertRecovers(a, b, passwords, "killed after \(step)")
             try tearDownDevices()
@@ -75,7 +82,7 @@ final class SyncCrashTests: SyncTestCase {
         var killed = 0
         for fileStep in 1... {
             let (a, b, passwords) = divergedDevices()
-            let process = try runWriter(b.container, state: b.harness.environment["XDG_STATE_HOME"]!, crashAt: fileStep)
+            let process = try runWriter(b, crashAt: fileStep)
             let wasKilled = process.terminationReason == .uncaughtSignal
             if wasKilled { killed += 1 } else { XCTAssertEqual(process.terminationStatus, 0, "file step \(fileStep)") }
             assertRecovers(a, b, passwords, "killed at file step \(fileStep)")
@@ -88,20 +95,9 @@ final class SyncCrashTests: SyncTestCase {
     /// SIGKILL at random moments, inside git commands too (a stale `index.lock` or a half-moved
     /// ref is what git leaves): the next sync completes and nothing is lost.
     func testSIGKILLAtRandomMomentsOfASync() throws {
-        guard FileManager.default.isExecutableFile(atPath: writer) else { throw XCTSkip("\(writer) is missing") }
         for round in 0..<12 {
             let (a, b, passwords) = divergedDevices()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: writer)
-            process.arguments = ["sync", b.container]
-            process.environment = ProcessInfo.processInfo.environment.merging(
-                ["XDG_STATE_HOME": b.harness.environment["XDG_STATE_HOME"]!, "HOME": root]) { _, new in new }
-            let input = Pipe()
-            process.standardInput = input
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data((CLIHarness.master + "\n").utf8))
-            try input.fileHandleForWriting.close()
+            let process = try startWriter(b)
             usleep(UInt32(round) * 15_000 + UInt32.random(in: 0..<15_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -113,21 +109,8 @@ final class SyncCrashTests: SyncTestCase {
 
     /// Two syncs of one container at once (an automatic one and a manual one) take turns.
     func testTwoSyncsOfOneContainerAtOnce() throws {
-        guard FileManager.default.isExecutableFile(atPath: writer) else { throw XCTSkip("\(writer) is missing") }
         let (a, b, passwords) = divergedDevices()
-        let syncs = try (0..<2).map { _ -> Process in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: writer)
-            process.arguments = ["sync", b.container]
-            process.environment = ProcessInfo.processInfo.environment.merging(
-                ["XDG_STATE_HOME": b.harness.environment["XDG_STATE_HOME"]!, "HOME": root]) { _, new in new }
-            let input = Pipe()
-            process.standardInput = input
-            try process.run()
-            input.fileHandleForWriting.write(Data((CLIHarness.master + "\n").utf8))
-            try input.fileHandleForWriting.close()
-            return process
-        }
+        let syncs = try (0..<2).map { _ in try startWriter(b) }
         for process in syncs {
             process.waitUntilExit()
             XCTAssertEqual(process.terminationStatus, 0)

@@ -212,13 +212,13 @@ public struct FileSystem: Sendable {
         unlinkat(directory.descriptor, name, 0)
     }
 
-    /// Removes a whole tree beneath `directory` (entries, never link targets): for a replaced
-    /// container after a restore. Best effort.
+    /// Removes the entry `name` beneath `directory` — a file, or a directory with everything in
+    /// it (entries, never link targets): for a replaced container after a restore, a clone that
+    /// failed. Best effort.
     public func removeTree(_ name: String, in directory: Directory) {
+        guard unlinkat(directory.descriptor, name, 0) != 0, errno == EISDIR else { return }
         if let child = try? self.directory(name, in: directory, check: .anyOwner) {
-            for entry in (try? contents(of: child)) ?? [] {
-                if unlinkat(child.descriptor, entry, 0) != 0, errno == EISDIR { removeTree(entry, in: child) }
-            }
+            for entry in (try? contents(of: child)) ?? [] { removeTree(entry, in: child) }
         }
         unlinkat(directory.descriptor, name, AT_REMOVEDIR)
     }

@@ -62,12 +62,7 @@ final class Git {
     func run(_ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0]) throws(SyncError) -> (status: Int32, output: [UInt8]) {
         let started = ContinuousClock.now
         defer { elapsed += ContinuousClock.now - started }
-        let child: ChildProcess
-        do {
-            child = try ChildProcess(command(arguments), environment: environment, captureStandardError: true)
-        } catch {
-            throw .gitMissing("\(error)")
-        }
+        let child = try spawn(arguments)
         do {
             if !input.isEmpty { try child.write(input) }
             child.closeInput()
@@ -81,6 +76,15 @@ final class Git {
             throw error
         } catch {
             throw .git(command: arguments.first ?? "", status: child.wait(), message: "\(error)")
+        }
+    }
+
+    /// `git arguments` started, its stderr captured.
+    private func spawn(_ arguments: [String]) throws(SyncError) -> ChildProcess {
+        do {
+            return try ChildProcess(command(arguments), environment: environment, captureStandardError: true)
+        } catch {
+            throw .gitMissing("\(error)")
         }
     }
 
@@ -219,12 +223,7 @@ final class Git {
     /// The contents of `objects` (blob ids), each at most `limit` bytes.
     func blobs(_ objects: [String], limit: Int) throws(SyncError) -> [String: [UInt8]] {
         guard !objects.isEmpty else { return [:] }
-        let child: ChildProcess
-        do {
-            child = try ChildProcess(command(["cat-file", "--batch"]), environment: environment, captureStandardError: true)
-        } catch {
-            throw .gitMissing("\(error)")
-        }
+        let child = try spawn(["cat-file", "--batch"])
         let started = ContinuousClock.now
         defer { elapsed += ContinuousClock.now - started }
         var result: [String: [UInt8]] = [:]

@@ -98,9 +98,7 @@ extension Vault {
             let report = try SyncSession(vault: vault, options: options).run(adoptingRemote: true)
             return (vault, report)
         } catch {
-            for name in (try? fileSystem.contents(of: opened.root)) ?? [] {
-                if unlinkat(opened.root.descriptor, name, 0) != 0 { fileSystem.removeTree(name, in: opened.root) }
-            }
+            for name in (try? fileSystem.contents(of: opened.root)) ?? [] { fileSystem.removeTree(name, in: opened.root) }
             if !existed { rmdir(container.path) }
             throw error
         }
