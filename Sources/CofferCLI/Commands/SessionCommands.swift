@@ -89,7 +89,7 @@ struct ProviderCommand: Command {
         switch action {
         case "enable":
             let provider = CredentialProvider(
-                vault: vault, interaction: CommandLineInteraction(context: context), sessions: context.configuration.sessions)
+                vault: vault, interaction: CommandLineInteraction(context: context), sessions: context.providerSessions)
             provider.prepareInterfaceForExtensionConfiguration()
             if case .cancelled(let error)? = provider.extensionContext.outcome { throw CLIError.from(error) }
             context.note("AutoFill enabled on this device")

@@ -67,7 +67,7 @@ struct PickerSession {
     /// pinentry) and prints, copies or types it.
     func deliver(_ entry: Entry, action: Action) throws {
         let provider = CredentialProvider(
-            vault: vault, interaction: PinentryInteraction(environment: context.io.environment), sessions: context.configuration.sessions)
+            vault: vault, interaction: PinentryInteraction(environment: context.io.environment), sessions: context.providerSessions)
         let secret: String
         if oneTimeCode {
             provider.prepareInterfaceToProvideCredential(for: entry.identity.oneTimeCodeIdentity)

@@ -110,17 +110,30 @@ final class CommandContext {
 
     /// Opens the vault, unlocked from a live keyring session if there is one; unlocks it with
     /// the master password when `requireUnlocked` and no session does.
+    ///
+    /// With `--password-stdin` or `--password-file` the supplied line is the master password
+    /// whatever the session: it is read and checked (a wrong one exits 77) even when a session
+    /// is live, so the next line of stdin is always the item's secret (SPEC.md §8.1).
     func sessionVault(requireUnlocked: Bool) throws -> Vault {
         let vault = try openVault()
         unlockFromSession(vault)
-        if requireUnlocked && !vault.isUnlocked { try unlock(vault) }
+        if (requireUnlocked || suppliesMasterPassword) && !vault.isUnlocked { try unlock(vault) }
         return vault
     }
 
+    /// Whether the master password comes from `--password-stdin` or `--password-file`: then it
+    /// is always read and checked, never replaced by a keyring session.
+    var suppliesMasterPassword: Bool { arguments.has("password-stdin") || arguments.has("password-file") }
+
+    /// The keyring sessions a provider of this run may unlock from: none when the master
+    /// password is supplied, so the provider asks for (and checks) that password instead.
+    var providerSessions: KeyringSessions? { suppliesMasterPassword ? nil : configuration.sessions }
+
     /// Uses a `coffer unlock` session if one is live; where the keyring is unavailable, says
     /// why once and goes on without it.
+    /// Never with a supplied master password, which is always the one that unlocks.
     func unlockFromSession(_ vault: Vault) {
-        guard let sessions = configuration.sessions else { return }
+        guard let sessions = configuration.sessions, !suppliesMasterPassword else { return }
         do {
             if let key = try sessions.load(for: vault.vaultID) { try? vault.unlock(vaultKey: key) }
         } catch {
