@@ -43,7 +43,7 @@ final class ItemCommandTests: XCTestCase {
         XCTAssertEqual(shown["otp"] as? String, uri)
         XCTAssertEqual((shown["fields"] as? [Any])?.count, 0)
         let text = unlocked(["show", "Wi-Fi at home"], cli).stdout
-        XCTAssertTrue(text.contains("kind: note") && text.hasSuffix("notes: passphrase: x\n"), text)
+        XCTAssertTrue(text.contains("kind: note") && text.hasSuffix("\n\npassphrase: x\n") && !text.contains("user:"), text)
         XCTAssertEqual(unlocked(["show", "nothing by this name"], cli).code, 66)
     }
 
@@ -190,7 +190,76 @@ final class EditAsTextTests: XCTestCase {
         let document = ItemDocument(record)
         XCTAssertEqual(try ItemDocument(parsing: document.text()), document)
         var multiline = record
-        multiline.fields = [RecordField(name: "key", value: "-----BEGIN\nKEY-----")]
-        XCTAssertThrowsError(try ItemDocument(multiline).text(), "a value with a line break is refused, never mangled")
+        multiline.password = "two\nlines"
+        multiline.fields = [RecordField(name: "key", value: "-----BEGIN\n\tKEY\n-----", hidden: true), RecordField(name: "a:b\n%", value: "")]
+        let folded = ItemDocument(multiline)
+        XCTAssertEqual(try ItemDocument(parsing: folded.text()), folded, "line breaks fold onto tab-led lines and come back")
+        XCTAssertThrowsError(try ItemDocument(parsing: folded.text(masked: true)), "a masked text is never stored")
+    }
+}
+
+/// `show` and `edit` speak one text format (issue 28, item 9; SPEC.md §8.3).
+final class ShowEditRoundTripTests: XCTestCase {
+    func unlocked(_ arguments: [String], _ cli: CLIHarness, stdin: String = "", stdoutIsTerminal: Bool = false) -> RunResult {
+        cli.run(arguments + ["--password-stdin"], stdin: CLIHarness.master + "\n" + stdin, stdoutIsTerminal: stdoutIsTerminal)
+    }
+
+    func testShowPipedIntoEditChangesNothingForEveryKind() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let login = cli.add("https://login.example/signin", "lee", password: "pw: with colon")
+        XCTAssertEqual(unlocked(["edit", login], cli, stdin: """
+            pw: with colon
+            name: Example
+            user: lee
+            url: https://login.example/signin
+            url: login.example
+            tags: work, x y
+            match: site
+            pin (hidden): 1234
+            field user: a field named user
+            otp: otpauth://totp/lee?secret=JBSWY3DPEHPK3PXP
+
+            notes line 1
+            key: not a field
+
+            """).code, 0)
+        var ids = [login]
+        for (kind, body) in [
+            ("note", "\nname: Wi-Fi\nkind: note\n\nline one\nssid: home\n\tindented\n"),
+            ("card", "\nname: Visa\nkind: card\nnumber: 4111 1111 1111 1111\ncode (hidden): 123\n\n"),
+            ("identity", "\nname: Me\nkind: identity\nuser: me@example.com\naddress: 1 Main St\n\tSpringfield\n\n"),
+        ] {
+            let added = unlocked(["add", "--name", "new-\(kind)", "--kind", kind], cli)
+            XCTAssertEqual(added.code, 0, added.stderr)
+            let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let edited = unlocked(["edit", id], cli, stdin: body)
+            XCTAssertEqual(edited.code, 0, "\(kind): \(edited.stderr)")
+            ids.append(id)
+        }
+        let key = unlocked(["ssh-key", "add", "deploy-key"], cli)
+        XCTAssertEqual(key.code, 0, key.stderr)
+        ids.append("deploy-key")
+
+        for id in ids {
+            let before = unlocked(["show", id, "--json"], cli).stdout
+            let text = unlocked(["show", id], cli).stdout
+            let piped = unlocked(["edit", id], cli, stdin: text)
+            XCTAssertEqual(piped.code, 0, "\(id): \(piped.stderr)\n\(text)")
+            XCTAssertTrue(piped.stderr.contains("no change"), "\(id): \(piped.stderr)\n\(text)")
+            XCTAssertEqual(unlocked(["show", id, "--json"], cli).stdout, before, "\(id): nothing changed")
+        }
+        let note = unlocked(["show", "Wi-Fi"], cli).stdout
+        XCTAssertFalse(note.contains("user:"), "a note has no empty user line: " + note)
+        XCTAssertTrue(note.hasSuffix("\n\nline one\nssid: home\n\tindented\n"), "the notes verbatim after a blank line: " + note)
+        XCTAssertTrue(unlocked(["fill", "login.example"], cli).stdout == "pw: with colon\n", "the services survived")
+
+        // On a terminal hidden values are masked; such a text is refused by edit.
+        let masked = unlocked(["show", "Visa"], cli, stdoutIsTerminal: true).stdout
+        XCTAssertTrue(masked.contains("code (hidden): ********") && !masked.contains("123"), masked)
+        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: masked).code, 65)
+        // Another item's text is refused rather than copied over this one.
+        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: unlocked(["show", "Me"], cli).stdout).code, 65)
+        XCTAssertTrue(unlocked(["show", "Visa"], cli).stdout.contains("code (hidden): 123"))
     }
 }

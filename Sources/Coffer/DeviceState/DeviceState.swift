@@ -29,16 +29,31 @@ public struct DeviceState: Sendable {
     /// way a restore replaces a container, so holding it open for the process is safe.)
     private let opened = OpenedDirectory()
 
-    public init(root: String, vaultID: VaultID, fileSystem: FileSystem = .standard) {
+    /// What this device knows about one container (several containers of one vault — a clone
+    /// beside the original — each have their own): a tag of its absolute path names its files.
+    let containerTag: String
+
+    public init(root: String, vaultID: VaultID, container: String, fileSystem: FileSystem = .standard) {
         self.root = root
         vaultName = vaultID.hex
         directory = root + "/vaults/" + vaultID.hex
         self.fileSystem = fileSystem
+        containerTag = Self.tag(ofContainer: container)
+    }
+
+    /// Hex of BLAKE2b-128 of the container's absolute path (SPEC.md §6.6).
+    static func tag(ofContainer path: String) -> String {
+        let absolute = FileSystem.absolutePath(path)
+        return Hex.encode((try? BLAKE2b.hash(Array(absolute.utf8), length: 16)) ?? Array(absolute.utf8.prefix(16)))
     }
 
     static let indexKeyName = "index-key"
     static let disabledName = "provider-disabled"
-    static let generationName = "generation"
+    /// Before marks were kept per container, one mark for every container of the vault: still
+    /// read for a container that has none of its own yet.
+    static let legacyGenerationName = "generation"
+    var generationName: String { "generation-" + containerTag }
+    var syncRemoteName: String { "sync-remote-" + containerTag }
     static let usageName = "usage"
     static let listingName = "listing"
     var listingPath: String { directory + "/" + Self.listingName }
@@ -129,7 +144,7 @@ public struct DeviceState: Sendable {
     // MARK: Generation high-water mark
 
     public func highestGeneration() -> UInt64 {
-        guard let bytes = read(Self.generationName, limit: 8), bytes.count == 8 else { return 0 }
+        guard let bytes = read(generationName, limit: 8) ?? read(Self.legacyGenerationName, limit: 8), bytes.count == 8 else { return 0 }
         return LittleEndian.read(UInt64.self, from: bytes, at: 0)
     }
 
@@ -139,7 +154,33 @@ public struct DeviceState: Sendable {
     }
 
     func setHighestGeneration(_ generation: UInt64) throws(StorageError) {
-        try write(LittleEndian.bytes(generation), to: Self.generationName)
+        try write(LittleEndian.bytes(generation), to: generationName)
+    }
+
+    /// Forgets this container's mark: a clone starts a new container here, whatever an earlier
+    /// container at the same path had seen; a failed clone leaves no mark behind.
+    func forgetGeneration() throws(StorageError) {
+        try write([0, 0, 0, 0, 0, 0, 0, 0], to: generationName)
+    }
+
+    /// Removes what this device knows of one container only (a clone that failed): its mark
+    /// and its pinned remote. Best effort; the vault's other containers keep theirs.
+    func forgetContainer() {
+        try? remove(generationName)
+        try? remove(syncRemoteName)
+    }
+
+    // MARK: Sync remote
+
+    /// The remote URL this device set for the container (`coffer sync remote`, `clone`): what
+    /// `.git/config` must say (SPEC.md §16.1). `nil` when this device never set one; `""` for
+    /// a repository without a remote.
+    public func syncRemote() -> String? {
+        read(syncRemoteName, limit: 64 << 10).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func pinSyncRemote(_ url: String?) throws(StorageError) {
+        try write(Array((url ?? "").utf8), to: syncRemoteName)
     }
 
     // MARK: Usage (most recently used)

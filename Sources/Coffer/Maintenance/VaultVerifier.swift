@@ -35,6 +35,8 @@ struct VaultVerifier {
     let vault: Vault
     /// Whether the container is a backup, whose generation may be older than the device's.
     var isBackup = false
+    /// The container a backup is of: its generation mark is the one a backup is compared with.
+    var liveContainer: GroupContainer?
     var container: GroupContainer { vault.container }
     var fileSystem: FileSystem { vault.fileSystem }
 
@@ -230,7 +232,10 @@ struct VaultVerifier {
         let manifest = try index.readManifest()
         report.generation = manifest.generation
         report.checkedIndex = true
-        let highest = vault.deviceState.highestGeneration()
+        let marks = liveContainer.map {
+            DeviceState(root: vault.configuration.stateDirectory, vaultID: vault.vaultID, container: $0.path, fileSystem: vault.fileSystem)
+        } ?? vault.deviceState
+        let highest = marks.highestGeneration()
         if manifest.generation < highest {
             if isBackup {
                 report.olderThanSeen = highest
@@ -327,10 +332,15 @@ struct VaultVerifier {
 extension Vault {
     /// Checks the vault as deeply as the available keys allow. Never changes anything except
     /// finishing a crashed writer's journal, as every access does.
-    /// - Parameter asBackup: the container is a backup (or a restore's staging copy): a
-    ///   generation older than this device has seen is reported in `olderThanSeen`, not as a
-    ///   problem. Everything else — authentication, consistency — is checked as for a live vault.
-    public func verify(asBackup: Bool = false) -> VerificationReport {
-        VaultVerifier(vault: self, isBackup: asBackup).run()
+    /// - Parameters:
+    ///   - asBackup: the container is a backup (or a restore's staging copy): a generation
+    ///     older than this device has seen is reported in `olderThanSeen`, not as a problem.
+    ///     Everything else — authentication, consistency — is checked as for a live vault.
+    ///   - live: the container the backup is of, whose generation mark (SPEC.md §6.7) it is
+    ///     compared with; the backup's own container when `nil`.
+    public func verify(asBackup: Bool = false, of live: GroupContainer? = nil) -> VerificationReport {
+        var verifier = VaultVerifier(vault: self, isBackup: asBackup)
+        verifier.liveContainer = live
+        return verifier.run()
     }
 }

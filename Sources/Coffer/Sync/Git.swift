@@ -20,7 +20,16 @@ final class Git {
     /// mark that tells a rewound or rewritten remote.
     static let syncedRef = "refs/coffer/synced"
 
-    init(container: String, environment: Environment) {
+    /// This device's state for the container, where the remote URL it set is pinned; `nil`
+    /// only while a clone has no vault yet (its config was written by this process).
+    private let deviceState: DeviceState?
+    /// The remote this process wrote into `.git/config` (a clone before its vault is known).
+    private var writtenRemote: String??
+    /// Whether `.git/config` was found to be Coffer's own (once per instance, before any git).
+    private var configurationChecked = false
+
+    init(container: String, environment: Environment, deviceState: DeviceState?) {
+        self.deviceState = deviceState
         // Absolute, since git runs with the container as its working directory.
         self.container = FileSystem.absolutePath(container)
         var cleaned = environment
@@ -60,6 +69,7 @@ final class Git {
     /// - Parameter allowedStatus: exit statuses that are answers, not failures.
     @discardableResult
     func run(_ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0]) throws(SyncError) -> (status: Int32, output: [UInt8]) {
+        if !configurationChecked { try checkConfiguration() }
         let started = ContinuousClock.now
         defer { elapsed += ContinuousClock.now - started }
         let child = try spawn(arguments)
@@ -116,7 +126,11 @@ final class Git {
     /// Makes the container a repository whose `main` holds the vault, and keeps everything but
     /// the vault's shared files out of it (SPEC.md §16.1).
     func initialize() throws(SyncError) {
-        if !exists { try run(["init", "-q", "-b", "main", "--shared=0600"]) }
+        if !exists {
+            configurationChecked = true  // no repository yet: git reads no config of the container's
+            try run(["init", "-q", "-b", "main", "--shared=0600"])
+            try writeConfiguration(remote: nil)
+        }
         try writeInfoFile("exclude", Self.excluded)
         try writeInfoFile("attributes", "* binary -filter -ident\n")
     }
@@ -128,24 +142,76 @@ final class Git {
     private func writeInfoFile(_ name: String, _ text: String) throws(SyncError) {
         let directory = gitDirectory + "/info"
         mkdir(directory, 0o700)
-        let path = directory + "/" + name
+        try writeFile("info/" + name, text)
+    }
+
+    private func writeFile(_ name: String, _ text: String) throws(SyncError) {
         do {
-            try FileSystem.standard.replaceUserFile(Array(text.utf8), at: path, mode: 0o600)
+            try FileSystem.standard.replaceUserFile(Array(text.utf8), at: gitDirectory + "/" + name, mode: 0o600)
         } catch {
-            throw .git(command: "write .git/info/\(name)", status: 0, message: "\(error)")
+            throw .git(command: "write .git/\(name)", status: 0, message: "\(error)")
         }
     }
 
+    // MARK: The configuration Coffer owns (SPEC.md §16.1)
+
+    /// The remote URL: the one this device pinned, once the config was checked to say it.
     func remoteURL() throws(SyncError) -> String? {
-        try line(["config", "--get", "remote.origin.url"], allowedStatus: [0, 1])
+        if !configurationChecked { try checkConfiguration() }
+        return try pinnedRemote() ?? nil
     }
 
+    /// Points `origin` at `url` by writing the whole config anew (never through git, which
+    /// would first read the file as it is) and pins `url` on this device.
     func setRemote(_ url: String) throws(SyncError) {
-        if try remoteURL() == nil {
-            try run(["remote", "add", "origin", url])
+        try writeConfiguration(remote: url)
+    }
+
+    private func writeConfiguration(remote: String?) throws(SyncError) {
+        try writeFile("config", GitConfiguration.render(remote: remote))
+        if let deviceState {
+            do { try deviceState.pinSyncRemote(remote) } catch { throw .git(command: "pin the remote", status: 0, message: "\(error)") }
         } else {
-            try run(["remote", "set-url", "origin", url])
+            writtenRemote = .some(remote)
         }
+        configurationChecked = true
+    }
+
+    /// The remote pinned on this device: `.some(nil)` for none, `nil` when nothing is pinned.
+    private func pinnedRemote() throws(SyncError) -> String?? {
+        if let writtenRemote { return writtenRemote }
+        guard let pinned = deviceState?.syncRemote() else { return nil }
+        return .some(pinned.isEmpty ? nil : pinned)
+    }
+
+    /// Refuses a repository whose config is not the one Coffer wrote for the pinned remote, or
+    /// that points git at objects or a common directory elsewhere. A config from before Coffer
+    /// owned it is adopted (rewritten and pinned) when it holds only what `git init` and `git
+    /// remote add` write.
+    private func checkConfiguration() throws(SyncError) {
+        guard exists else { configurationChecked = true; return }
+        for planted in ["commondir", "objects/info/alternates", "objects/info/http-alternates", "config.worktree"]
+        where access(gitDirectory + "/" + planted, F_OK) == 0 {
+            throw .plantedConfiguration(file: ".git/" + planted, key: "the file itself")
+        }
+        let text: String
+        do {
+            let directory = try FileSystem.standard.openDirectory(atPath: gitDirectory, check: .anyOwner)
+            text = String(decoding: try FileSystem.standard.readFile("config", in: directory, limit: 1 << 20), as: UTF8.self)
+        } catch {
+            throw .plantedConfiguration(file: ".git/config", key: "the file (\(error))")
+        }
+        if let pinned = try pinnedRemote() {
+            guard text == GitConfiguration.render(remote: pinned) else {
+                throw .plantedConfiguration(file: ".git/config", key: GitConfiguration.firstForeignKey(text, expectedRemote: pinned))
+            }
+        } else {
+            switch GitConfiguration.inspect(text) {
+            case .foreign(let key): throw .plantedConfiguration(file: ".git/config", key: key)
+            case .plain(let remote): try writeConfiguration(remote: remote)
+            }
+        }
+        configurationChecked = true
     }
 
     /// Removes the lock files of a git command that was killed (the caller holds the sync lock,

@@ -17,6 +17,9 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     case targetNotEmpty(String)
     /// A remote URL with a password in it: git would store it in `.git/config` in clear.
     case credentialsInURL
+    /// The repository's configuration is not the one Coffer wrote: a key that could choose a
+    /// program or a path git would obey (SPEC.md §16.1). Refused before git runs.
+    case plantedConfiguration(file: String, key: String)
 
     public var description: String {
         switch self {
@@ -29,6 +32,8 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case .emptyRemote: "the remote holds no vault"
         case .targetNotEmpty(let path): "\(path) exists and is not empty"
         case .credentialsInURL: "the URL holds a password; git would keep it in clear in .git/config"
+        case .plantedConfiguration(let file, let key):
+            "\(file) was changed outside Coffer (\(key)); git was not run, since such a setting can make it run a program"
         }
     }
 }

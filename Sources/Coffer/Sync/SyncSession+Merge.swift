@@ -108,14 +108,18 @@ extension SyncSession {
             throw refusal(GroupContainer.headerName, "belongs to another vault (id \(remoteHeader.vaultID)); nothing was merged")
         }
         let localHeaderObject = header?.local ?? header?.base ?? remoteHeaderObject
+        // The remote's seal is judged whenever the remote changed it or the header (SPEC.md
+        // §16.3): a seal the remote replaced or removed must be authentic even beside a header
+        // that did not change.
+        let remoteChangedSeal = seal.map { $0.remote != $0.base } ?? false
         guard let remoteSealObject = seal?.remote ?? remoteFiles[GroupContainer.headerSealName] else {
-            if localHeaderObject == remoteHeaderObject { return nil }
-            throw refusal(GroupContainer.headerSealName, "is missing: a changed header must be sealed with the vault key")
+            if localHeaderObject == remoteHeaderObject && !remoteChangedSeal { return nil }
+            throw refusal(GroupContainer.headerSealName, "is missing: the header must be sealed with the vault key; nothing was merged")
         }
+        if localHeaderObject == remoteHeaderObject && !remoteChangedSeal { return nil }
         let remoteSeal = try blobs[remoteSealObject] ?? git.blobs([remoteSealObject], limit: HeaderSeal.fileLength)[remoteSealObject] ?? []
         guard HeaderSeal.isValid(remoteSeal, for: remoteHeaderBytes, vaultID: vault.vaultID, key: keys.recordKey) else {
-            if localHeaderObject == remoteHeaderObject && seal?.local != seal?.remote { return nil }  // keep our own seal
-            throw refusal(GroupContainer.headerName, "is not sealed by this vault's key (vault.seal); nothing was merged")
+            throw refusal(GroupContainer.headerSealName, "is not sealed by this vault's key for the remote's header; nothing was merged")
         }
         if localHeaderObject == remoteHeaderObject {
             return seal?.local == seal?.remote ? nil : HeaderPlan(header: remoteHeaderBytes, seal: remoteSeal, replacing: remoteHeaderBytes)

@@ -21,7 +21,7 @@ final class SyncSession {
     init(vault: Vault, options: SyncOptions) throws(VaultError) {
         self.vault = vault
         keys = try vault.keys()
-        git = Git(container: vault.container.path, environment: options.environment)
+        git = Git(container: vault.container.path, environment: options.environment, deviceState: vault.deviceState)
         self.options = options
     }
 

@@ -23,7 +23,7 @@ extension Vault {
     ///   helpers keep such secrets; its config file would keep them in clear).
     public func setSyncRemote(_ url: String, environment: Environment = .process) throws {
         try Self.refuseCredentials(in: url)
-        let git = Git(container: container.path, environment: environment)
+        let git = Git(container: container.path, environment: environment, deviceState: deviceState)
         try git.initialize()
         chmod(git.gitDirectory, 0o700)
         try git.setRemote(url)
@@ -41,13 +41,13 @@ extension Vault {
 
     /// The remote this container syncs with, or `nil` when it does not sync (no network).
     public func syncRemote(environment: Environment = .process) -> String? {
-        let git = Git(container: container.path, environment: environment)
+        let git = Git(container: container.path, environment: environment, deviceState: deviceState)
         return git.exists ? (try? git.remoteURL()) ?? nil : nil
     }
 
     /// Where the container stands with its remote (no network; the remote as last fetched).
     public func syncStatus(environment: Environment = .process) throws -> SyncStatus {
-        let git = Git(container: container.path, environment: environment)
+        let git = Git(container: container.path, environment: environment, deviceState: deviceState)
         guard git.exists else { throw SyncError.notConfigured(container: container.path) }
         var status = SyncStatus()
         status.remote = try git.remoteURL()
@@ -76,8 +76,9 @@ extension Vault {
         guard try mappingErrors(file: container.path, { try fileSystem.contents(of: opened.root) }).isEmpty else {
             throw SyncError.targetNotEmpty(container.path)
         }
+        var cloned: Vault?
         do {
-            let git = Git(container: container.path, environment: options.environment)
+            let git = Git(container: container.path, environment: options.environment, deviceState: nil)
             try git.initialize()
             chmod(git.gitDirectory, 0o700)
             try git.setRemote(url)
@@ -94,10 +95,18 @@ extension Vault {
                 try fileSystem.writeAtomically(header, to: GroupContainer.headerName, in: opened.root, via: opened.temporary)
             }
             let vault = try Vault.open(container, configuration: configuration)
+            cloned = vault
+            // A new container starts its own generation mark here (SPEC.md §6.6): what another
+            // container of this vault, or an earlier one at this path, had seen is not its.
+            try mappingErrors(file: vault.deviceState.directory) {
+                try vault.deviceState.forgetGeneration()
+                try vault.deviceState.pinSyncRemote(url)
+            }
             try vault.unlock(masterPassword: masterPassword)
             let report = try SyncSession(vault: vault, options: options).run(adoptingRemote: true)
             return (vault, report)
         } catch {
+            cloned?.deviceState.forgetContainer()
             for name in (try? fileSystem.contents(of: opened.root)) ?? [] { fileSystem.removeTree(name, in: opened.root) }
             if !existed { rmdir(container.path) }
             throw error

@@ -33,7 +33,8 @@ public final class Vault: Sendable {
         self.header = Mutex(header)
         unlockedKeys = Mutex(keys)
         self.configuration = configuration
-        deviceState = DeviceState(root: configuration.stateDirectory, vaultID: header.vaultID, fileSystem: configuration.fileSystem)
+        deviceState = DeviceState(
+            root: configuration.stateDirectory, vaultID: header.vaultID, container: container.path, fileSystem: configuration.fileSystem)
     }
 
     // MARK: Creating and opening

@@ -62,7 +62,7 @@ struct VerifyCommand: Command {
         if !vault.isUnlocked, context.arguments.has("password-stdin") || context.arguments.has("password-file") {
             try context.unlock(vault)
         }
-        let report = vault.verify(asBackup: isBackup)
+        let report = vault.verify(asBackup: isBackup, of: isBackup ? try? context.container() : nil)
         progress.finish()
         for problem in report.problems { context.print(problem.description) }
         let depth = report.checkedContents ? "records decrypted and matched"
@@ -145,7 +145,7 @@ struct RestoreCommand: Command {
         let staged = StagedBackup.isDirectory(source) == true ? nil : try StagedBackup(source)
         let backup = try Vault.open(staged?.container ?? GroupContainer(path: source), configuration: context.vaultConfiguration)
         context.unlockFromSession(backup)
-        let report = backup.verify(asBackup: true)
+        let report = backup.verify(asBackup: true, of: container)
         guard report.isClean else {
             progress.finish()
             for problem in report.problems.dropFirst() { context.note(problem.description) }

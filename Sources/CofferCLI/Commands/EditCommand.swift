@@ -97,8 +97,7 @@ struct EditCommand: Command {
         let vault = try context.unlockedVault()
         let id = try EntryOperand.resolve(operand, in: vault, context: context)
         let original = try vault.record(withID: id)
-        let text: String
-        do { text = try ItemDocument(original).text() } catch { throw CLIError("\(error)", code: .dataError) }
+        let text = ItemDocument(original).text()
         var document: ItemDocument
         if let terminal = context.terminal {
             let session = EditorSession(environment: context.io.environment)
@@ -131,7 +130,13 @@ struct EditCommand: Command {
             }
             do { document = try ItemDocument(parsing: edited) } catch { throw CLIError("\(error); nothing was changed", code: .dataError) }
         }
-        let record = try vault.updateRecord(withID: id) { record in document.apply(to: &record) }
+        do {
+            var check = original
+            try document.apply(to: &check)
+        } catch {
+            throw CLIError("\(error); nothing was changed", code: .dataError)
+        }
+        let record = try vault.updateRecord(withID: id) { record in try document.apply(to: &record) }
         context.note("updated \(record.id) to revision \(record.revision)")
         return .success
     }

@@ -10,8 +10,9 @@ struct ShowCommand: Command {
         (github.com/alice); an item's name (any case); a SERVICE, matched as fill matches it.
         Several matches are offered as a numbered list on a terminal, else listed (exit 64).
         Prints the password on the first line, then the other
-        members as 'name: value' lines (custom fields in their order, notes last), as pass does,
-        so 'coffer show ENTRY | head -1' is the password. --json prints the whole record document
+        members as 'key: value' lines (custom fields in their order; hidden ones masked on a
+        terminal), then the notes after a blank line, as pass does: 'coffer show ENTRY | head -1'
+        is the password, and 'coffer show ENTRY | coffer edit ENTRY' reads the same text back. --json prints the whole record document
         (SPEC.md §5.2). --qr draws the password as a QR code on the terminal (refused when
         standard output is not a terminal).
         """
@@ -34,27 +35,16 @@ struct ShowCommand: Command {
         } else if context.wantsJSON {
             context.print(JSONOutput.render(JSONOutput.record(record)))
         } else {
-            context.print(Self.text(of: record))
+            context.print(Self.text(of: record, masked: context.io.standardOutputIsTerminal))
         }
         return .success
     }
 
-    /// pass's shape: the password, then `name: value` lines (the fields in their order, hidden
-    /// ones too: `show` is the explicit reveal), notes last since they may span lines.
-    static func text(of record: Record) -> String {
-        var lines = [record.password]
-        if !record.name.isEmpty { lines.append("name: \(record.name)") }
-        if record.kind != .login { lines.append("kind: \(record.kind.rawValue)") }
-        lines.append("user: \(record.user)")
-        lines += record.serviceIdentifiers.map { "service: \($0.identifier)" }
-        if !record.tags.isEmpty { lines.append("tags: \(record.tags.joined(separator: ", "))") }
-        lines += record.fields.map { "\($0.name): \($0.value)" }
-        if let otp = record.otp { lines.append("otp: \(otp)") }
-        if !record.passwordHistory.isEmpty { lines.append("password history: \(record.passwordHistory.count) (show --json)") }
-        lines += ["id: \(record.id)", "revision: \(record.revision)", "modified: \(JSONOutput.date(record.modified))"]
-        if !record.notes.isEmpty { lines.append("notes: \(record.notes)") }
-        return lines.joined(separator: "\n")
+    /// The item as text (SPEC.md §8.3), the same text `coffer edit` reads: hidden fields are
+    /// masked when the text goes to a terminal, in full through a pipe.
+    static func text(of record: Record, masked: Bool) -> String {
+        var text = ItemDocument(record).text(masked: masked)
+        if text.hasSuffix("\n") { text.removeLast() }
+        return text
     }
-
-
 }

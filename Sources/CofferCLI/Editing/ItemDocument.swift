@@ -1,14 +1,19 @@
 import Coffer
 
-/// An item as the plain text `coffer edit` opens in `$EDITOR` (pass's shape): the password on
-/// line 1, then `key: value` lines — `name`, `kind`, `user`, one `url` per service, `tags`
-/// (comma-separated), `match`, custom fields in order (a hidden one as `key (hidden): value`), `otp`
-/// — then, after a blank line, the notes. A custom field named like one of those keys is written
-/// `field KEY: value`. Values with line breaks (other than notes) cannot be written this way and
-/// are refused rather than mangled.
+/// An item as plain text: what `coffer show` prints and what `coffer edit` opens in `$EDITOR`
+/// or reads from stdin — one format, so `coffer show X | coffer edit X` changes nothing
+/// (SPEC.md §8.3). pass's shape: the password on line 1, then `key: value` lines — `name`,
+/// `kind`, `user`, one `url` per service, `tags` (comma-separated), `match`, custom fields in
+/// order (a hidden one as `key (hidden): value`), `otp`, then the read-only `id`, `revision`,
+/// `modified` and `password history` — then, after a blank line, the notes, verbatim.
+///
+/// A custom field named like a member key is written `field KEY: value`. A value that spans
+/// lines continues on lines that start with one tab (as mail headers fold), so an SSH key or a
+/// multi-line field round-trips; notes never need it.
 struct ItemDocument: Equatable {
-    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp"]
+    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "id", "revision", "modified", "password history"]
     static let hiddenMarker = " (hidden)"
+    static let mask = "********"
 
     var password: String
     var name: String
@@ -20,6 +25,11 @@ struct ItemDocument: Equatable {
     var fields: [RecordField]
     var otp: String?
     var notes: String
+    /// Read-only lines: shown for a person, checked (`id`) or ignored (the others) when read.
+    var id: String?
+    var revision: String?
+    var modified: String?
+    var passwordHistory: String?
 
     init(_ record: Record) {
         password = record.password
@@ -32,6 +42,10 @@ struct ItemDocument: Equatable {
         fields = record.fields
         otp = record.otp
         notes = record.notes
+        id = record.id.hex
+        revision = String(record.revision)
+        modified = JSONOutput.date(record.modified)
+        passwordHistory = record.passwordHistory.isEmpty ? nil : "\(record.passwordHistory.count) (show --json)"
     }
 
     struct ParseError: Error, CustomStringConvertible {
@@ -40,89 +54,138 @@ struct ItemDocument: Equatable {
         var description: String { "line \(line): \(reason)" }
     }
 
-    /// The text; throws when a value cannot be written on one line.
-    func text() throws(ParseError) -> String {
-        var lines = [password]
-        func add(_ key: String, _ value: String) throws(ParseError) {
-            guard !value.contains(where: \.isNewline) else {
-                throw ParseError(line: lines.count + 1, reason: "'\(key)' holds a line break, which this text form cannot show; use the library or --json")
-            }
-            lines.append("\(key): \(value)")
-        }
-        guard !password.contains(where: \.isNewline) else { throw ParseError(line: 1, reason: "the password holds a line break") }
-        try add("name", name)
-        if kind != .login { try add("kind", kind.rawValue) }
-        try add("user", user)
-        for service in services { try add("url", service.identifier) }
-        if !tags.isEmpty { try add("tags", tags.joined(separator: ", ")) }
-        if matchMode != .host { try add("match", matchMode.rawValue) }
+    /// The text. `masked` writes hidden fields as `********` (for a terminal: such text is for
+    /// the eye, and is refused by `edit`).
+    func text(masked: Bool = false) -> String {
+        var lines = [Self.folded(password)]
+        func add(_ key: String, _ value: String) { lines.append(key + ": " + Self.folded(value)) }
+        if !name.isEmpty { add("name", name) }
+        if kind != .login { add("kind", kind.rawValue) }
+        if kind == .login || !user.isEmpty { add("user", user) }
+        for service in services { add("url", service.identifier) }
+        if !tags.isEmpty { add("tags", tags.joined(separator: ", ")) }
+        if matchMode != .host { add("match", matchMode.rawValue) }
         for field in fields {
             let key = (Self.memberKeys.contains(field.name.lowercased()) || field.name.hasPrefix("field ") ? "field " : "") + field.name
-            guard !key.contains(":"), !key.contains(where: \.isNewline) else {
-                throw ParseError(line: lines.count + 1, reason: "the field name '\(field.name.prefix(40))' holds a ':' or a line break")
-            }
-            try add(key + (field.hidden ? Self.hiddenMarker : ""), field.value)
+            add(Self.escapedKey(key) + (field.hidden ? Self.hiddenMarker : ""), field.hidden && masked ? Self.mask : field.value)
         }
-        if let otp { try add("otp", otp) }
+        if let otp { add("otp", masked ? Self.mask : otp) }
+        if let id { add("id", id) }
+        if let revision { add("revision", revision) }
+        if let modified { add("modified", modified) }
+        if let passwordHistory { add("password history", passwordHistory) }
         return lines.joined(separator: "\n") + "\n\n" + notes + (notes.isEmpty || notes.hasSuffix("\n") ? "" : "\n")
     }
 
-    /// Reads an edited text. Unknown keys are custom fields; `kind`, `match`, `otp` and
-    /// services are checked here so a typo is shown in the editor, not stored.
+    /// A value's later lines, each after one tab.
+    static func folded(_ value: String) -> String {
+        value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n\t")
+    }
+
+    /// A field name cannot hold `:` or a line break as written: those become `%3A`, `%0A`, and
+    /// `%` itself `%25`.
+    static func escapedKey(_ key: String) -> String {
+        var result = ""
+        for character in key {
+            switch character {
+            case "%": result += "%25"
+            case ":": result += "%3A"
+            case "\n": result += "%0A"
+            case "\r": result += "%0D"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    static func unescapedKey(_ key: String) -> String {
+        key.replacing("%3A", with: ":").replacing("%0A", with: "\n").replacing("%0D", with: "\r").replacing("%25", with: "%")
+    }
+
+    /// Reads a text: an edited one, or what `show` printed. Unknown keys are custom fields;
+    /// `kind`, `match`, `otp` and services are checked here so a typo is shown, not stored.
     init(parsing text: String) throws(ParseError) {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
         if lines.last == "" { lines.removeLast() }
-        guard let first = lines.first else { throw ParseError(line: 1, reason: "empty: the first line is the password") }
-        password = first
+        guard !lines.isEmpty else { throw ParseError(line: 1, reason: "empty: the first line is the password") }
         name = ""; kind = .login; user = ""; services = []; tags = []; matchMode = .host; fields = []; otp = nil; notes = ""
-        var number = 1
-        for line in lines.dropFirst() {
-            number += 1
-            if line.trimmingSpaces().isEmpty {
-                notes = lines[number...].joined(separator: "\n")
+        // Unfold first: (line number, key line with its continuations joined).
+        var entries: [(number: Int, text: String)] = []
+        var index = 0
+        while index < lines.count {
+            let line = lines[index]
+            if index > 0 && line.trimmingSpaces().isEmpty {
+                notes = lines[(index + 1)...].joined(separator: "\n")
                 break
             }
-            guard let colon = line.firstIndex(of: ":") else {
-                throw ParseError(line: number, reason: "expected 'key: value' (a blank line starts the notes)")
+            if index > 0 && line.hasPrefix("\t") {
+                entries[entries.count - 1].text += "\n" + line.dropFirst()
+            } else {
+                entries.append((index + 1, line))
             }
-            var key = String(line[..<colon]).trimmingSpaces()
-            var value = String(line[line.index(after: colon)...])
-            if value.hasPrefix(" ") { value.removeFirst() }
-            switch key.lowercased() {
-            case "name": name = value
-            case "user": user = value
-            case "url":
-                let trimmed = value.trimmingSpaces()
-                guard !trimmed.isEmpty else { throw ParseError(line: number, reason: "an empty url") }
-                services.append(CredentialServiceIdentifier(parsing: trimmed))
-            case "tags": tags = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
-            case "kind":
-                guard let parsed = ItemKind(rawValue: value.trimmingSpaces()) else {
-                    throw ParseError(line: number, reason: "kind must be one of \(ItemKind.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                kind = parsed
-            case "match":
-                guard let parsed = MatchMode(rawValue: value.trimmingSpaces()) else {
-                    throw ParseError(line: number, reason: "match must be site, host, exact or never")
-                }
-                matchMode = parsed
-            case "otp":
-                let trimmed = value.trimmingSpaces()
-                if trimmed.isEmpty { otp = nil; continue }
-                do { otp = try OneTimeCodeParameters.storedValue(of: trimmed, account: user) } catch {
-                    throw ParseError(line: number, reason: "\(error)")
-                }
-            default:
-                let hidden = key.hasSuffix(Self.hiddenMarker)
-                if hidden { key.removeLast(Self.hiddenMarker.count) }
-                if key.hasPrefix("field ") { key.removeFirst("field ".count) }
-                guard !key.isEmpty else { throw ParseError(line: number, reason: "a field without a name") }
-                fields.append(RecordField(name: key, value: value, hidden: hidden))
-            }
+            index += 1
+        }
+        password = entries[0].text
+        for (number, line) in entries.dropFirst() {
+            try read(line, number: number)
+        }
+        if password == Self.mask || fields.contains(where: { $0.hidden && $0.value == Self.mask }) || otp == Self.mask {
+            throw ParseError(line: 1, reason: "hidden values are masked (********) in this text, as 'show' prints them on a terminal; use 'coffer show ENTRY | …' or 'coffer edit ENTRY'")
         }
     }
 
-    func apply(to record: inout Record) {
+    private mutating func read(_ line: String, number: Int) throws(ParseError) {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw ParseError(line: number, reason: "expected 'key: value' (a blank line starts the notes)")
+        }
+        var key = String(line[..<colon]).trimmingSpaces()
+        var value = String(line[line.index(after: colon)...])
+        if value.hasPrefix(" ") { value.removeFirst() }
+        switch key.lowercased() {
+        case "name": name = value
+        case "user": user = value
+        case "url", "service":
+            let trimmed = value.trimmingSpaces()
+            guard !trimmed.isEmpty else { throw ParseError(line: number, reason: "an empty url") }
+            services.append(CredentialServiceIdentifier(parsing: trimmed))
+        case "tags": tags = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+        case "kind":
+            guard let parsed = ItemKind(rawValue: value.trimmingSpaces()) else {
+                throw ParseError(line: number, reason: "kind must be one of \(ItemKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            kind = parsed
+        case "match":
+            guard let parsed = MatchMode(rawValue: value.trimmingSpaces()) else {
+                throw ParseError(line: number, reason: "match must be site, host, exact or never")
+            }
+            matchMode = parsed
+        case "otp":
+            let trimmed = value.trimmingSpaces()
+            if trimmed.isEmpty { otp = nil; return }
+            if trimmed == Self.mask { otp = trimmed; return }
+            do { otp = try OneTimeCodeParameters.storedValue(of: trimmed, account: user) } catch {
+                throw ParseError(line: number, reason: "\(error)")
+            }
+        case "id": id = value.trimmingSpaces()
+        case "revision": revision = value.trimmingSpaces()
+        case "modified": modified = value.trimmingSpaces()
+        case "password history": passwordHistory = value.trimmingSpaces()
+        default:
+            let hidden = key.hasSuffix(Self.hiddenMarker)
+            if hidden { key.removeLast(Self.hiddenMarker.count) }
+            if key.hasPrefix("field ") { key.removeFirst("field ".count) }
+            guard !key.isEmpty else { throw ParseError(line: number, reason: "a field without a name") }
+            fields.append(RecordField(name: Self.unescapedKey(key), value: value, hidden: hidden))
+        }
+    }
+
+    /// Writes the document's members into `record`; the read-only lines are not members.
+    /// - Throws: when the text names another item (`id`), so a `show A | edit B` cannot copy A
+    ///   over B.
+    func apply(to record: inout Record) throws(ParseError) {
+        if let id, id != record.id.hex {
+            throw ParseError(line: 1, reason: "this text is of item \(id.prefix(8)), not \(record.id.hex.prefix(8))")
+        }
         record.password = password
         record.name = name
         record.kind = kind

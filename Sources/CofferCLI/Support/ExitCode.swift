@@ -115,6 +115,8 @@ struct CLIError: Error {
         case .emptyRemote: CLIError(error.description, hint: "run 'coffer sync remote URL' and 'coffer sync' on a device that has the vault", code: .noInput)
         case .targetNotEmpty: CLIError(error.description, hint: "choose another --container or --group", code: .exists)
         case .credentialsInURL: CLIError(error.description, hint: "leave the password out; git asks for it or takes it from a credential helper", code: .usage)
+        case .plantedConfiguration:
+            CLIError(error.description, hint: "remove what was planted, or run 'coffer sync remote URL' to have Coffer write the file anew", code: .dataError)
         }
     }
 
