@@ -124,3 +124,26 @@ func runProcess(
     process.waitUntilExit()
     return RunResult(code: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
 }
+
+/// A `$PATH` that holds only the basic tools a test names (linked from /usr/bin or /bin), so
+/// what else the machine has installed — a real wl-copy or xclip beside a test's fake, `pass`,
+/// a launcher — can never change a test's outcome. Put a test's own fakes before it.
+enum ControlledPath {
+    static let basics = ["sh", "cat", "sleep", "printf", "env", "setsid", "true", "false", "tr", "head"]
+
+    /// A directory of links to `tools` (default: `basics`), made once per set.
+    static func directory(_ tools: [String] = basics) -> String {
+        let directory = NSTemporaryDirectory() + "coffer-path-" + String(tools.joined(separator: "-").hashValue.magnitude, radix: 36)
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for tool in tools where !FileManager.default.fileExists(atPath: directory + "/" + tool) {
+            guard let source = ["/usr/bin/", "/bin/"].map({ $0 + tool }).first(where: FileManager.default.isExecutableFile(atPath:)) else { continue }
+            try? FileManager.default.createSymbolicLink(atPath: directory + "/" + tool, withDestinationPath: source)
+        }
+        return directory
+    }
+
+    /// `fakes` first, then only the basic tools.
+    static func path(fakes: [String] = [], tools: [String] = basics) -> String {
+        (fakes + [directory(tools)]).joined(separator: ":")
+    }
+}

@@ -120,8 +120,9 @@ final class MoreCommandTests: XCTestCase {
                 .write(toFile: bin + "/xclip", atomically: true, encoding: .utf8)
             chmod(bin + "/xclip", 0o755)
             var environment = cli.environment
-            environment["PATH"] = "\(bin):/usr/bin:/bin"
+            environment["PATH"] = ControlledPath.path(fakes: [bin])  // a real wl-copy or xclip never answers instead
             environment["DISPLAY"] = ":99"
+            environment["WAYLAND_DISPLAY"] = nil
             environment["COFFER_CLIP_TIME"] = "2"
             return (environment, clip)
         }

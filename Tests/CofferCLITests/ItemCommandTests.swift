@@ -82,7 +82,7 @@ final class ItemCommandTests: XCTestCase {
         XCTAssertTrue(unlocked(["show", "Example"], cli).stdout.contains("otp: otpauth://totp/u?secret=JBSWY3DPEHPK3PXP"))
         XCTAssertEqual(unlocked(["otp", "Example", "--json"], cli).code, 0)
         XCTAssertEqual(unlocked(["edit", "Example", "--remove-otp"], cli).code, 0)
-        XCTAssertEqual(unlocked(["otp", "Example"], cli).code, 65, "no code: bad data for this command")
+        XCTAssertEqual(unlocked(["otp", "Example"], cli).code, 66, "no code: no matching credential")
     }
 
     func testEditKeepsThePasswordHistoryAndTags() throws {

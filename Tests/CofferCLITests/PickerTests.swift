@@ -70,7 +70,7 @@ final class PickerTests: XCTestCase {
         try "#!/bin/sh\necho \"$@\" > '\(argv)'\ncat > '\(typed)'\n".write(toFile: bin + "/xdotool", atomically: true, encoding: .utf8)
         chmod(launcher, 0o755)
         chmod(bin + "/xdotool", 0o755)
-        cli.environment["PATH"] = bin + ":/usr/bin:/bin"
+        cli.environment["PATH"] = ControlledPath.path(fakes: [bin], tools: ControlledPath.basics + ["grep"])  // no real wtype or xdotool
         cli.environment["DISPLAY"] = ":99"
         let menu = cli.run(["menu", "--launcher", launcher, "--type"])
         XCTAssertEqual(menu.code, 0, menu.stderr)

@@ -109,6 +109,15 @@ final class RunInjectTests: XCTestCase {
         XCTAssertEqual(unknown.code, 66)
         XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/bad.out"), "nothing written")
         XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: base).contains { $0.hasPrefix(".bad.out") }, "no temp file left")
+
+        // One grammar with run: a reference with a space resolves, and one that names nothing is
+        // an error, never copied through.
+        cli.run(["add", "--name", "My Bank", "bank.example", "bo", "--password-stdin"], stdin: CLIHarness.master + "\nBankSecret\n")
+        let spaced = cli.run(["inject", "--password-stdin"], stdin: CLIHarness.master + "\npin: {{ coffer://My Bank/password }}\n")
+        XCTAssertEqual(spaced.stdout, "pin: BankSecret\n", spaced.stderr)
+        let missing = cli.run(["inject", "--password-stdin"], stdin: CLIHarness.master + "\npin: {{ coffer://My Other Bank/password }}\n")
+        XCTAssertEqual(missing.code, 66, missing.stderr)
+        XCTAssertFalse(missing.stdout.contains("coffer://"), "never copied: " + missing.stdout)
     }
 
     func testReferencesReadTheMemberOffTheEnd() throws {

@@ -159,6 +159,14 @@ final class SSHAgentTests: XCTestCase {
         XCTAssertTrue(started.stdout.hasPrefix("SSH_AUTH_SOCK='\(socket)'; export SSH_AUTH_SOCK;"), started.stdout)
         let listed = try run("/usr/bin/ssh-add", ["-L"])
         XCTAssertTrue(listed.stdout.hasSuffix(" daemon\n"), listed.stdout + listed.stderr)
+        let commandLine = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").prefix(2)
+        XCTAssertEqual(commandLine.joined(separator: " "), "coffer ssh-agent", "the agent's name in ps")
+        XCTAssertEqual(try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8), "coffer\n")
+        // A second daemon on the taken socket fails as the foreground does, with no PID printed.
+        let second = try coffer(["ssh-agent", "--daemon", "--no-pinentry"])
+        XCTAssertEqual(second.code, 69, second.stdout + second.stderr)
+        XCTAssertFalse(second.stdout.contains("SSH_AGENT_PID"), second.stdout)
+        XCTAssertEqual(try coffer(["ssh-agent", "--no-pinentry"]).code, 69, "the foreground too")
         kill(pid, SIGTERM)
         for _ in 0..<100 where FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "SIGTERM ends the agent and removes its socket")

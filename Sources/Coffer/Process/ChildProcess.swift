@@ -22,9 +22,11 @@ public final class ChildProcess {
     /// child's stdout with `captureStandardError` (for a tool's error message, such as git's).
     /// `newSession` starts it without a controlling terminal, so it cannot prompt there
     /// (ssh-keygen then reads stdin).
+    /// `executable`, when given, is the file run, and `arguments[0]` only the name the child
+    /// sees (and `ps` shows).
     public init(
         _ arguments: [String], environment: Environment, inheritStandardError: Bool = false, captureStandardError: Bool = false,
-        newSession: Bool = false
+        newSession: Bool = false, executable: String? = nil
     ) throws(ChildProcessError) {
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0], errorPipe: [Int32] = [-1, -1]
         guard coffer_pipe_cloexec(&toChild) == 0 else { throw .launch(arguments.first ?? "", errno) }
@@ -51,7 +53,8 @@ public final class ChildProcess {
         defer { (argv + envp).forEach { free($0) } }
         var child: pid_t = 0
         let spawned = SpawnAttributes.with(newSession: newSession) { attributes in
-            posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
+            executable.map { posix_spawn(&child, $0, &actions, &attributes, argv, envp) }
+                ?? posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
         }
         close(toChild[0])
         close(fromChild[1])
@@ -193,6 +196,15 @@ public final class ChildProcess {
             all += chunk[..<count]
             guard all.count <= limit else { throw .lineTooLong }
         }
+    }
+
+    /// Whether the child has ended (its status is then kept for `wait`); never blocks.
+    public func hasExited() -> Bool {
+        if exitStatus != nil { return true }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return false }
+        exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return true
     }
 
     /// Closes both pipes (a child still writing gets EPIPE rather than blocking forever), waits

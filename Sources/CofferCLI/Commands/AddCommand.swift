@@ -11,7 +11,8 @@ struct AddCommand: Command {
         one (a note, a card, a login for no site) needs --name. A login's password is asked twice
         on the terminal, or read from the next line of standard input (after the master password
         when --password-stdin is used); --generate makes one instead. Other kinds have no
-        password unless --generate. --otp then reads the one-time-code secret (an otpauth:// URI
+        password unless --generate; a note reads its body from the rest of standard input when
+        that is not a terminal. --otp then reads the one-time-code secret (an otpauth:// URI
         or a base32 secret) the same way: never from the command line. Prints the new item's id.
         A login for a service and user already stored is not added twice: on a terminal you are
         asked whether to update its password; without one, --force updates it and --duplicate adds
@@ -20,7 +21,7 @@ struct AddCommand: Command {
     static let examples = [
         "coffer add github.com alice --name GitHub --tag work --otp",
         "coffer add https://mail.example.com bob --generate=24",
-        "coffer add --name 'Wi-Fi at home' --kind note   # then 'coffer edit' for its text",
+        "coffer add --name 'Wi-Fi at home' --kind note < wifi.txt   # the body from stdin",
         "printf '%s\\n' \"$MASTER\" \"$PW\" | coffer add example.com carol --password-stdin",
     ]
     static let options: [OptionSpec] = [
@@ -56,6 +57,15 @@ struct AddCommand: Command {
             password = try context.newSecret(prompt: "Password for \(title): ", confirm: "Repeat password: ").unsafeString()
         }
         let otp = arguments.has("otp") ? try context.oneTimeCodeSecret(account: user.isEmpty ? title : user) : nil
+        // A note's body: the rest of standard input when it is not a terminal (after the master
+        // password with --password-stdin), as 'pass insert -m' reads one.
+        var notes = ""
+        if kind == .note, context.io.terminal == nil {
+            let body = context.io.standardInput.readRemainingBytes(limit: Self.maximumNoteLength + 1)
+            guard body.count <= Self.maximumNoteLength else { throw CLIError("the note is longer than 1 MiB", code: .usage) }
+            notes = String(decoding: body, as: UTF8.self)
+            if notes.hasSuffix("\n") { notes.removeLast() }
+        }
         if let existing {
             let updated = try vault.updateRecord(withID: existing) { record in
                 record.password = password
@@ -67,7 +77,7 @@ struct AddCommand: Command {
         }
         let record = try vault.add(RecordDraft(
             serviceIdentifiers: services, user: user, password: password,
-            matchMode: mode, name: name, kind: kind, tags: arguments.values("tag"), otp: otp))
+            notes: notes, matchMode: mode, name: name, kind: kind, tags: arguments.values("tag"), otp: otp))
         if arguments.has("generate") {
             if try GenerateCommand.reveal(password, context) == false, arguments.has("show") { context.print(password) }
         }
@@ -78,6 +88,8 @@ struct AddCommand: Command {
         }
         return .success
     }
+
+    static let maximumNoteLength = 1 << 20
 
     /// The login already stored for the same service (host level) and user, when adding another
     /// would be a silent duplicate: updated with --force or a yes on the terminal; refused

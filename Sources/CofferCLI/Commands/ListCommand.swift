@@ -175,7 +175,7 @@ extension CommandContext {
         return UnsafeBufferPointer(rebasing: identifier[start..<end])
     }
 
-    /// Service, user and id columns, one line per row, built in one string without a closure in
+    /// Service, user, name (when any row has one) and id columns, one line per row, built in one string without a closure in
     /// the loop (a captured cursor costs a dynamic exclusivity check per write).
     private static func table(of rows: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>) -> String {
         // Columns by Unicode scalars (UTF-8 lead bytes): cheap, and right for the ASCII that
@@ -185,19 +185,24 @@ extension CommandContext {
             for byte in UnsafeBufferPointer(rebasing: text[range]) { continuations &+= Int(byte >> 6 == 0b10 ? 1 : 0) }
             return range.count - continuations
         }
-        var serviceColumns: [Int] = [], userColumns: [Int] = []
+        var serviceColumns: [Int] = [], userColumns: [Int] = [], nameColumns: [Int] = []
         serviceColumns.reserveCapacity(rows.count)
         userColumns.reserveCapacity(rows.count)
+        nameColumns.reserveCapacity(rows.count)
         var length = 0
-        // An item without identities shows its name where an identity shows its service.
+        // An item without identities shows its name where an identity shows its service, and
+        // a login its name in a column of its own (the name is how 'coffer show NAME' finds it).
         func first(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item && !row.name.isEmpty ? row.name : row.identifier }
+        func name(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item ? row.name.lowerBound..<row.name.lowerBound : row.name }
         for row in rows {  // a loop, not key paths: those are slow in hot code
             serviceColumns.append(columns(first(row)))
             userColumns.append(columns(row.user))
-            length += first(row).count + row.user.count
+            nameColumns.append(columns(name(row)))
+            length += first(row).count + row.user.count + name(row).count
         }
         let width = min(serviceColumns.max() ?? 0, 40), userWidth = min(userColumns.max() ?? 0, 24)
-        length += rows.count * (width + userWidth + 4 + 2 * identifierByteCount + 1)
+        let nameWidth = min(nameColumns.max() ?? 0, 24)
+        length += rows.count * (width + userWidth + 4 + (nameWidth > 0 ? nameWidth + 2 : 0) + 2 * identifierByteCount + 1)
         // One string, written in place, and one write for the whole list: 10,000 lines are
         // 10,000 system calls otherwise, and each copy of a large list costs page faults.
         guard !rows.isEmpty else { return "" }
@@ -213,6 +218,7 @@ extension CommandContext {
             for (position, row) in rows.enumerated() {
                 cell(first(row), columns: serviceColumns[position], paddedTo: width, at: &cursor)
                 cell(row.user, columns: userColumns[position], paddedTo: userWidth, at: &cursor)
+                if nameWidth > 0 { cell(name(row), columns: nameColumns[position], paddedTo: nameWidth, at: &cursor) }
                 row.recordID.writeHex(to: cursor)
                 cursor += 2 * identifierByteCount
                 cursor.pointee = UInt8(ascii: "\n")

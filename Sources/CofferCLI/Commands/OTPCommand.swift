@@ -45,8 +45,13 @@ struct OTPCommand: Command {
         return .success
     }
 
-    /// A record without a code, or with one that does not parse, is bad data (exit 65).
+    /// A record without a code has no matching credential (exit 66); one whose code does not
+    /// parse is bad data (65).
     private static func currentCode(of id: RecordID, in vault: Vault, operand: String) throws -> OneTimeCode {
+        let record = try vault.record(withID: id)
+        guard record.otp != nil else {
+            throw CLIError("'\(record.title)' has no one-time code", hint: "'coffer edit \(operand.prefix(40)) --otp' sets it", code: .noInput)
+        }
         do {
             return try vault.oneTimeCode(forRecordWithID: id)
         } catch {

@@ -58,6 +58,16 @@ struct SSHAgentCommand: Command {
         return runtime + "/coffer/ssh-agent.sock"
     }
 
+    /// This program's file, so the agent runs as `coffer` (in `ps`, `pgrep coffer`) rather
+    /// than as `exe`; `/proc/self/exe` when the link cannot be read.
+    static func ownExecutable() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return "/proc/self/exe" }
+        let path = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return path.hasSuffix(" (deleted)") ? "/proc/self/exe" : path
+    }
+
     /// `SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK;` as ssh-agent prints it, or fish's `set -x`.
     static func shellLines(_ path: String, environment: Environment, pid: pid_t? = nil) -> String {
         let quoted = "'" + path.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'"
@@ -68,18 +78,29 @@ struct SSHAgentCommand: Command {
     }
 
     /// Starts this program again without --daemon in a new session with no terminal, waits
-    /// until its socket answers, and prints the shell lines.
+    /// until its socket answers, and prints the shell lines. A socket another agent already
+    /// serves is refused (69) as the foreground refuses it, and so is a child that ended before
+    /// it listened: the printed PID is always that of the agent answering on the socket.
     private static func daemonize(_ path: String, _ context: CommandContext) throws -> ExitCode {
-        var arguments = ["/proc/self/exe", "ssh-agent", "--socket", path]
+        if UnixListener.isListening(at: path) {
+            throw CLIError("another agent is listening on \(path)", hint: "stop it first, or give --socket PATH", code: .unavailable)
+        }
+        var arguments = ["coffer", "ssh-agent", "--socket", path]
         if context.arguments.has("no-pinentry") { arguments.append("--no-pinentry") }
         if let container = context.arguments.value("container") { arguments += ["--container", container] }
         if let group = context.arguments.value("group") { arguments += ["--group", group] }
         let child: ChildProcess
-        do { child = try ChildProcess(arguments, environment: context.io.environment, newSession: true) } catch {
+        do {
+            child = try ChildProcess(arguments, environment: context.io.environment, newSession: true, executable: ownExecutable())
+        } catch {
             throw CLIError("\(error)", code: .osError)
         }
         child.closeInput()
         for _ in 0..<200 {
+            if child.hasExited() {
+                throw CLIError("the agent ended before it listened on \(path) (exit \(child.wait()))",
+                               hint: "run 'coffer ssh-agent' in the foreground to see why", code: .unavailable)
+            }
             if UnixListener.isListening(at: path) {
                 context.print(shellLines(path, environment: context.io.environment, pid: child.pid))
                 child.detach()

@@ -67,8 +67,9 @@ struct InjectCommand: Command {
         return .success
     }
 
-    /// A template as text and `{{ coffer://… }}` references (SPEC.md §8.2): inside the braces,
-    /// optional spaces, the reference (no spaces; `%20` writes one), optional spaces.
+    /// A template as text and `{{ coffer://… }}` references (SPEC.md §8.1): inside the braces,
+    /// optional spaces, the reference — everything up to the closing braces on the same line,
+    /// spaces included, as `coffer run` reads one — then optional spaces.
     enum Template: Equatable {
         case text(String)
         case reference(String)
@@ -86,10 +87,12 @@ struct InjectCommand: Command {
                 while cursor < bytes.count, isSpace(bytes[cursor]) { cursor += 1 }
                 guard bytes[cursor...].starts(with: scheme) else { index += 2; continue }
                 let start = cursor
-                while cursor < bytes.count, !isSpace(bytes[cursor]), bytes[cursor] != UInt8(ascii: "}"), bytes[cursor] != 0x0A { cursor += 1 }
-                let end = cursor
-                while cursor < bytes.count, isSpace(bytes[cursor]) { cursor += 1 }
-                guard bytes[cursor...].starts(with: [UInt8(ascii: "}"), UInt8(ascii: "}")]) else { index += 2; continue }
+                while cursor < bytes.count, bytes[cursor] != 0x0A, !bytes[cursor...].starts(with: [UInt8(ascii: "}"), UInt8(ascii: "}")]) {
+                    cursor += 1
+                }
+                guard cursor < bytes.count, bytes[cursor] != 0x0A else { index += 2; continue }  // no "}}" on this line
+                var end = cursor
+                while end > start, isSpace(bytes[end - 1]) { end -= 1 }
                 pieces.append(.text(text(copiedUpTo..<index)))
                 pieces.append(.reference(text(start..<end)))
                 index = cursor + 2

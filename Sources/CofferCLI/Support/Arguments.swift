@@ -121,10 +121,11 @@ struct ParsedArguments {
     }
 }
 
-/// "did you mean …?" by edit distance.
+/// "did you mean …?" by edit distance, ignoring case (`Github` finds `GitHub`).
 enum Suggestion {
     static func closest(to word: String, among candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, distance(word, $0)) }.filter { $0.1 <= max(1, word.count / 3) }
+        let lowered = word.lowercased()
+        let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }.filter { $0.1 <= max(1, word.count / 3) }
         return scored.min { $0.1 < $1.1 }?.0
     }
 

@@ -141,14 +141,34 @@ final class CommandContext {
         }
     }
 
-    /// Unlocks with the master password from the chosen source, or throws `.locked`.
+    /// How many times a person at a terminal may type the master password (as sudo and gpg).
+    static let terminalAttempts = 3
+
+    /// Unlocks with the master password from the chosen source, or throws `.locked`. On a
+    /// terminal a wrong password is asked again, up to three times; a supplied one gets one try.
     func unlock(_ vault: Vault) throws {
-        guard let password = try masterPassword(prompt: "Master password for \(vault.container.path): ") else {
-            throw VaultError.locked
+        for attempt in 1...Self.terminalAttempts {
+            guard let password = try masterPassword(prompt: "Master password for \(vault.container.path): ") else {
+                throw VaultError.locked
+            }
+            let progress = keyDerivationProgress(vault.kdfParameters)
+            do {
+                try vault.unlock(masterPassword: password)
+                progress.finish()
+                return
+            } catch VaultError.wrongPassword where !suppliesMasterPassword && attempt < Self.terminalAttempts {
+                progress.finish()
+                terminal?.write("Wrong master password, try again.\n")
+            } catch VaultError.wrongPassword where vault.syncRemote(environment: io.environment) != nil {
+                progress.finish()
+                throw CLIError("wrong master password for this device's copy of the vault",
+                               hint: "if it was changed on another device, this device learns the new one at its next sync: run 'coffer sync' once with the old password",
+                               code: .permissionDenied)
+            } catch {
+                progress.finish()
+                throw error
+            }
         }
-        let progress = keyDerivationProgress(vault.kdfParameters)
-        defer { progress.finish() }
-        try vault.unlock(masterPassword: password)
     }
 
     /// "deriving the key (Argon2id, 1 GiB)…" while Argon2id runs, drawn only if it takes more
