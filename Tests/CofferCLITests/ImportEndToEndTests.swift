@@ -81,6 +81,51 @@ final class ImportEndToEndTests: XCTestCase {
         XCTAssertTrue(again.stderr.contains("skipped 3 duplicates"), again.stderr)
     }
 
+    /// A real organisation export: one junk TOTP must not block the migration, collections
+    /// become tags, and every custom-field type survives (issue 28, item 14).
+    func testBitwardenOrganisationExportWithJunkKeepsEverything() throws {
+        let cli = harness()
+        let json = cli.container + "/../org.json"
+        try #"""
+        {"encrypted":false,"collections":[{"id":"c1","organizationId":"o1","name":"Infra","externalId":null}],"items":[
+         {"id":"1","organizationId":"o1","folderId":null,"type":1,"reprompt":0,"name":"Router","notes":null,"favorite":false,
+          "fields":[{"name":"site","value":"basement","type":0,"linkedId":null},{"name":"pin","value":"0000","type":1,"linkedId":null},
+                    {"name":"admin","value":"true","type":2,"linkedId":null},{"name":"login name","value":null,"type":3,"linkedId":100}],
+          "login":{"uris":[{"match":null,"uri":"https://router.example"}],"username":"admin","password":"pw","totp":"ask Bob (0189)"},
+          "collectionIds":["c1"],"revisionDate":"2024-01-03T00:00:00.000Z","creationDate":"2024-01-01T00:00:00.000Z","deletedDate":null},
+         {"id":"2","organizationId":"o1","folderId":null,"type":1,"reprompt":0,"name":"Good","notes":null,"favorite":false,
+          "login":{"uris":[],"username":"g","password":"pw2","totp":"JBSWY3DPEHPK3PXP"},"collectionIds":["c1"],
+          "revisionDate":"2024-01-03T00:00:00.000Z","creationDate":"2024-01-01T00:00:00.000Z","deletedDate":null}]}
+        """#.write(toFile: json, atomically: true, encoding: .utf8)
+        let imported = unlocked(["import", json], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("not a code") && imported.stderr.contains("one-time code (unreadable)"), imported.stderr)
+        let router = try JSONSerialization.jsonObject(with: Data(unlocked(["show", "Router", "--json"], cli).stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(router["tags"] as? [String], ["Infra"], "the collection is a tag")
+        XCTAssertTrue(router["otp"] == nil || router["otp"] is NSNull, "junk is not a code")
+        let fields = (router["fields"] as? [[String: Any]] ?? []).map { "\($0["name"]!)=\($0["value"]!)/\($0["hidden"] as? Bool ?? false)" }
+        XCTAssertEqual(fields, ["site=basement/false", "pin=0000/true", "admin=true/false", "login name=(linked to the item's username)/false",
+                                "one-time code (unreadable)=ask Bob (0189)/true"])
+        XCTAssertEqual(unlocked(["otp", "Good"], cli).code, 0, "the other item's code came through")
+    }
+
+    /// A CSV header wider than any export is refused (65) instead of costing the square of its
+    /// width (issue 28, item 5).
+    func testAnAbsurdlyWideCSVIsRefusedAndAWideOneIsRead() throws {
+        let cli = harness()
+        let wide = cli.container + "/../wide.csv", absurd = cli.container + "/../absurd.csv"
+        let extra = (1...4000).map { "c\($0)" }
+        try ("name,url,username,password," + extra.joined(separator: ",") + "\nA,https://a.example,u,p," + extra.joined(separator: ",") + "\n")
+            .write(toFile: wide, atomically: true, encoding: .utf8)
+        let read = unlocked(["import", wide, "--dry-run"], cli)
+        XCTAssertEqual(read.code, 0, read.stderr)
+        XCTAssertTrue(read.stderr.contains("c4000 → field 'c4000' (1)"), String(read.stderr.suffix(300)))
+        try ("name,url,username,password," + (1...5000).map { "c\($0)" }.joined(separator: ",") + "\n").write(toFile: absurd, atomically: true, encoding: .utf8)
+        let refused = unlocked(["import", absurd, "--dry-run"], cli)
+        XCTAssertEqual(refused.code, 65, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("5004 columns"), refused.stderr)
+    }
+
     func testOnePassword1PUX() throws {
         let cli = harness()
         let archive = cli.container + "/../export.1pux"

@@ -5,6 +5,12 @@ struct CSVTable {
     let header: [String]
     let rows: [CSV.Row]
     private let names: [String]
+    /// The first column of each name: lookups per row in constant time, whatever the width.
+    private let columns: [String: Int]
+
+    /// Exports have tens of columns; a header wider than this is refused (SPEC.md §11) rather
+    /// than turned into thousands of custom fields per item.
+    static let maximumColumns = 4096
 
     init(_ text: String) throws(ImportError) {
         let rows: [CSV.Row]
@@ -15,18 +21,23 @@ struct CSVTable {
             }
         }
         guard let first = rows.first else { throw .unknownFormat }
+        guard first.fields.count <= Self.maximumColumns else {
+            throw .malformed(line: first.line, "\(first.fields.count) columns; no export has more than \(Self.maximumColumns)")
+        }
         header = first.fields
         names = first.fields.map { $0.lowercased().trimmingSpaces() }
+        columns = Dictionary(names.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
         self.rows = Array(rows.dropFirst())
     }
 
-    func column(_ name: String) -> Int? { names.firstIndex(of: name) }
+    func column(_ name: String) -> Int? { columns[name] }
 
-    func has(_ wanted: [String]) -> Bool { wanted.allSatisfy { names.contains($0) } }
+    func has(_ wanted: [String]) -> Bool { wanted.allSatisfy { columns[$0] != nil } }
 
     /// Each row's fields by column name, reporting short and long rows. `known` are the columns
     /// the importer maps; any other column becomes a custom field, so nothing is dropped.
     func records(known: [String], report: inout ImportReport) -> [(line: Int, value: (String) -> String, extra: [RecordField])] {
+        let known = Set(known)
         let unknown = names.indices.filter { !known.contains(names[$0]) && !names[$0].isEmpty }
         return rows.map { row in
             if row.fields.count < header.count {
@@ -39,7 +50,7 @@ struct CSVTable {
             }
             let fields = row.fields
             let value = { (name: String) -> String in
-                guard let index = names.firstIndex(of: name), index < fields.count else { return "" }
+                guard let index = columns[name], index < fields.count else { return "" }
                 return fields[index]
             }
             var extra: [RecordField] = []

@@ -116,6 +116,27 @@ enum ImportValues {
         }
     }
 
+    /// The name of the hidden field that keeps a one-time-code value no generator can read.
+    static let unreadableCodeField = "one-time code (unreadable)"
+
+    /// Takes a one-time-code value into `draft`: the code when it reads as one; otherwise —
+    /// real exports hold such junk (a note, a half-pasted secret) — the value is kept whole as
+    /// the hidden field "one-time code (unreadable)" and the report says so. One bad value
+    /// never stops a migration (SPEC.md §11).
+    /// - Returns: whether it became the item's one-time code.
+    @discardableResult
+    static func keepOneTimeCode(_ text: String, in draft: inout RecordDraft, at origin: String, report: inout ImportReport) -> Bool {
+        do {
+            guard let code = try otp(text, account: draft.user, at: origin) else { return false }
+            draft.otp = code
+            return true
+        } catch {
+            draft.fields.append(RecordField(name: unreadableCodeField, value: text, hidden: true))
+            report.notice("\(origin): a one-time-code value that is not a code (\(error.reason)); kept as the hidden field '\(unreadableCodeField)'")
+            return false
+        }
+    }
+
     /// Tags from a folder or group path ("Work/Clients" → "Work/Clients"), without duplicates.
     static func appending(_ tag: String, to tags: inout [String]) {
         let trimmed = tag.trimmingSpaces()

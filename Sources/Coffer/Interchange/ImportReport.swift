@@ -21,6 +21,13 @@ public struct ImportReport: Sendable {
     /// Items kept although they share service and user with another (another password, another
     /// name): skipping them could lose a password, so both are kept and named here.
     public internal(set) var possibleDuplicates: [String] = []
+    /// Where each (source, destination) pair is in `members`: a CSV with a thousand columns
+    /// tallies each of them per row, and a linear search made that quadratic.
+    private var memberPositions: [MemberKey: Int] = [:]
+    private struct MemberKey: Hashable, Sendable {
+        let source: String
+        let destination: String?
+    }
 
     init(format: ImportFormat) {
         self.format = format
@@ -48,9 +55,11 @@ public struct ImportReport: Sendable {
     }
 
     private mutating func tally(_ source: String, destination: String?, reason: String?) {
-        if let index = members.firstIndex(where: { $0.source == source && $0.destination == destination }) {
+        let key = MemberKey(source: source, destination: destination)
+        if let index = memberPositions[key] {
             members[index].count += 1
         } else {
+            memberPositions[key] = members.count
             members.append(Member(source: source, destination: destination, count: 1, reason: reason))
         }
     }

@@ -23,6 +23,14 @@ public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     static func malformed(line: Int, _ reason: String) -> ImportError { .malformed(location: "line \(line)", reason: reason) }
+
+    /// What is wrong, without where.
+    var reason: String {
+        switch self {
+        case .unknownFormat: description
+        case .malformed(_, let reason): reason
+        }
+    }
 }
 
 extension RecordDraft: Hashable {

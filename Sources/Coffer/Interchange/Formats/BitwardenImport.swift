@@ -35,8 +35,9 @@ enum BitwardenImport {
             report.kept("login_username", as: "user", value: draft.user)
             draft.password = value("login_password")
             report.kept("login_password", as: "password", value: draft.password)
-            draft.otp = try ImportValues.otp(value("login_totp"), account: draft.user, at: origin)
-            report.kept("login_totp", as: "one-time code", value: value("login_totp"))
+            let totp = value("login_totp")
+            let isCode = ImportValues.keepOneTimeCode(totp, in: &draft, at: origin, report: &report)
+            report.kept("login_totp", as: isCode ? "one-time code" : "hidden field '\(ImportValues.unreadableCodeField)'", value: totp)
             draft.fields += extra
             items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin)))
         }
@@ -59,6 +60,15 @@ enum BitwardenImport {
         "identity", "sshKey", "collectionIds", "passwordHistory", "revisionDate", "creationDate", "deletedDate",
     ]
 
+    /// Bitwarden's `LinkedIdType`: which member a linked custom field shows.
+    static let linkedMembers: [Int64: String] = [
+        100: "username", 101: "password",
+        300: "cardholder name", 301: "expiry month", 302: "expiry year", 303: "security code", 304: "brand", 305: "number",
+        400: "title", 401: "middle name", 402: "address 1", 403: "address 2", 404: "address 3", 405: "city", 406: "state",
+        407: "postal code", 408: "country", 409: "company", 410: "email", 411: "phone", 412: "SSN", 413: "username",
+        414: "passport number", 415: "licence number", 416: "first name", 417: "last name", 418: "full name",
+    ]
+
     static func readJSON(_ text: String) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
         guard let document = try? JSONValue.parse(text), let object = document.objectValue else {
             throw .malformed(location: "the file", reason: "not a JSON object")
@@ -68,8 +78,10 @@ enum BitwardenImport {
         }
         guard let items = object["items"]?.arrayValue else { throw .malformed(location: "the file", reason: "no \"items\" array") }
         var report = ImportReport(format: .bitwardenJSON)
+        // An organisation's export has collections where a personal one has folders: both
+        // become tags, as a person sees them grouped in Bitwarden.
         var folders: [String: String] = [:]
-        for folder in object["folders"]?.arrayValue ?? [] {
+        for folder in (object["folders"]?.arrayValue ?? []) + (object["collections"]?.arrayValue ?? []) {
             if let id = folder.objectValue?["id"]?.stringValue, let name = folder.objectValue?["name"]?.stringValue { folders[id] = name }
         }
         var imported: [ImportedItem] = []
@@ -93,6 +105,11 @@ enum BitwardenImport {
             ImportValues.appending(name, to: &draft.tags)
             report.kept("folderId", as: "tag (the folder's name)", value: name)
         }
+        for collection in item["collectionIds"]?.arrayValue ?? [] {
+            guard let id = collection.stringValue, let name = folders[id] else { continue }
+            ImportValues.appending(name, to: &draft.tags)
+            report.kept("collectionIds", as: "tag (the collection's name)", value: name)
+        }
         if item["favorite"]?.boolValue == true {
             draft.tags.append("favorite")
             report.kept("favorite", as: "tag 'favorite'", value: "1")
@@ -101,9 +118,11 @@ enum BitwardenImport {
             guard let field = field.objectValue else { continue }
             let name = field["name"]?.stringValue ?? ""
             switch field["type"]?.int64Value ?? 0 {
-            case 3:  // linked: names another member of the item, holds no value of its own
-                report.dropped("fields (linked)", because: "a link to the item's own \(name.isEmpty ? "member" : name), no value of its own")
-            case let type:
+            case 3:  // linked: shows another member of the item and holds no value of its own
+                let member = field["linkedId"]?.int64Value.flatMap { linkedMembers[$0] } ?? "another member"
+                draft.fields.append(RecordField(name: name, value: "(linked to the item's \(member))"))
+                report.kept("fields (linked)", as: "fields naming the linked member", value: "1")
+            case let type:  // 0 text, 1 hidden, 2 boolean ("true"/"false")
                 draft.fields.append(RecordField(name: name, value: field["value"]?.stringValue ?? "", hidden: type == 1))
                 report.kept("fields", as: type == 1 ? "hidden fields" : "fields", value: "1")
             }
@@ -131,8 +150,8 @@ enum BitwardenImport {
             draft.password = login["password"]?.stringValue ?? ""
             report.kept("login.password", as: "password", value: draft.password)
             let totp = login["totp"]?.stringValue ?? ""
-            draft.otp = try ImportValues.otp(totp, account: draft.user, at: origin)
-            report.kept("login.totp", as: "one-time code", value: totp)
+            let isCode = ImportValues.keepOneTimeCode(totp, in: &draft, at: origin, report: &report)
+            report.kept("login.totp", as: isCode ? "one-time code" : "hidden field '\(ImportValues.unreadableCodeField)'", value: totp)
             for _ in login["fido2Credentials"]?.arrayValue ?? [] {
                 report.dropped("login.fido2Credentials", because: "passkeys are not stored by Coffer")
             }

@@ -46,7 +46,7 @@ enum BrowserImport {
                 report.kept("Title", as: "name", value: draft.name)
                 draft.notes = value("notes")
                 report.kept("Notes", as: "notes", value: draft.notes)
-                draft.otp = try ImportValues.otp(value("otpauth"), account: draft.user, at: origin)
+                ImportValues.keepOneTimeCode(value("otpauth"), in: &draft, at: origin, report: &report)
                 report.kept("OTPAuth", as: "one-time code", value: value("otpauth"))
             }
             draft.fields += extra

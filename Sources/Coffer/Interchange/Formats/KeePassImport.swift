@@ -16,7 +16,7 @@ enum KeePassImport {
             draft.name = value("title")
             draft.notes = value("notes")
             if let tag = groupTag(value("group").split(separator: "/").map(String.init)) { draft.tags = [tag] }
-            draft.otp = try ImportValues.otp(value("totp"), account: draft.user, at: origin)
+            ImportValues.keepOneTimeCode(value("totp"), in: &draft, at: origin, report: &report)
             for (column, destination) in [("Group", "tag (below the root group)"), ("Title", "name"), ("Username", "user"), ("Password", "password"),
                                           ("URL", "service identifiers"), ("Notes", "notes"), ("TOTP", "one-time code")] {
                 report.kept(column, as: destination, value: value(column.lowercased()))
@@ -81,7 +81,7 @@ enum KeePassImport {
         }
         var otpKeys: [String] = []
         if !value("otp").isEmpty {
-            draft.otp = try ImportValues.otp(value("otp"), account: draft.user, at: origin)
+            ImportValues.keepOneTimeCode(value("otp"), in: &draft, at: origin, report: &report)
             otpKeys = ["otp"]
             report.kept("otp", as: "one-time code", value: "1")
         } else if let (uri, keys) = try keePassOTP(strings, account: draft.user, origin: origin) {

@@ -16,7 +16,7 @@ enum OnePasswordImport {
                 serviceIdentifiers: ImportValues.services([value("url"), value("urls")]), user: value("username"), password: value("password"))
             draft.name = value("title")
             draft.notes = value("notes")
-            draft.otp = try ImportValues.otp(value("otpauth"), account: draft.user, at: origin)
+            ImportValues.keepOneTimeCode(value("otpauth"), in: &draft, at: origin, report: &report)
             for tag in value("tags").split(whereSeparator: { $0 == ";" || $0 == "," }) { ImportValues.appending(String(tag), to: &draft.tags) }
             if ImportValues.isTrue(value("favorite")) { draft.tags.append("favorite") }
             if ImportValues.isTrue(value("archived")) { ImportValues.appending("archived", to: &draft.tags) }
@@ -114,7 +114,7 @@ enum OnePasswordImport {
                 else { continue }
                 let title = field["title"]?.stringValue ?? ""
                 if type == "totp", draft.otp == nil, let uri = content.stringValue, !uri.isEmpty {
-                    draft.otp = try ImportValues.otp(uri, account: draft.user, at: origin)
+                    ImportValues.keepOneTimeCode(uri, in: &draft, at: origin, report: &report)
                     report.kept("sections totp", as: "one-time code", value: uri)
                     continue
                 }

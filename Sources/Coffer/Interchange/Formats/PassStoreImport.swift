@@ -74,7 +74,7 @@ enum PassStoreImport {
         for line in lines.dropFirst() {
             if line.lowercased().hasPrefix("otpauth://") {
                 if draft.otp == nil {
-                    draft.otp = try ImportValues.otp(line, account: draft.user, at: origin)
+                    ImportValues.keepOneTimeCode(line, in: &draft, at: origin, report: &report)
                     report.kept("otpauth:// line", as: "one-time code", value: line)
                 } else {
                     draft.fields.append(RecordField(name: "otpauth", value: line, hidden: true))
