@@ -49,3 +49,13 @@ static inline int coffer_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
 
+
+#include <sys/vfs.h>
+
+/// The magic number of the file system holding `path` (statfs's f_type), or -1 with errno.
+static inline long long coffer_filesystem_type(const char *path) {
+    struct statfs info;
+    int result;
+    do { result = statfs(path, &info); } while (result != 0 && errno == EINTR);
+    return result == 0 ? (long long)info.f_type : -1;
+}

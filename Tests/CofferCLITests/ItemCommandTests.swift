@@ -137,8 +137,11 @@ final class EditAsTextTests: XCTestCase {
         let cli = CLIHarness()
         cli.initVault()
         XCTAssertEqual(cli.run(["add", "example.com", "alice", "--name", "Ex", "--password-stdin"], stdin: "\(CLIHarness.master)\nold pw\n").code, 0)
+        // $XDG_RUNTIME_DIR on a disk (as in a container or a 'su' session): the text must go to
+        // /dev/shm instead, never to that disk.
         let runtime = cli.container + "/../runtime"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try XCTSkipIf(FileSystem.isMemoryBacked(runtime) || !FileSystem.isMemoryBacked("/dev/shm"), "needs a disk-backed scratch and a tmpfs /dev/shm")
         cli.environment["XDG_RUNTIME_DIR"] = runtime
         // The "editor": records the file's mode and directory, then edits it like a person would.
         let log = cli.container + "/../editor.log"
@@ -163,8 +166,14 @@ final class EditAsTextTests: XCTestCase {
         XCTAssertEqual((shown["passwordHistory"] as? [[String: Any]])?.first?["password"] as? String, "old pw")
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(Array(lines.prefix(2)), ["600", "700"], "a 0600 file in a 0700 directory")
-        XCTAssertTrue(lines[2].hasPrefix(runtime), "on the runtime directory (a tmpfs)")
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: runtime), [], "wiped and removed")
+        XCTAssertTrue(lines[2].hasPrefix("/dev/shm/"), "on a tmpfs, not the disk-backed runtime directory: \(lines[2])")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: runtime), [], "nothing on the disk")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: String(lines[2])), "wiped and removed")
+        XCTAssertThrowsError(try EditorSession.makePrivateDirectory(prefix: "t", environment: [:], candidates: [runtime]),
+                             "no tmpfs at all: refused, nothing written")
+        let memory = try EditorSession.makePrivateDirectory(prefix: "t", environment: [:], candidates: [runtime, "/dev/shm"])
+        XCTAssertTrue(memory.hasPrefix("/dev/shm/"))
+        rmdir(memory)
 
         // An editor that changes nothing writes nothing; one that breaks the text is refused.
         cli.environment["EDITOR"] = "true"

@@ -30,6 +30,13 @@ public struct FileSystem: Sendable {
         return parent.isEmpty ? "/" : String(parent)
     }
 
+    /// Whether `path` is on a file system kept in memory only (tmpfs, ramfs): where a secret in
+    /// the clear may sit for a moment without reaching a disk. `false` when it cannot be told.
+    public static func isMemoryBacked(_ path: String) -> Bool {
+        let tmpfsMagic: Int64 = 0x0102_1994, ramfsMagic: Int64 = 0x8584_58F6  // linux/magic.h
+        return [tmpfsMagic, ramfsMagic].contains(Int64(coffer_filesystem_type(path)))
+    }
+
     /// `path` made absolute against the working directory (unchanged when it already is, or
     /// when the working directory cannot be read).
     public static func absolutePath(_ path: String) -> String {

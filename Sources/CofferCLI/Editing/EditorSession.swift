@@ -21,11 +21,15 @@ struct EditorSession {
         return access("/usr/bin/editor", X_OK) == 0 ? ["editor"] : ["vi"]
     }
 
-    /// A new 0700 directory on a tmpfs (`$XDG_RUNTIME_DIR`, else `/dev/shm`), where a secret in
-    /// the clear may sit for a moment without reaching a disk: the editor's document, a key
-    /// file ssh-keygen opens.
-    static func makePrivateDirectory(prefix: String, environment: Environment) throws -> String {
-        let base = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/dev/shm"
+    /// A new 0700 directory on a tmpfs, where a secret in the clear may sit for a moment without
+    /// reaching a disk: the editor's document, a key file ssh-keygen opens. `$XDG_RUNTIME_DIR`
+    /// when it is memory-backed (it is not always: a container, a `su` session), else
+    /// `/dev/shm`; neither, and nothing is written.
+    static func makePrivateDirectory(prefix: String, environment: Environment, candidates: [String]? = nil) throws -> String {
+        let bases = candidates ?? ([environment["XDG_RUNTIME_DIR"]].compactMap { $0?.isEmpty == false ? $0 : nil } + ["/dev/shm"])
+        guard let base = bases.first(where: FileSystem.isMemoryBacked) else {
+            throw Failure(description: "no tmpfs to hold the text in the clear (\(bases.joined(separator: ", ")) \(bases.count == 1 ? "is" : "are") on a disk); nothing was written")
+        }
         do { return try FileSystem.standard.makeTemporaryDirectory(prefix: prefix, in: base) } catch {
             throw Failure(description: "cannot make a private directory in \(base) (\(error))")
         }
