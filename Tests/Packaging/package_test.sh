@@ -47,6 +47,9 @@ installed=$scratch/stage$scratch/prefix
 "$installed/bin/coffer" --version | grep "^coffer " >/dev/null || fail "scripts/install: coffer --version"
 bash -c "source '$installed/share/bash-completion/completions/coffer' && complete -p coffer" | grep _coffer >/dev/null || fail "bash completion"
 [ "$(wc -l < "$installed/share/coffer/installed-files")" -ge 20 ] || fail "installed-files list"
+# A prefix outside /usr writes nothing outside it, even as root (no system manifests unless asked).
+find "$scratch/stage" -type f | grep -v "^$scratch/stage$scratch/prefix/" | head -3 > "$scratch/outside" || true
+[ ! -s "$scratch/outside" ] || fail "scripts/install --prefix wrote outside the prefix: $(cat "$scratch/outside")"
 scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" --uninstall > /dev/null
 left=$(find "$scratch/stage" -type f | wc -l)
 [ "$left" = 0 ] || fail "--uninstall left $left files: $(find "$scratch/stage" -type f | head -3)"
