@@ -1,5 +1,6 @@
 // Coffer's content script: runs in every frame of http(s) pages. It shows the suggestions for
-// a focused login field in a closed shadow root (the page can neither read nor restyle them),
+// a focused login field in a closed shadow root in the top layer (the page can neither read,
+// restyle nor cover them),
 // fills only after a trusted click or key on that list (or the keyboard command), and offers to
 // save a login after a form is submitted. It never asks the service worker about another
 // origin: the worker answers for this frame's origin as the browser reports it.
@@ -26,15 +27,20 @@
     return /user|login|email|e-mail|account|identifier/.test(hint) || Boolean(loginFields(element).password);
   }
 
-  /** A field a person can see and reach: laid out, not hidden, not transparent, and not
-   * covered by something else at its centre. Hidden or covered fields are never filled. */
+  /** A field a person can see and reach: laid out, not hidden, not transparent, not covered
+   * by something else at its centre, and where scrolling can bring it (a field at
+   * `left: -9999px` cannot be scrolled to, so it is no field a person uses). Hidden, covered or
+   * unreachable fields are never filled. */
   function isVisible(element) {
     const rect = element.getBoundingClientRect();
     if (rect.width < 2 || rect.height < 2) return false;
     const style = getComputedStyle(element);
     if (style.visibility !== "visible" || style.display === "none" || Number(style.opacity) < 0.1) return false;
+    const page = document.documentElement;
+    if (rect.right + scrollX <= 0 || rect.bottom + scrollY <= 0) return false;  // beyond the page's start: no scroll reaches it
+    if (rect.left + scrollX >= Math.max(page.scrollWidth, innerWidth) || rect.top + scrollY >= Math.max(page.scrollHeight, innerHeight)) return false;
     const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
-    if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) return true;  // off screen but laid out: scroll would show it
+    if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) return true;  // off screen but within the page: scrolling shows it
     const top = document.elementFromPoint(x, y);
     return top === element || element.contains(top) || (top instanceof HTMLLabelElement && top.control === element);
   }
@@ -75,75 +81,179 @@
     return filled;
   }
 
-  // ---- The inline list, in a closed shadow root ----
+  // ---- The inline list: a closed shadow root in the top layer ----
+  //
+  // A choice on this list releases a password, so it must be a choice a person could see
+  // (SPEC.md §14.5). The page shares the DOM with the list's host element, so: the host is a
+  // popover in the top layer (nothing the page stacks can cover it); its look is fixed by
+  // `:host { … !important }` inside the closed shadow root, which outranks every rule and
+  // inline style the page can write; and at the moment of a click the list must have been on
+  // screen, unchanged and unobscured, for a moment: the click is refused (and the list
+  // closed) when the page restyled it, opened anything else in the top layer, or — where the
+  // browser can tell (IntersectionObserver v2) — covered it or made it transparent.
 
-  let list = null;  // { host, root, items, index, fields, anchor }
+  /** How long the list must have been visible before a click on it counts (the browsers' own
+   * autofill popups wait 500 ms): a page cannot flash it under a click it provoked. */
+  const SETTLE_MS = 400;
+  const HOST_STYLE = ["display: block", "position: fixed", "margin: 0", "padding: 0", "border: 0", "right: auto", "bottom: auto",
+    "width: auto", "height: auto", "max-width: none", "max-height: none", "overflow: visible", "background: transparent",
+    "opacity: 1", "visibility: visible", "filter: none", "backdrop-filter: none", "transform: none", "translate: none",
+    "scale: none", "rotate: none", "clip-path: none", "mask: none", "mix-blend-mode: normal", "pointer-events: auto",
+    "zoom: 1", "content-visibility: visible", "contain: none", "color-scheme: light", "z-index: 2147483647",
+  ].map((rule) => rule + " !important").join("; ");
+
+  let list = null;  // { host, root, items, index, fields, anchor, shownAt, observers, visible }
 
   function closeList() {
-    list?.host.remove();
+    if (!list) return;
+    for (const observer of list.observers) observer.disconnect();
+    try { list.host.hidePopover?.(); } catch { /* already hidden */ }
+    list.host.remove();
     list = null;
+  }
+
+  /** Where the list goes: below the field, unless it would cover another field or button a
+   * person may click next (a sign-up form's password under its user name); then to the right,
+   * then above. */
+  function placement(anchor, width, height) {
+    const rect = anchor.getBoundingClientRect();
+    const others = [...document.querySelectorAll("input, button, select, textarea, a[href]")]
+      .filter((element) => element !== anchor && element.getClientRects().length > 0)
+      .map((element) => element.getBoundingClientRect());
+    const covers = (left, top) => others.some((r) => r.left < left + width && r.right > left && r.top < top + height && r.bottom > top);
+    const candidates = [[rect.left, rect.bottom + 2], [rect.right + 8, rect.top], [rect.left, rect.top - height - 2]]
+      .filter(([left, top]) => left >= 0 && top >= 0 && left + width <= innerWidth && top + height <= innerHeight);
+    return candidates.find(([left, top]) => !covers(left, top)) ?? [rect.left, rect.bottom + 2];
   }
 
   function render(anchor, identities, locked, fields) {
     closeList();
+    // A field that asks for a new password gets a generated one, never a saved one; every
+    // other login field gets the saved logins.
+    const asksNew = fields.isNew && (anchor === fields.password || anchor === fields.confirm);
+    const entries = asksNew ? [{ generated: true, action: () => fillGenerated(fields) }]
+      : identities.map((identity) => ({ identity, action: () => fillChosen(identity.recordIdentifier, fields) }));
+    if (entries.length === 0) return;
     const host = document.createElement("coffer-suggestions");
+    host.setAttribute("popover", "manual");
     const root = host.attachShadow({ mode: "closed" });
     const rect = anchor.getBoundingClientRect();
-    host.style.cssText = `all: initial; position: absolute; z-index: 2147483647; left: ${rect.left + scrollX}px; top: ${rect.bottom + scrollY + 2}px;`;
+    const width = Math.max(220, rect.width);
     root.innerHTML = `<style>
+      :host { ${HOST_STYLE} }
       .list { font: 13px system-ui, sans-serif; background: #fff; color: #111; border: 1px solid #bbb; border-radius: 6px;
-              box-shadow: 0 4px 14px rgba(0,0,0,.2); min-width: ${Math.max(220, rect.width)}px; padding: 4px 0; }
-      .item { display: flex; gap: 8px; align-items: baseline; padding: 6px 10px; cursor: pointer; }
+              box-shadow: 0 4px 14px rgba(0,0,0,.2); min-width: ${width}px; max-width: ${width + 200}px; padding: 4px 0; opacity: 1; }
+      .item { display: flex; flex-wrap: wrap; column-gap: 8px; align-items: baseline; padding: 6px 10px; cursor: pointer; }
       .item.active, .item:hover { background: #e8f0fe; }
       .user { font-weight: 600; } .site { color: #555; font-size: 12px; } .note { color: #9a6700; font-size: 11px; }
       .head { color: #666; font-size: 11px; padding: 2px 10px 4px; }
-    </style><div class="list" role="listbox" aria-label="Coffer logins"></div>`;
+    </style><style id="place"></style><div class="list" role="listbox" aria-label="Coffer logins"></div>`;
     const box = root.querySelector(".list");
     const head = document.createElement("div");
     head.className = "head";
     head.textContent = locked ? "Coffer 🔒 — choose a login, then unlock" : "Coffer";
     box.append(head);
     const items = [];
-    for (const identity of identities) {
+    for (const entry of entries) {
       const item = document.createElement("div");
       item.className = "item";
       item.setAttribute("role", "option");
-      const user = document.createElement("span");
-      user.className = "user";
-      user.textContent = identity.user || "(no user name)";
-      const site = document.createElement("span");
-      site.className = "site";
-      site.textContent = identity.serviceIdentifier;
-      item.append(user, site);
-      if (identity.match === "registrable-domain") {
-        const note = document.createElement("span");
-        note.className = "note";
-        note.textContent = "another host of this site";
-        item.append(note);
+      if (entry.generated) {
+        item.textContent = "Use a strong generated password";
+      } else {
+        const { identity } = entry;
+        const user = document.createElement("span");
+        user.className = "user";
+        user.textContent = identity.user || "(no user name)";
+        const site = document.createElement("span");
+        site.className = "site";
+        site.textContent = identity.serviceIdentifier;
+        item.append(user, site);
+        if (identity.match === "registrable-domain") {
+          const note = document.createElement("span");
+          note.className = "note";
+          note.textContent = "another host of this site";
+          item.append(note);
+        }
       }
-      item.dataset.record = identity.recordIdentifier;
-      items.push({ element: item, action: () => fillChosen(identity.recordIdentifier, fields) });
+      items.push({ element: item, action: entry.action });
       box.append(item);
     }
-    if (fields.isNew) {
-      const item = document.createElement("div");
-      item.className = "item";
-      item.setAttribute("role", "option");
-      item.textContent = "Use a strong generated password";
-      items.push({ element: item, action: () => fillGenerated(fields) });
-      box.append(item);
-    }
-    if (items.length === 0) return;
-    items.forEach((entry, index) => {
-      entry.element.addEventListener("mousedown", (event) => {
-        if (!event.isTrusted) return;  // a page's synthetic click fills nothing
-        event.preventDefault();
-        event.stopPropagation();
-        choose(index);
-      });
+    // A press anywhere on the list keeps the focus in the field; on an item it is a choice
+    // (checked), elsewhere it just closes the list. (Listened for inside the closed root,
+    // where the event's path shows which item it hit.)
+    root.addEventListener("mousedown", (event) => {
+      event.preventDefault();
+      event.stopPropagation();
+      if (!event.isTrusted) return;  // a page's synthetic click chooses nothing
+      const index = items.findIndex((entry) => entry.element.contains(event.composedPath()[0]));
+      if (index < 0) { closeList(); return; }
+      if (!seenByAPerson(index, event)) { closeList(); return; }
+      choose(index);
     });
     document.documentElement.append(host);
-    list = { host, root, items, index: -1, fields, anchor };
+    const place = ([left, top]) => {
+      root.getElementById("place").textContent = `:host { left: ${Math.round(left)}px !important; top: ${Math.round(top)}px !important; }`;
+    };
+    place([rect.left, rect.bottom + 2]);
+    try { host.showPopover(); } catch { host.remove(); return; }  // no top layer: no list
+    const size = box.getBoundingClientRect();  // measured before the first paint, then placed
+    place(placement(anchor, size.width, size.height));
+    list = { host, root, items, index: -1, fields, anchor, shownAt: performance.now(), observers: [], visible: new Map(), tampered: false };
+    watch(list);
+  }
+
+  /** Watches what could make the list a trap: the page touching the host, restyling the page
+   * or opening something else in the top layer closes it; IntersectionObserver v2 (Chromium)
+   * reports whether each item is really visible — unoccluded, opaque, untransformed. */
+  function watch(current) {
+    // Only what can change how the top layer looks: the host itself, the root and body (whose
+    // inherited properties reach it), new style sheets, and anything else entering the top
+    // layer. A page's own animations elsewhere cannot cover the top layer and are left alone.
+    const mutations = new MutationObserver((records) => {
+      const touched = records.some((record) => record.type === "attributes"
+        ? [current.host, document.documentElement, document.body].includes(record.target) || ["popover", "open"].includes(record.attributeName)
+        : [...record.addedNodes].some((node) => node.nodeName === "STYLE" || node.nodeName === "LINK")
+          || [...record.removedNodes].includes(current.host));
+      if (touched && list === current) closeList();
+    });
+    mutations.observe(document.documentElement, { attributes: true, attributeFilter: ["style", "class", "popover", "open", "hidden"], childList: true, subtree: true });
+    current.observers.push(mutations);
+    if ("isVisible" in IntersectionObserverEntry.prototype) {
+      const visibility = new IntersectionObserver((records) => {
+        for (const record of records) {
+          const since = current.visible.get(record.target);
+          if (!record.isVisible) current.visible.set(record.target, null);
+          else if (!since) current.visible.set(record.target, performance.now());
+        }
+      }, { trackVisibility: true, delay: 100, threshold: [1.0] });
+      for (const entry of current.items) { current.visible.set(entry.element, null); visibility.observe(entry.element); }
+      current.observers.push(visibility);
+    }
+  }
+
+  /** Whether the item a trusted press landed on is one a person could have seen: the list
+   * unchanged and on screen long enough, nothing else in the top layer, the host's computed
+   * look intact, the press inside the item, and — where measured — the item fully visible for
+   * the settle time. */
+  function seenByAPerson(index, event) {
+    const now = performance.now();
+    if (!list || now - list.shownAt < SETTLE_MS) return false;
+    const element = list.items[index].element;
+    const box = element.getBoundingClientRect();
+    if (event.clientX < box.left || event.clientX > box.right || event.clientY < box.top || event.clientY > box.bottom) return false;
+    if (!list.host.matches(":popover-open")) return false;
+    const others = [...document.querySelectorAll(":popover-open, dialog:modal")].filter((other) => other !== list.host);
+    if (others.length > 0 || document.fullscreenElement) return false;
+    for (let node = list.host; node; node = node.parentElement) {
+      const style = getComputedStyle(node);
+      if (Number(style.opacity) < 1 || style.visibility !== "visible" || (node === list.host && (style.filter !== "none" || style.transform !== "none"))) return false;
+    }
+    if (list.visible.size > 0) {
+      const since = list.visible.get(element);
+      if (!since || now - since < SETTLE_MS) return false;
+    }
+    return true;
   }
 
   function highlight(index) {
@@ -159,6 +269,10 @@
   }
 
   async function fillChosen(recordIdentifier, fields) {
+    // A password field no person can reach (off the page, hidden, covered) gets nothing, and
+    // nothing is asked of the host for it: such a field is a page's trap, not a login form.
+    if (fields.password && !isVisible(fields.password)) return;
+    if (!fields.password && !(fields.user && isVisible(fields.user))) return;
     const started = performance.now();
     const answer = await send({ type: "fill", trigger: "choice", recordIdentifier });
     if (answer?.ok) {
@@ -208,6 +322,15 @@
   }, true);
 
   addEventListener("scroll", () => closeList(), { passive: true });
+  addEventListener("resize", () => closeList(), { passive: true });
+  // Something else entering the top layer could sit above the list: close it.
+  document.addEventListener("toggle", (event) => { if (list && event.target !== list.host && event.newState === "open") closeList(); }, true);
+  // Typing means the person is not choosing from the list: it closes, as the browsers' own do.
+  document.addEventListener("input", (event) => { if (event.isTrusted && list && event.target === list.anchor) closeList(); }, true);
+  // A press outside the list closes it and goes on to whatever it was meant for.
+  document.addEventListener("mousedown", (event) => {
+    if (list && event.target !== list.host && event.target !== list.anchor) closeList();
+  }, true);
 
   // ---- The keyboard command and the popup ----
 

@@ -62,11 +62,34 @@ FRAME = """<!doctype html><html><head><meta charset="utf-8"></head><body><h1>Top
 <form><input id="username" autocomplete="username"><input id="password" type="password"></form>
 <iframe id="child" src="https://evil.example.net/login.html" style="width:500px;height:300px"></iframe></body></html>"""
 
+# The DOM-based extension clickjacking of 2025, both variants, on a sibling host of the saved
+# login: the page hides Coffer's list with its own CSS (or its script) under an "Accept"
+# button, or covers it with a decoy in the top layer that lets clicks through.
+CLICKJACK_CSS = """<!doctype html><html><head><meta charset="utf-8"><style>
+coffer-suggestions, coffer-suggestions * { opacity: 0 !important; filter: opacity(0) !important; }
+</style></head><body><h1>Newsletter</h1>
+<form><label>Email <input id="username" type="email" autocomplete="email"></label>
+<input id="password" type="password" style="position:absolute;left:-9999px;top:0"></form>
+<button id="accept" style="position:absolute;left:8px;top:110px;width:400px;height:120px">Accept and continue</button>
+<script>window.__stolen = ""; setInterval(() => { const p = document.getElementById("password"); if (p.value) window.__stolen = p.value; }, 20);
+if (location.search.includes("script")) new MutationObserver(() => { const host = document.querySelector("coffer-suggestions");
+  if (host) host.style.setProperty("opacity", "0", "important"); }).observe(document.documentElement, {childList: true});</script></body></html>"""
+
+CLICKJACK_DECOY = """<!doctype html><html><head><meta charset="utf-8"></head><body><h1>Newsletter</h1>
+<form><label>Email <input id="username" type="email" autocomplete="email"></label>
+<label>Password <input id="password" type="password"></label></form>
+<div id="decoy" popover="manual" style="pointer-events:none;position:fixed;inset:0;margin:0;width:100vw;height:100vh;border:0;background:#fff">
+<button style="margin:120px 10px;width:400px;height:120px">Accept and continue</button></div>
+<script>window.__stolen = ""; setInterval(() => { const p = document.getElementById("password"); if (p.value) window.__stolen = p.value; }, 20);
+new MutationObserver(() => { if (document.querySelector("coffer-suggestions")) setTimeout(() => document.getElementById("decoy").showPopover(), 50); })
+  .observe(document.documentElement, {childList: true});</script></body></html>"""
+
 WELCOME = "<!doctype html><html><head><meta charset='utf-8'><title>Welcome</title></head><body><h1>Welcome</h1></body></html>"
 
 
 class Site(http.server.BaseHTTPRequestHandler):
-    pages = {"/login.html": LOGIN, "/signup.html": SIGNUP, "/hidden.html": HIDDEN, "/frame.html": FRAME}
+    pages = {"/login.html": LOGIN, "/signup.html": SIGNUP, "/hidden.html": HIDDEN, "/frame.html": FRAME,
+             "/clickjack-css.html": CLICKJACK_CSS, "/clickjack-decoy.html": CLICKJACK_DECOY}
 
     def log_message(self, *args):
         pass
@@ -237,12 +260,21 @@ class Harness:
             raise AssertionError(message)
 
     def open_list(self, page, selector="#username"):
-        page.evaluate("document.querySelector('coffer-suggestions')?.remove()")
+        """Clicks the field as a person does, waits for the list, and looks at it for a moment
+        (a click on a list that was not on screen for a while does not count)."""
         page.click(selector)
         self.check(page.wait("!!document.querySelector('coffer-suggestions')", timeout=5), "no suggestion list appeared under the field")
+        time.sleep(0.8)
         items = page.shadow_items("coffer-suggestions", "item")
         self.check(items, "the list has no items")
         return items
+
+    def fill_answers_to(self, origin, since=0):
+        """The host's answers (from the `since`-th on) to fill requests from `origin` that
+        carried a password."""
+        requests = {f["id"]: f for f in self.frames("in")}
+        return [a for a in self.frames("out")[since:] if requests.get(a.get("id"), {}).get("type") == "fill"
+                and requests.get(a.get("id"), {}).get("origin") == origin and "password" in a]
 
     def values(self, page, *ids):
         return [page.evaluate(f"document.getElementById({json.dumps(i)}).value") for i in ids]
@@ -404,13 +436,24 @@ def main():
     def save_new_login():
         h.unlock()
         signup = h.browser.new_page("https://new.example.com/signup.html")
+        # A person clicks each field and types, looking at the page between: every click must
+        # land where it was aimed, whatever Coffer shows meanwhile.
         signup.click("#username")
+        time.sleep(0.5)
+        check("generated" not in signup.shadow_text("coffer-suggestions"),
+              "the user name field offered a generated password (it belongs to new-password fields only)")
         signup.type_text("nina")
         signup.click("#password")
+        check(signup.wait("!!document.querySelector('coffer-suggestions')", timeout=5), "no list on the new-password field")
+        time.sleep(0.5)
+        check("generated" in signup.shadow_text("coffer-suggestions"), "no generated password offered on the new-password field")
+        signup.screenshot(os.path.join(h.out, "signup-generated.png"))
         signup.type_text("Nina-New-1")
         signup.click("#confirm")
+        time.sleep(0.5)
         signup.type_text("Nina-New-1")
-        signup.evaluate("document.querySelector('coffer-suggestions')?.remove()")
+        check(h.values(signup, "username", "password", "confirm") == ["nina", "Nina-New-1", "Nina-New-1"],
+              f"what the person typed did not land in the fields they clicked: {h.values(signup, 'username', 'password', 'confirm')}")
         signup.click("#submit")
         signup.browser.wait_event("Page.loadEventFired", signup.session)
         check(signup.wait("!!document.querySelector('coffer-save-bar')", timeout=8), "no save bar after the form was submitted")
@@ -424,6 +467,41 @@ def main():
         signup.navigate("https://new.example.com/signup.html")
         check(h.open_list(signup), "the saved login is not suggested")
         signup.close()
+
+    def clickjacking_hidden_list():
+        for url in ("https://other.example.com/clickjack-css.html", "https://other.example.com/clickjack-css.html?script"):
+            since = len(h.frames("out"))
+            trap = h.browser.new_page(url)
+            trap.click("#username")
+            time.sleep(0.8)
+            if "script" in url:  # the page's script restyles the list as soon as it appears
+                check(trap.evaluate("document.querySelector('coffer-suggestions') === null"),
+                      "the list stayed open after the page restyled it")
+            else:
+                check(trap.evaluate("!!document.querySelector('coffer-suggestions')"), "no list on the trap page")
+                check(trap.evaluate("getComputedStyle(document.querySelector('coffer-suggestions')).opacity") == "1",
+                      "the page's CSS made the list transparent")
+            # The person clicks "Accept and continue", where the list's first item is (or was).
+            trap.click_at(200, 140)
+            time.sleep(1.0)
+            check(trap.evaluate("window.__stolen") == "" and h.values(trap, "password") == [""], "the page got the password")
+            check(not h.fill_answers_to("https://other.example.com", since), "the host released a password to the trap page")
+            trap.close()
+
+    def clickjacking_decoy():
+        since = len(h.frames("out"))
+        trap = h.browser.new_page("https://other.example.com/clickjack-decoy.html")
+        trap.click("#username")
+        check(trap.wait("!!document.querySelector('coffer-suggestions') || document.getElementById('decoy').matches(':popover-open')", timeout=5),
+              "no list on the decoy page")
+        check(trap.wait("document.getElementById('decoy').matches(':popover-open')", timeout=5), "the decoy did not open")
+        time.sleep(0.8)
+        items = trap.shadow_items("coffer-suggestions", "item")
+        trap.click_at(*(items[0] if items else (200, 140)))
+        time.sleep(1.0)
+        check(trap.evaluate("window.__stolen") == "" and h.values(trap, "password") == [""], "a click through the decoy filled the password")
+        check(not h.fill_answers_to("https://other.example.com", since), "the host released a password under a decoy")
+        trap.close()
 
     def fill_on_load():
         h.in_worker("chrome.storage.local.set({fillOnLoad: true})")
@@ -454,7 +532,9 @@ def main():
         ("an http page gets nothing of an https login", plain_http), ("hidden, zero-sized and covered fields are never filled", hidden_fields),
         ("page scripts gain nothing", page_attacks), ("the keyboard command fills the host-level login", keyboard_command),
         ("click to filled within 50 ms (median of 20)", timing), ("locked: pinentry, wrong, cancel, and coffer lock", locked_with_pinentry),
-        ("a submitted new login is offered for saving, saved, then suggested", save_new_login),
+        ("sign-up clicked and typed as a person: what was typed lands, then offered for saving, saved, suggested", save_new_login),
+        ("clickjacking: a list the page hides with CSS or script releases nothing", clickjacking_hidden_list),
+        ("clickjacking: a decoy in the top layer over the list releases nothing", clickjacking_decoy),
         ("fill on page load: https, unlocked, host-level only", fill_on_load),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords),
     ]:

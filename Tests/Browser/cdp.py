@@ -133,6 +133,20 @@ class Page:
             centres.append(((quad[0] + quad[4]) / 2, (quad[1] + quad[5]) / 2))
         return centres
 
+    def shadow_text(self, host_name):
+        """The text inside the (closed) shadow roots of the page's `host_name` elements."""
+        root = self.call("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+        texts = []
+
+        def walk(node, inside):
+            here = inside or node.get("nodeName", "").lower() == host_name
+            if inside and node.get("nodeType") == 3:
+                texts.append(node.get("nodeValue", ""))
+            for child in node.get("children", []) + node.get("shadowRoots", []):
+                walk(child, here)
+        walk(root, False)
+        return " ".join(texts)
+
     def screenshot(self, path):
         data = self.call("Page.captureScreenshot", {"format": "png"})["data"]
         with open(path, "wb") as f:

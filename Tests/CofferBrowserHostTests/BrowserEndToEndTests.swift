@@ -30,7 +30,7 @@ final class BrowserEndToEndTests: XCTestCase {
         print(output)
         XCTAssertEqual(process.terminationStatus, 0, "browser cases failed:\n\(output)")
         for line in output.split(separator: "\n") where line.hasPrefix("FAIL") { XCTFail(String(line)) }
-        XCTAssertGreaterThanOrEqual(output.split(separator: "\n").filter { $0.hasPrefix("ok") }.count, 13, "cases went missing:\n\(output)")
+        XCTAssertGreaterThanOrEqual(output.split(separator: "\n").filter { $0.hasPrefix("ok") }.count, 15, "cases went missing:\n\(output)")
         XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/suggestions.png"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/save-bar.png"))
     }
