@@ -1,15 +1,23 @@
 #!/usr/bin/python3
-"""Coffer in real Chromium (headless, driven through the DevTools protocol): the extension in
-Browser/extension, the real coffer-browser-host, a real vault, a scripted pinentry, and a local
-test site over HTTPS and HTTP on 127.0.0.1 (names mapped with --host-resolver-rules).
+"""Coffer in real browsers: headless Chromium driven through the DevTools protocol, or headless
+Firefox ESR through WebDriver BiDi — the extension in Browser/extension, the real
+coffer-browser-host, a real vault, a scripted pinentry, and a local test site over HTTPS and HTTP
+on 127.0.0.1 (Chromium maps the names with --host-resolver-rules; Firefox goes through a local
+proxy that sends every *.example.{com,net,org} connection to that site).
 
-    browser_e2e.py --bin DIR --extension DIR --out DIR
+    browser_e2e.py --bin DIR --extension DIR --out DIR [--browser chromium|firefox]
 
+The cases are written once against one page interface (cdp.Page, bidi.Page); the few that need
+the extension's own contexts (its keyboard command, its storage, a cross-origin frame's target)
+run in Chromium only.
 DIR holds coffer and coffer-browser-host. Prints one line per case and a JSON summary
 (timings included) to OUT/results.json; screenshots of the list and the save bar go to OUT.
 Exits 1 if any case fails."""
 import argparse
 import http.server
+import select
+import signal
+import socket
 import json
 import os
 import shutil
@@ -24,6 +32,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bidi  # noqa: E402
 from cdp import Browser, CDPError  # noqa: E402
 
 MASTER = "browser test master"
@@ -122,9 +131,79 @@ def serve(tls_context=None):
     return server
 
 
+class Proxy(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    """An HTTP proxy on 127.0.0.1 for Firefox, which has no host-resolver rules: CONNECT to
+    port 443 and plain requests of the test domains reach the local HTTPS and HTTP servers;
+    anything else (the browser's own background requests) is refused."""
+    daemon_threads = True
+    allow_reuse_address = True
+    domains = (".example.com", ".example.net", ".example.org")
+
+    def __init__(self, https_port, http_port):
+        self.https_port, self.http_port = https_port, http_port
+        super().__init__(("127.0.0.1", 0), ProxyHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+class ProxyHandler(socketserver.BaseRequestHandler):
+    def handle(self):
+        data = b""
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            chunk = self.request.recv(4096)
+            if not chunk:
+                return
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        method, target = head.split(b"\r\n")[0].split(b" ")[:2]
+        if method == b"CONNECT":
+            host, _, port = target.decode().rpartition(":")
+            if not host.endswith(Proxy.domains) or port != "443":
+                self.request.sendall(b"HTTP/1.1 403 Forbidden\r\n\r\n")
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.server.https_port))
+            self.request.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        else:
+            url = target.decode()
+            host = url.split("//", 1)[-1].split("/", 1)[0].split(":")[0]
+            if not url.startswith("http://") or not host.endswith(Proxy.domains):
+                self.request.sendall(b"HTTP/1.1 403 Forbidden\r\n\r\n")
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.server.http_port))
+            path = "/" + url.split("//", 1)[-1].split("/", 1)[1] if "/" in url.split("//", 1)[-1] else "/"
+            upstream.sendall(head.replace(target, path.encode(), 1) + b"\r\n\r\n" + rest)
+        sockets = [self.request, upstream]
+        try:
+            while True:
+                readable, _, _ = select.select(sockets, [], [], 30)
+                if not readable:
+                    return
+                for source in readable:
+                    chunk = source.recv(65536)
+                    if not chunk:
+                        return
+                    (upstream if source is self.request else self.request).sendall(chunk)
+        except OSError:
+            return
+        finally:
+            upstream.close()
+
+
+FIREFOX_PREFS = {
+    "network.proxy.type": 1, "network.proxy.http": "127.0.0.1", "network.proxy.ssl": "127.0.0.1",
+    "network.proxy.no_proxies_on": "", "network.proxy.allow_hijacking_localhost": True,
+    "dom.security.https_only_mode": False, "browser.shell.checkDefaultBrowser": False,
+    "datareporting.policy.dataSubmissionEnabled": False, "toolkit.telemetry.reporter": False,
+    "app.update.disabledForTesting": True, "browser.startup.homepage_override.mstone": "ignore",
+    "extensions.autoDisableScopes": 0, "extensions.originControls.grantByDefault": True,
+    "browser.safebrowsing.malware.enabled": False, "browser.safebrowsing.phishing.enabled": False,
+    "network.captive-portal-service.enabled": False, "network.connectivity-service.enabled": False,
+}
+
+
 class Harness:
     def __init__(self, args):
         self.bin, self.extension, self.out = os.path.abspath(args.bin), os.path.abspath(args.extension), args.out
+        self.kind = args.browser
         self.root = tempfile.mkdtemp(prefix="coffer-browser-e2e-")
         self.env = {
             "PATH": "/usr/bin:/bin", "HOME": self.root + "/home", "XDG_STATE_HOME": self.root + "/state",
@@ -151,7 +230,8 @@ class Harness:
         with open(wrapper, "w") as f:
             f.write(f"#!/bin/sh\ntee -a '{self.root}/host-in.log' | '{self.bin}/coffer-browser-host' \"$@\" | tee -a '{self.root}/host-out.log'\n")
         os.chmod(wrapper, 0o755)
-        code, out, err = self.coffer("browser", "install", "--user-data-dir", profile, "--host", wrapper)
+        where = ["--browser", "firefox"] if self.kind == "firefox" else ["--user-data-dir", profile]
+        code, out, err = self.coffer("browser", "install", *where, "--host", wrapper)
         assert code == 0, err
 
     def frames(self, name):
@@ -195,6 +275,8 @@ class Harness:
         https_port, http_port = self.https.server_address[1], self.http.server_address[1]
         profile = self.root + "/profile"
         self.install_host(profile)
+        if self.kind == "firefox":
+            return self.start_firefox(profile, https_port, http_port)
         rules = ", ".join(f"MAP *.{domain}:443 127.0.0.1:{https_port}, MAP *.{domain}:80 127.0.0.1:{http_port}"
                           for domain in ("example.com", "example.net", "example.org"))
         self.process = subprocess.Popen(
@@ -204,7 +286,8 @@ class Harness:
              # Chromium would upgrade the http pages to the test site's https server otherwise.
              "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
              "--window-size=1000,700", "about:blank"],
-            env={**self.env, "HOME": self.root + "/chromium-home"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            env={**self.env, "HOME": self.root + "/chromium-home"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
         for _ in range(300):
             try:
                 port, path = open(profile + "/DevToolsActivePort").read().split("\n")[:2]
@@ -222,6 +305,36 @@ class Harness:
         assert self.worker, "the extension's service worker did not start (is its id the manifest key's?)"
         self.browser.call("Runtime.enable", session=self.worker)
 
+    def start_firefox(self, profile, https_port, http_port):
+        """Firefox ESR, headless, its BiDi endpoint on a free port; the extension installed
+        temporarily over BiDi (webExtension.install), as about:debugging would."""
+        self.proxy = Proxy(https_port, http_port)
+        os.makedirs(profile)
+        prefs = dict(FIREFOX_PREFS, **{"network.proxy.http_port": self.proxy.server_address[1],
+                                       "network.proxy.ssl_port": self.proxy.server_address[1]})
+        with open(profile + "/user.js", "w") as f:
+            for name, value in prefs.items():
+                f.write(f"user_pref({json.dumps(name)}, {json.dumps(value)});\n")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.process = subprocess.Popen(
+            ["firefox-esr", "--headless", "--no-remote", "--profile", profile, f"--remote-debugging-port={port}",
+             "--window-size=1000,700", "about:blank"],
+            env={**self.env, "MOZ_HEADLESS": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)  # Firefox may restart itself on a new profile: stop() ends the whole group
+        for _ in range(300):
+            try:
+                self.browser = bidi.Browser(f"ws://127.0.0.1:{port}/session")
+                break
+            except (OSError, Exception):  # not listening yet, or not ready for sessions
+                time.sleep(0.1)
+        else:
+            raise AssertionError("Firefox's WebDriver BiDi endpoint did not open")
+        self.browser.call("session.new", {"capabilities": {"alwaysMatch": {"acceptInsecureCerts": True}}})
+        self.browser.call("webExtension.install", {"extensionData": {"type": "path", "path": self.extension}})
+        self.worker = None
+
     def in_worker(self, expression):
         result = self.browser.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True},
                                    session=self.worker)
@@ -236,7 +349,10 @@ class Harness:
 
     def stop(self):
         try:
-            self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # the browser and every process it started
+            except ProcessLookupError:
+                pass
             self.process.wait(10)
         finally:
             self.lock()
@@ -285,6 +401,7 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--extension", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--browser", choices=["chromium", "firefox"], default="chromium")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     h = Harness(args)
@@ -455,7 +572,8 @@ def main():
         check(h.values(signup, "username", "password", "confirm") == ["nina", "Nina-New-1", "Nina-New-1"],
               f"what the person typed did not land in the fields they clicked: {h.values(signup, 'username', 'password', 'confirm')}")
         signup.click("#submit")
-        signup.browser.wait_event("Page.loadEventFired", signup.session)
+        check(signup.wait("location.pathname === '/welcome' && document.readyState === 'complete'", timeout=10), "the form was not submitted")
+        time.sleep(0.4)
         check(signup.wait("!!document.querySelector('coffer-save-bar')", timeout=8), "no save bar after the form was submitted")
         signup.screenshot(os.path.join(h.out, "save-bar.png"))
         buttons = signup.shadow_items("coffer-save-bar", "primary")
@@ -526,19 +644,25 @@ def main():
                 check(request.get("type") == "fill" and request.get("trigger") in ("choice", "command", "pageLoad"),
                       f"the host sent a password in answer to {request.get('type')}")
 
-    for name, function in [
-        ("the list appears on focus and a click fills", list_then_click), ("the list is keyboard-operable", keyboard),
-        ("a sibling host gets suggestions but no silent fill", sibling), ("a cross-origin iframe gets none of the top page's logins", iframe),
-        ("an http page gets nothing of an https login", plain_http), ("hidden, zero-sized and covered fields are never filled", hidden_fields),
-        ("page scripts gain nothing", page_attacks), ("the keyboard command fills the host-level login", keyboard_command),
-        ("click to filled within 50 ms (median of 20)", timing), ("locked: pinentry, wrong, cancel, and coffer lock", locked_with_pinentry),
-        ("sign-up clicked and typed as a person: what was typed lands, then offered for saving, saved, suggested", save_new_login),
-        ("clickjacking: a list the page hides with CSS or script releases nothing", clickjacking_hidden_list),
-        ("clickjacking: a decoy in the top layer over the list releases nothing", clickjacking_decoy),
-        ("fill on page load: https, unlocked, host-level only", fill_on_load),
-        ("the host sends a password only in answer to a fill", only_fills_carry_passwords),
+    # (name, case, runs in Firefox too): the Chromium-only ones reach into the extension's
+    # service worker or a frame's own target through the DevTools protocol.
+    for name, function, both in [
+        ("the list appears on focus and a click fills", list_then_click, True), ("the list is keyboard-operable", keyboard, True),
+        ("a sibling host gets suggestions but no silent fill", sibling, False),
+        ("a cross-origin iframe gets none of the top page's logins", iframe, False),
+        ("an http page gets nothing of an https login", plain_http, False),
+        ("hidden, zero-sized and covered fields are never filled", hidden_fields, True),
+        ("page scripts gain nothing", page_attacks, True), ("the keyboard command fills the host-level login", keyboard_command, False),
+        ("click to filled within 50 ms (median of 20)", timing, True),
+        ("locked: pinentry, wrong, cancel, and coffer lock", locked_with_pinentry, True),
+        ("sign-up clicked and typed as a person: what was typed lands, then offered for saving, saved, suggested", save_new_login, True),
+        ("clickjacking: a list the page hides with CSS or script releases nothing", clickjacking_hidden_list, True),
+        ("clickjacking: a decoy in the top layer over the list releases nothing", clickjacking_decoy, True),
+        ("fill on page load: https, unlocked, host-level only", fill_on_load, False),
+        ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
     ]:
-        h.case(name, function)
+        if both or h.kind == "chromium":
+            h.case(name, function)
     summary = {"results": h.results, "timings": h.timings}
     with open(os.path.join(h.out, "results.json"), "w") as f:
         json.dump(summary, f, indent=2)
