@@ -12,7 +12,7 @@ final class BrowserCommandTests: XCTestCase {
         let home = cli.environment["HOME"]!
         let host = home + "/bin/coffer-browser-host"
         try? FileManager.default.createDirectory(atPath: home + "/bin", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: host, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
+        _ = FileManager.default.createFile(atPath: host, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
         return (cli, home, host)
     }
 

@@ -87,6 +87,7 @@ final class CLIHarness {
     }
 
     /// `add` returning the new id.
+    @discardableResult
     func add(_ service: String, _ user: String, password: String) -> String {
         let result = run(["add", service, user, "--password-stdin"], stdin: "\(Self.master)\n\(password)\n")
         precondition(result.code == 0, result.stderr)

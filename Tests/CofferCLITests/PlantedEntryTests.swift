@@ -156,7 +156,7 @@ final class PlantedEntryTests: XCTestCase {
                 if info.st_mode & S_IFMT == S_IFDIR {
                     try copyTree(source + "/" + name, to: destination + "/" + name)
                 } else {
-                    manager.createFile(atPath: destination + "/" + name, contents: manager.contents(atPath: source + "/" + name),
+                    _ = manager.createFile(atPath: destination + "/" + name, contents: manager.contents(atPath: source + "/" + name),
                                        attributes: [.posixPermissions: 0o600])
                 }
             }

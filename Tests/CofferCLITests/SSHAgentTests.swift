@@ -45,7 +45,7 @@ final class SSHAgentTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: Self.products + "/coffer")
         process.arguments = ["ssh-agent"] + extra
         process.environment = environment
-        FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: home + "/agent.log")
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -190,7 +190,7 @@ final class SSHAgentTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-c", script, path, Self.products + "/coffer"]
         process.environment = environment
-        FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: home + "/agent.log")
         try process.run()
         agent = process

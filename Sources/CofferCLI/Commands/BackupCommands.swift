@@ -160,7 +160,7 @@ struct RestoreCommand: Command {
         do {
             try VaultBackup.restore(from: staged?.container.path ?? source, into: container, replacing: context.arguments.has("force"))
         } catch {
-            guard case .vaultExists? = error as? VaultError else { throw error }
+            guard case .vaultExists = error else { throw error }  // `restore` throws only VaultError
             throw CLIError("\(container.path) is not empty", hint: "restore into an empty container, or pass --force to replace it",
                            code: .usage)
         }

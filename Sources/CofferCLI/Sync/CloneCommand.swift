@@ -20,7 +20,7 @@ struct CloneCommand: Command {
         guard let password = try context.masterPassword(prompt: "Master password of the vault at \(url): ") else {
             throw VaultError.locked
         }
-        let (vault, report) = try Vault.clone(
+        let (_, report) = try Vault.clone(
             from: url, into: container, masterPassword: password, configuration: context.vaultConfiguration,
             options: SyncOptions(push: false, environment: context.io.environment))
         if context.wantsJSON {

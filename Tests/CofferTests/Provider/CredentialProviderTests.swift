@@ -43,7 +43,7 @@ final class CredentialProviderTests: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        try? sessions.revoke(for: vault.vaultID)
+        _ = try? sessions.revoke(for: vault.vaultID)
     }
 
     func provider(_ interaction: UserInteraction? = nil, sessions: KeyringSessions? = nil) -> CredentialProvider {
