@@ -60,14 +60,15 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         }
     }
 
-    /// The provider's answer as a host error.
+    /// The provider's answer as a host error: decided by the error's code and underlying
+    /// error (Apple's `NSUnderlyingErrorKey`), never by its wording.
     static func from(_ error: ExtensionError) -> BrowserHostError {
         switch error.code {
         case .userInteractionRequired: .locked
         case .userCanceled: .cancelled
         case .credentialIdentityNotFound: .notFound
         case .failed:
-            error.failureReason?.contains("wrong master password") == true ? .wrongPassword : .failed(error.failureReason ?? "failed")
+            if case .wrongPassword? = error.underlyingError { .wrongPassword } else { .failed(error.failureReason ?? "failed") }
         }
     }
 }

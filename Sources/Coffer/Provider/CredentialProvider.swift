@@ -34,7 +34,7 @@ public final class CredentialProvider {
     /// `.userInteractionRequired` if the vault is locked. Never prompts.
     public func provideCredentialWithoutUserInteraction(for credentialIdentity: PasswordCredentialIdentity) {
         guard unlockFromSession() else {
-            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, underlyingError: .locked))
             return
         }
         provide(credentialIdentity)
@@ -44,7 +44,7 @@ public final class CredentialProvider {
     /// code moves the record's counter on, which is a write: it happens only unlocked too.
     public func provideCredentialWithoutUserInteraction(for credentialIdentity: OneTimeCodeCredentialIdentity) {
         guard unlockFromSession() else {
-            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, underlyingError: .locked))
             return
         }
         provide(credentialIdentity)
@@ -154,7 +154,7 @@ public final class CredentialProvider {
                 return false
             }
         }
-        extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "wrong master password"))
+        extensionContext.cancelRequest(withError: ExtensionError.failed(VaultError.wrongPassword))
         return false
     }
 
@@ -175,7 +175,7 @@ public final class CredentialProvider {
             vault.deviceState.recordUse(of: record.id, at: UInt64(Date().timeIntervalSince1970))
             extensionContext.completeOneTimeCodeRequest(using: OneTimeCodeCredential(code: code.code))
         } catch VaultError.locked {
-            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, underlyingError: .locked))
         } catch {
             extensionContext.cancelRequest(withError: ExtensionError.failed(error))
         }
@@ -195,7 +195,7 @@ public final class CredentialProvider {
             extensionContext.cancelRequest(withError: ExtensionError(.credentialIdentityNotFound, failureReason: "the record is gone"))
             return nil
         } catch VaultError.locked {
-            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "the vault is locked"))
+            extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, underlyingError: .locked))
             return nil
         } catch {
             extensionContext.cancelRequest(withError: ExtensionError.failed(error))

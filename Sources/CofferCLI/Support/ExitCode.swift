@@ -58,21 +58,16 @@ struct CLIError: Error {
         let reason = error.failureReason ?? "\(error)"
         switch error.code {
         case .userInteractionRequired:
-            return CLIError(reason == "the vault is locked" ? reason : "the vault is locked (\(reason))",
+            return CLIError("the vault is locked" + (error.failureReason.map { " (\($0))" } ?? ""),
                             hint: "run 'coffer unlock', or use a terminal, --password-stdin or --password-file", code: .temporaryFailure)
         case .credentialIdentityNotFound:
             return CLIError("the credential is gone: \(reason)", hint: "'coffer verify' checks the vault", code: .noInput)
         case .userCanceled:
             return CLIError("cancelled")
         case .failed:
+            // The code comes from the underlying error's type, never the reason's wording.
             if let underlying = error.underlyingError { return from(underlying) }
-            if reason.contains("wrong master password") { return CLIError("wrong master password", code: .permissionDenied) }
-            if reason.contains("rolled back") {
-                return CLIError(reason, hint: "if you restored an older backup on purpose, run the command again with --accept-rollback",
-                                code: .dataError)
-            }
-            let tampered = reason.contains("corrupt") || reason.contains("tampered")
-            return CLIError(reason, code: tampered ? .dataError : .failure)
+            return CLIError(reason, code: .failure)
         }
     }
 

@@ -218,7 +218,7 @@ final class AutoFillHostTests: XCTestCase {
         let request = [CredentialServiceIdentifier(identifier: "https://example.com/login", type: .URL)]
 
         XCTAssertEqual(host.fill(serviceIdentifiers: request, allowInteraction: false),
-                       .cancelled(ExtensionError(.userInteractionRequired, failureReason: "the vault is locked")))
+                       .cancelled(ExtensionError(.userInteractionRequired)))
         XCTAssertEqual(interaction.passwordRequests, 0)
         guard case .filled(let credential, _) = host.fill(serviceIdentifiers: request, allowInteraction: true) else {
             return XCTFail("interactive fill failed")
