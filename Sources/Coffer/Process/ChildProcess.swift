@@ -35,36 +35,27 @@ public final class ChildProcess {
             for fd in toChild + fromChild + errorPipe where fd > 0 { close(fd) }
             throw .launch(arguments.first ?? "", code)
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        var spawn = Spawn(arguments, environment: environment, executable: executable)
+        spawn.newSession = newSession
+        spawn.fileActions = [.duplicate(toChild[0], to: 0), .duplicate(fromChild[1], to: 1)]
         if captureStandardError {
-            posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+            spawn.fileActions.append(.duplicate(errorPipe[1], to: 2))
         } else if !inheritStandardError {
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            spawn.fileActions.append(.open("/dev/null", as: 2, flags: O_WRONLY))
         }
         // Nothing else of ours reaches the child: a daemon started here must not keep a
         // descriptor its parent's parent waits on (a pipe, or a launcher's exit-notification socket).
-        coffer_spawn_close_from(&actions, 3)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let spawned = SpawnAttributes.with(newSession: newSession) { attributes in
-            executable.map { posix_spawn(&child, $0, &actions, &attributes, argv, envp) }
-                ?? posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
+        spawn.fileActions.append(.closeFrom(3))
+        defer {  // the child's ends, ours no more
+            close(toChild[0])
+            close(fromChild[1])
+            if captureStandardError { close(errorPipe[1]) }
         }
-        close(toChild[0])
-        close(fromChild[1])
-        if captureStandardError { close(errorPipe[1]) }
-        guard spawned == 0 else {
+        do { pid = try spawn.start() } catch {
             close(toChild[1]); close(fromChild[0])
             if captureStandardError { close(errorPipe[0]) }
-            throw .launch(arguments[0], spawned)
+            throw error
         }
-        pid = child
         input = toChild[1]
         output = fromChild[0]
         errors = errorPipe[0]
@@ -201,9 +192,8 @@ public final class ChildProcess {
     /// Whether the child has ended (its status is then kept for `wait`); never blocks.
     public func hasExited() -> Bool {
         if exitStatus != nil { return true }
-        var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return false }
-        exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        guard let code = Spawn.exitStatus(of: pid, blocking: false) else { return false }
+        exitStatus = code
         return true
     }
 
@@ -217,9 +207,7 @@ public final class ChildProcess {
         output = -1
         if errors >= 0 { close(errors) }
         errors = -1
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let code = Spawn.exitStatus(of: pid) ?? -1
         exitStatus = code
         return code
     }

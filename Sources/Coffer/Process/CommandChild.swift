@@ -16,42 +16,25 @@ public final class CommandChild {
     public init(_ arguments: [String], environment: [String], captureOutput: Bool) throws(ChildProcessError) {
         guard let program = arguments.first else { throw .launch("", EINVAL) }
         var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
+        var spawn = Spawn(arguments, environment: environment, executable: Self.search(program, environment: environment))
+        spawn.wipeEnvironment = true
         if captureOutput {
             guard coffer_pipe_cloexec(&outputPipe) == 0 else { throw .launch(program, errno) }
             guard coffer_pipe_cloexec(&errorPipe) == 0 else {
                 close(outputPipe[0]); close(outputPipe[1])
                 throw .launch(program, errno)
             }
-            posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-            posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+            spawn.fileActions = [.duplicate(outputPipe[1], to: 1), .duplicate(errorPipe[1], to: 2)]
         }
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            for entry in envp {
-                if let entry { explicit_bzero(entry, strlen(entry)) }
-                free(entry)
-            }
-        }
-        var child: pid_t = 0
-        let path = Self.search(program, environment: environment)
         // The parent blocks the signals it forwards; the child starts with none blocked and
-        // default dispositions.
-        let spawned = SpawnAttributes.with { attributes in posix_spawn(&child, path, &actions, &attributes, argv, envp) }
-        if captureOutput {
-            close(outputPipe[1])
-            close(errorPipe[1])
+        // default dispositions (Spawn's attributes).
+        defer {  // the child's ends, ours no more
+            if captureOutput { close(outputPipe[1]); close(errorPipe[1]) }
         }
-        guard spawned == 0 else {
+        do { pid = try spawn.start() } catch {
             if captureOutput { close(outputPipe[0]); close(errorPipe[0]) }
-            throw .launch(program, spawned)
+            throw error
         }
-        pid = child
         if captureOutput {
             standardOutput = outputPipe[0]
             standardError = errorPipe[0]
@@ -72,11 +55,7 @@ public final class CommandChild {
     /// it), without waiting; `nil` while it runs.
     public func exitStatus(wait: Bool) -> Int32? {
         if let status { return status }
-        var raw: Int32 = 0
-        var result: pid_t
-        repeat { result = waitpid(pid, &raw, wait ? 0 : WNOHANG) } while result < 0 && errno == EINTR
-        guard result == pid else { return nil }
-        let code = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        guard let code = Spawn.exitStatus(of: pid, blocking: wait) else { return nil }
         status = code
         return code
     }

@@ -53,32 +53,21 @@ struct EditorSession {
         guard fd >= 0 else { throw Failure(description: "cannot create \(path)") }
         IO.writeAll(fd, text)
         close(fd)
-        guard try run(editor + [path], unblocking: blocked) == 0 else { return nil }
+        guard try run(editor + [path]) == 0 else { return nil }
         guard let bytes = try? FileSystem.standard.readUserFile(path, limit: 1 << 20) else {
             throw Failure(description: "the editor left no readable file")
         }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Spawns `arguments` on this terminal and waits; the exit status.
-    private func run(_ arguments: [String], unblocking signals: sigset_t) throws -> Int32 {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), defaults = signals
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let spawned = posix_spawnp(&child, arguments[0], nil, &attributes, argv, envp)
-        guard spawned == 0 else { throw Failure(description: "cannot start the editor '\(arguments[0])': \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    /// Spawns `arguments` on this terminal (the signals this process holds back start at their
+    /// defaults there, as every child's do) and waits; the exit status.
+    private func run(_ arguments: [String]) throws -> Int32 {
+        let child: pid_t
+        do { child = try Spawn(arguments, environment: environment).start() } catch {
+            throw Failure(description: "cannot start the editor: \(error)")
+        }
+        return Spawn.exitStatus(of: child) ?? -1
     }
 
     /// Overwrites the file with zeros (through its own descriptor, never a link) and unlinks it.

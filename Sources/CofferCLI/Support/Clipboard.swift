@@ -104,23 +104,17 @@ enum Clipboard {
     static func spawn(_ arguments: [String], environment: Environment, input: [UInt8]) throws -> Int32 {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw CLIError("could not create a pipe for \(arguments[0])", code: .osError) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[0], 0)
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.variables.map { strdup("\($0.name)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-        close(pipeEnds[0])
-        guard spawned == 0 else {
-            close(pipeEnds[1])
+        var spawn = Spawn(arguments, environment: environment, executable: arguments[0])
+        spawn.fileActions = [
+            .duplicate(pipeEnds[0], to: 0), .close(pipeEnds[1]), .open("/dev/null", as: 1, flags: O_WRONLY),
+            .open("/dev/null", as: 2, flags: O_WRONLY), .closeFrom(3),
+        ]
+        let pid: pid_t
+        do { pid = try spawn.start() } catch {
+            close(pipeEnds[0]); close(pipeEnds[1])
             throw CLIError("could not start \(arguments[0])", code: .osError)
         }
+        close(pipeEnds[0])
         var written = 0
         while written < input.count {
             let count = input.withUnsafeBytes { write(pipeEnds[1], $0.baseAddress! + written, $0.count - written) }
@@ -128,8 +122,6 @@ enum Clipboard {
             written += count
         }
         close(pipeEnds[1])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status >> 8) & 0xff
+        return Spawn.exitStatus(of: pid) ?? -1
     }
 }
