@@ -2,7 +2,7 @@ import Glibc
 
 /// A shared C library opened when a feature first needs it (`dlopen`): libqrencode (QR codes),
 /// libzip (1Password's 1PUX) and libxml2 (KeePass XML). `coffer` is one static executable, which is
-/// what makes `coffer fill` start in 3 ms (README "Performance"); Debian ships libqrencode and
+/// what makes `coffer fill` start in 3 ms (docs/performance.md); Debian ships libqrencode and
 /// libzip without a static archive, and libxml2's would bring ICU's 30 MB of data into every
 /// run. Their `.systemLibrary` targets supply only the types; the functions are looked up here.
 public final class LoadedLibrary: @unchecked Sendable {

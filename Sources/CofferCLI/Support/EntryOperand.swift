@@ -1,6 +1,6 @@
 import Coffer
 
-/// An ENTRY operand, resolved the same way by every command that takes one (README "Naming an
+/// An ENTRY operand, resolved the same way by every command that takes one (docs/cli.md "Naming an
 /// entry"), in this order:
 ///
 /// | form | example | how |
