@@ -43,3 +43,49 @@ final class TypedFailureTests: XCTestCase {
         XCTAssertEqual(BrowserHostError.from(ExtensionError.failed(VaultError.wrongPassword)).code, "wrongPassword")
     }
 }
+
+/// Where the binary differed from SPEC.md (issue 29, item 6): every command gives the same code
+/// for the same finding, no option is silently half-applied, and no imported member vanishes
+/// without a word.
+final class SpecConformanceTests: XCTestCase {
+    func unlocked(_ arguments: [String], _ cli: CLIHarness, stdin: String = "") -> RunResult {
+        cli.run(arguments + ["--password-stdin"], stdin: CLIHarness.master + "\n" + stdin)
+    }
+
+    func testADirectoryOpenToOthersIs78ForVerifyAsForShow() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        cli.add("example.com", "alice", password: "pw")
+        chmod(cli.container + "/records", 0o750)
+        defer { chmod(cli.container + "/records", 0o700) }
+        XCTAssertEqual(unlocked(["show", "example.com"], cli).code, 78)
+        let verified = unlocked(["verify"], cli)
+        XCTAssertEqual(verified.code, 78, verified.stdout + verified.stderr)
+        XCTAssertFalse(verified.stdout.contains("missing"), "a refused directory is not a deleted record: " + verified.stdout)
+    }
+
+    func testEveryRepeatedServiceOptionIsApplied() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("a.example", "alice", password: "pw")
+        XCTAssertEqual(unlocked(["edit", id, "--add-service", "b.example", "--add-service", "c.example"], cli).code, 0)
+        let services = { () -> [String] in
+            let shown = try? JSONSerialization.jsonObject(with: Data(self.unlocked(["show", id, "--json"], cli).stdout.utf8)) as? [String: Any]
+            return (shown?["serviceIdentifiers"] as? [[String: Any]] ?? []).compactMap { $0["identifier"] as? String }
+        }
+        XCTAssertEqual(services(), ["a.example", "b.example", "c.example"])
+        XCTAssertEqual(unlocked(["edit", id, "--remove-service", "a.example", "--remove-service", "c.example"], cli).code, 0)
+        XCTAssertEqual(services(), ["b.example"])
+    }
+
+    func testAnUnknownMemberOfACofferExportIsReported() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let file = cli.container + "-export.json"
+        try #"[{"created":"2026-01-01T00:00:00Z","fields":[],"id":"77659535c225b3750637e34a6e690cca","kind":"login","match":"host","modified":"2026-01-01T00:00:00Z","name":"","notes":"","otp":null,"password":"p","passwordHistory":[],"revision":1,"serviceIdentifiers":[{"identifier":"ex.com","type":"domain"}],"tags":[],"user":"u","passkey":{"rpId":"ex.com"}}]"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = unlocked(["import", file, "--dry-run"], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("passkey: dropped 1 (a member this version of Coffer does not know)"), imported.stderr)
+    }
+}

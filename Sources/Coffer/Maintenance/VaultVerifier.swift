@@ -6,8 +6,14 @@ public struct VerificationReport: Sendable {
     public struct Problem: Equatable, Sendable, CustomStringConvertible {
         public let file: String
         public let message: String
+        /// The container or something in it is not private to this user (SPEC.md §2.5: exit
+        /// 78, as every other command reports it); otherwise the problem is damage (65).
+        public let isUnsafeOwnership: Bool
         public var description: String { "\(file): \(message)" }
     }
+
+    /// Whether any problem is one of ownership or access (78) rather than damage (65).
+    public var hasUnsafeOwnership: Bool { problems.contains(where: \.isUnsafeOwnership) }
 
     public internal(set) var problems: [Problem] = []
     public internal(set) var recordCount = 0
@@ -22,9 +28,21 @@ public struct VerificationReport: Sendable {
     public internal(set) var olderThanSeen: UInt64?
 
     public var isClean: Bool { problems.isEmpty }
+    /// Directories the walk was refused (reported as problems themselves).
+    var refusedDirectories: Set<String> = []
 
-    mutating func add(_ file: String, _ message: String) {
-        problems.append(Problem(file: file, message: message))
+    mutating func add(_ file: String, _ message: String, unsafeOwnership: Bool = false) {
+        problems.append(Problem(file: file, message: message, isUnsafeOwnership: unsafeOwnership))
+    }
+
+    /// A problem from an error, its kind from the error's type.
+    mutating func add(_ file: String, _ error: Error) {
+        let storage: StorageError? = switch error {
+        case let storage as StorageError: storage
+        case VaultError.storage(let storage): storage
+        default: nil
+        }
+        add(file, "\(error)", unsafeOwnership: storage?.isUnsafeOwnership == true)
     }
 }
 
@@ -46,7 +64,7 @@ struct VaultVerifier {
         do {
             opened = try vault.openContainer()
         } catch {
-            report.add(container.path, "\(error)")
+            report.add(container.path, error)
             return report
         }
         let index = try? vault.identityIndex(opened)
@@ -185,7 +203,8 @@ struct VaultVerifier {
         do {
             return try fileSystem.directoryIfPresent(name, in: parent)
         } catch {
-            report.add(parent.path(of: name), "\(error)")
+            report.add(parent.path(of: name), error)
+            report.refusedDirectories.insert(name)
             return nil
         }
     }
@@ -203,7 +222,7 @@ struct VaultVerifier {
             return false
         }
         if kind == S_IFREG, info.st_mode & 0o077 != 0 {
-            report.add(path, "mode \(String(info.st_mode & 0o777, radix: 8)) is open to group or others")
+            report.add(path, "mode \(String(info.st_mode & 0o777, radix: 8)) is open to group or others", unsafeOwnership: true)
         }
         return true
     }
@@ -266,7 +285,9 @@ struct VaultVerifier {
                 report.add(index.shardPath(manifest.shards[slot]!), "\(error)")
             }
         }
-        for (id, entry) in ledger where files[id] == nil {
+        // A records/ the walk was refused (another owner, open to others) says nothing of what
+        // is missing: that refusal is the problem reported.
+        for (id, entry) in ledger where files[id] == nil && !report.refusedDirectories.contains(GroupContainer.recordsName) {
             report.add(container.recordPath(id), "missing: the index lists revision \(entry.revision) (deleted outside Coffer)")
         }
         for id in entries.keys where ledger[id] == nil {

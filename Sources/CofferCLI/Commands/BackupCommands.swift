@@ -70,7 +70,8 @@ struct VerifyCommand: Command {
         let summary = "\(report.recordCount) record\(report.recordCount == 1 ? "" : "s"), \(depth)"
         guard report.isClean else {
             context.note("\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") in \(summary)")
-            return .dataError
+            // The code from the problems' kind, as every other command decides it (SPEC.md §8).
+            return report.hasUnsafeOwnership ? .unsafeContainer : .dataError
         }
         context.note("verified: \(summary)\(report.generation.map { ", generation \($0)" } ?? "")")
         if let seen = report.olderThanSeen, let generation = report.generation {

@@ -28,8 +28,8 @@ struct EditCommand: Command {
         .optionalValue("generate", "generate a new password of LENGTH characters (default 20)"),
         .flag("clip", "with --generate: copy the new password to the clipboard"),
         .flag("show", "with --generate: print the new password"),
-        .value("add-service", "add a service (domain or URL)"),
-        .value("remove-service", "remove a service"),
+        .value("add-service", "add a service (domain or URL); repeat for more"),
+        .value("remove-service", "remove a service; repeat for more"),
         .value("tag", "add a tag; repeat for more"),
         .value("remove-tag", "remove a tag; repeat for more"),
         .flag("otp", "read a new one-time-code secret (otpauth:// URI or base32)"),
@@ -58,20 +58,21 @@ struct EditCommand: Command {
             password = try context.newSecret(prompt: "New password: ", confirm: "Repeat new password: ").unsafeString()
         }
         let otp = arguments.has("otp") ? try context.oneTimeCodeSecret(account: arguments.value("user") ?? operand) : nil
-        let removed = arguments.value("remove-service").map(CredentialServiceIdentifier.init(parsing:))
-        let added = arguments.value("add-service").map(CredentialServiceIdentifier.init(parsing:))
+        // Each option may be repeated: every service named is added or removed, in order.
+        let removed = arguments.values("remove-service").map(CredentialServiceIdentifier.init(parsing:))
+        let added = arguments.values("add-service").map(CredentialServiceIdentifier.init(parsing:))
         let record = try vault.updateRecord(withID: id) { record in
             if let name = arguments.value("name") { record.name = name }
             if let user = arguments.value("user") { record.user = user }
             if let password { record.password = password }
             if let mode { record.matchMode = mode }
-            if let removed {
-                guard record.serviceIdentifiers.contains(removed) else {
-                    throw VaultError.invalidInput("the item has no service \(removed)")
+            for service in removed {
+                guard record.serviceIdentifiers.contains(service) else {
+                    throw VaultError.invalidInput("the item has no service \(service)")
                 }
-                record.serviceIdentifiers.removeAll { $0 == removed }
+                record.serviceIdentifiers.removeAll { $0 == service }
             }
-            if let added, !record.serviceIdentifiers.contains(added) { record.serviceIdentifiers.append(added) }
+            for service in added where !record.serviceIdentifiers.contains(service) { record.serviceIdentifiers.append(service) }
             for tag in arguments.values("tag") where !record.tags.contains(tag) { record.tags.append(tag) }
             for tag in arguments.values("remove-tag") {
                 guard record.tags.contains(tag) else { throw VaultError.invalidInput("the item has no tag '\(tag)'") }

@@ -2,6 +2,12 @@
 /// member present. Read back exactly, so export → import round-trips every member; the id, dates
 /// and revision are the new vault's.
 enum CofferExportImport {
+    /// The members of an exported record document this version reads (SPEC.md §5.2).
+    static let knownMembers: Set<String> = [
+        "id", "revision", "name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory",
+        "serviceIdentifiers", "match", "created", "modified",
+    ]
+
     static func read(_ text: String) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
         guard let document = try? JSONValue.parse(text), let elements = document.arrayValue else {
             throw .malformed(location: "the file", reason: "not a JSON array of records")
@@ -21,6 +27,11 @@ enum CofferExportImport {
             }
             // The id and revision are the new vault's; every member, the dates included, is kept.
             report.dropped("id, revision", because: "the new vault's own")
+            // A member this version does not know (a newer Coffer's) is named in the report,
+            // never dropped without a word (SPEC.md §11).
+            for name in members.names where !Self.knownMembers.contains(name) {
+                report.dropped(name, because: "a member this version of Coffer does not know")
+            }
             items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(RecordDraft(record), at: origin)))
         }
         return (items, report)
