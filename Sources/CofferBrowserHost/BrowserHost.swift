@@ -11,26 +11,25 @@ import FoundationEssentials
 /// one is live, and forgets the vault when it has answered. A pinentry unlock starts a session
 /// (as `coffer unlock` does), so `coffer lock` locks the browser too.
 public final class BrowserHost {
-    let container: GroupContainer
-    let configuration: VaultConfiguration
-    let sessions: KeyringSessions?
+    /// The door: container, sessions, pinentry as the interaction, the unlock policy.
+    public let session: HostSession
+    var sessions: KeyringSessions? { session.sessions }
     /// How the host asks for the master password (pinentry); `nil`: it never asks.
-    let interaction: UserInteraction?
+    var interaction: UserInteraction? { session.interaction }
     /// The idle timeout of a session a pinentry unlock starts (as `coffer unlock`'s default).
     public var sessionTimeout: TimeInterval {
-        get { desktopUnlock.sessionTimeout }
-        set { desktopUnlock.sessionTimeout = newValue }
+        get { session.sessionTimeout }
+        set { session.sessionTimeout = newValue }
     }
-    private var desktopUnlock: DesktopUnlock
     /// Suggestions in one answer; more are cut (the answer must stay under 1 MiB).
     static let maximumSuggestions = 100
 
-    public init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
-        self.container = container
-        self.configuration = configuration
-        self.sessions = sessions
-        self.interaction = interaction
-        desktopUnlock = DesktopUnlock(sessions: sessions)
+    public init(session: HostSession) {
+        self.session = session
+    }
+
+    public convenience init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
+        self.init(session: HostSession(container: container, configuration: configuration, sessions: sessions, interaction: interaction))
     }
 
     /// Answers one message (its JSON bytes). Never throws: every failure is an error answer,
@@ -135,7 +134,7 @@ public final class BrowserHost {
     /// and may ask for the master password; `pageLoad` releases only what the rule allows, only
     /// unlocked, only in the top frame, and over http only for an http login.
     func fill(_ origin: BrowserOrigin, chosen: RecordID?, trigger: BrowserRequest.Trigger, in vault: Vault) throws -> JSONObject {
-        let provider = CredentialProvider(vault: vault, interaction: trigger.mayAsk ? interaction : nil, sessions: nil)
+        let host = AutoFillHost(provider: session.provider(for: vault, mayAsk: trigger.mayAsk))
         let credential: PasswordCredential
         let identity: PasswordCredentialIdentity
         switch trigger {
@@ -145,18 +144,13 @@ public final class BrowserHost {
             guard let offered = try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier])
                 .first(where: { $0.identity.recordIdentifier == chosen.hex })?.identity
             else { throw BrowserHostError.notFound }
-            let context = provider.extensionContext
-            provider.provideCredentialWithoutUserInteraction(for: offered)
-            if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, interaction != nil {
-                context.reset()
-                provider.prepareInterfaceToProvideCredential(for: offered)
-                startSession(for: vault)
-            }
-            switch context.outcome {
-            case .completed(let filled)?: (credential, identity) = (filled, offered)
-            case .cancelled(let error)?: throw BrowserHostError.from(error)
+            // The same provide as every host's (AutoFillHost): silent, else the provider asks.
+            switch host.provide(chosen: offered, allowInteraction: interaction != nil) {
+            case .filled(let filled, _): (credential, identity) = (filled, offered)
+            case .cancelled(let error): throw BrowserHostError.from(error)
             default: throw BrowserHostError.failed("the provider did not answer")
             }
+            startSession(for: vault)  // after a pinentry unlock; nothing when a session is live
         case .command, .pageLoad:
             if case .pageLoad(let topFrame) = trigger {
                 guard topFrame else { throw BrowserHostError.forbidden("fill on page load happens only in the top frame") }
@@ -164,7 +158,7 @@ public final class BrowserHost {
             } else if !vault.isUnlocked && !vault.identityStore.state.isEnabled {
                 try unlock(vault, reason: "to fill on \(origin.host)")
             }
-            switch AutoFillHost(provider: provider).fill(serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk) {
+            switch host.fill(serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk) {
             case .filled(let filled, let filledIdentity?):
                 (credential, identity) = (filled, filledIdentity)
                 if trigger.mayAsk { startSession(for: vault) }
@@ -199,25 +193,22 @@ public final class BrowserHost {
 
     /// The vault for one request, unlocked from a live keyring session if there is one.
     func openVault() throws -> Vault {
-        let vault = try Vault.open(container, configuration: configuration)
-        if let key = try? sessions?.load(for: vault.vaultID) { try? vault.unlock(vaultKey: key) }
-        return vault
+        try session.openVault()
     }
 
-    /// Unlocks through pinentry unless a session already did (`DesktopUnlock`).
+    /// Unlocks through pinentry unless a session already did (`HostSession`'s policy).
     func unlock(_ vault: Vault, reason: String) throws {
-        guard !vault.isUnlocked else { return }
-        guard let interaction else { throw BrowserHostError.locked }
-        switch try desktopUnlock.unlock(vault, with: interaction, reason: reason) {
+        switch try session.unlock(vault, reason: reason) {
         case .unlocked: return
+        case .noInteraction: throw BrowserHostError.locked
         case .cancelled: throw BrowserHostError.cancelled
         case .wrongPassword: throw BrowserHostError.wrongPassword
         }
     }
 
-    /// After an unlock with the master password: a keyring session (`DesktopUnlock`).
+    /// After an unlock with the master password: a keyring session (`HostSession`).
     func startSession(for vault: Vault) {
-        desktopUnlock.startSession(for: vault)
+        session.startSession(for: vault)
     }
 
     private func hostLevel(_ origin: BrowserOrigin, in vault: Vault) throws -> [RankedIdentity] {

@@ -12,39 +12,45 @@ public enum BrowserHostMain {
             if let frame = try? NativeMessaging.frame(answer) { try? NativeMessaging.write(frame, to: 1) }
             return 1
         }
-        let host = BrowserHost(
-            container: container(arguments, environment), configuration: .standard(environment: environment),
-            sessions: KeyringSessions(), interaction: PinentryInteraction(environment: environment))
+        // Which vault, the CLI's way (HostSession); a container that cannot be named (no home
+        // directory for the default group) answers every request with the reason.
+        let host: BrowserHost
+        do {
+            host = BrowserHost(session: HostSession(
+                container: try container(arguments, environment), configuration: .standard(environment: environment),
+                sessions: KeyringSessions(), interaction: PinentryInteraction(environment: environment)))
+        } catch {
+            return serve { _ in BrowserHost.failure(.failed("no vault container: \(error)"), id: .null) }
+        }
+        return serve { host.respond(to: $0) }
+    }
+
+    /// Answers framed requests on stdin with `answer` until the browser closes the connection.
+    private static func serve(_ answer: ([UInt8]) -> JSONValue) -> Int32 {
         let reader = NativeMessaging.Reader(fd: 0)
         while true {
-            let answer: JSONValue
+            let reply: JSONValue
             do {
                 switch try reader.next() {
                 case .end: return 0
-                case .tooLarge(let length): answer = BrowserHost.failure(.tooLarge(length), id: .null)
-                case .message(let bytes): answer = host.respond(to: bytes)
+                case .tooLarge(let length): reply = BrowserHost.failure(.tooLarge(length), id: .null)
+                case .message(let bytes): reply = answer(bytes)
                 }
             } catch {
                 return 0  // the browser went away in the middle of a message
             }
-            let frame = (try? NativeMessaging.frame(answer))
+            let frame = (try? NativeMessaging.frame(reply))
                 ?? (try? NativeMessaging.frame(BrowserHost.failure(.tooLarge(NativeMessaging.maximumLength + 1), id: .null))) ?? []
             do { try NativeMessaging.write(frame, to: 1) } catch { return 0 }
         }
     }
 
     /// `--container DIR` or `--group ID` (what `coffer browser install --container` bakes into
-    /// its wrapper), else `$COFFER_CONTAINER`, else the default group, as the CLI resolves it.
-    static func container(_ arguments: [String], _ environment: Environment) -> GroupContainer {
-        if let index = arguments.firstIndex(of: "--container"), index + 1 < arguments.count {
-            return GroupContainer(path: arguments[index + 1])
+    /// its wrapper), else `$COFFER_CONTAINER`, else the default group: `HostSession`'s order.
+    static func container(_ arguments: [String], _ environment: Environment) throws -> GroupContainer {
+        func value(_ option: String) -> String? {
+            arguments.firstIndex(of: option).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
         }
-        if let index = arguments.firstIndex(of: "--group"), index + 1 < arguments.count,
-           let container = try? GroupContainer(groupIdentifier: arguments[index + 1], environment: environment) {
-            return container
-        }
-        if let path = environment["COFFER_CONTAINER"], !path.isEmpty { return GroupContainer(path: path) }
-        return (try? GroupContainer(groupIdentifier: GroupContainer.defaultGroupIdentifier, environment: environment))
-            ?? GroupContainer(path: "/nonexistent")
+        return try HostSession.resolveContainer(path: value("--container"), group: value("--group"), environment: environment)
     }
 }

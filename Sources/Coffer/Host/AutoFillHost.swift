@@ -78,6 +78,24 @@ public struct AutoFillHost {
         return provide(picked, kind: kind, allowInteraction: true)  // a person chose it: the rule is met
     }
 
+    /// A person chose `identity` among the suggestions (a click in the browser's list): it is
+    /// provided silently, or interactively when the provider asks and a user is present. The
+    /// choice meets the provision rule; whether `identity` was offered is the host's to check.
+    public func provide(chosen identity: PasswordCredentialIdentity, allowInteraction: Bool) -> Result {
+        let context = provider.extensionContext
+        context.reset()
+        provider.provideCredentialWithoutUserInteraction(for: identity)
+        if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, allowInteraction {
+            context.reset()
+            provider.prepareInterfaceToProvideCredential(for: identity)
+        }
+        switch context.outcome {
+        case .completed(let credential)?: return .filled(credential, identity: identity)
+        case .cancelled(let error)?: return .cancelled(error)
+        default: return .cancelled(ExtensionError(.failed, failureReason: "the provider did not answer"))
+        }
+    }
+
     /// The store's identities for the request, for `user` if given, that this host's protocol
     /// admits.
     private func candidates(

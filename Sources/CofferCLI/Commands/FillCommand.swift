@@ -27,7 +27,7 @@ struct FillCommand: Command {
         let service = CredentialServiceIdentifier(parsing: try context.positionals(1...1, names: "SERVICE")[0])
         let vault = try context.openVault()
         let interaction = CommandLineInteraction(context: context)
-        let provider = CredentialProvider(vault: vault, interaction: interaction, sessions: context.providerSessions)
+        let provider = context.hostSession(of: vault, interaction: interaction).provider(for: vault)
         let host = AutoFillHost(provider: provider)
         let kind: IdentityKind = context.arguments.has("otp") ? .oneTimeCode : .password
         switch host.fill(serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind) {

@@ -88,8 +88,7 @@ struct ProviderCommand: Command {
         let vault = try context.openVault()
         switch action {
         case "enable":
-            let provider = CredentialProvider(
-                vault: vault, interaction: CommandLineInteraction(context: context), sessions: context.providerSessions)
+            let provider = context.hostSession(of: vault, interaction: CommandLineInteraction(context: context)).provider(for: vault)
             provider.prepareInterfaceForExtensionConfiguration()
             if case .cancelled(let error)? = provider.extensionContext.outcome { throw CLIError.from(error) }
             context.note("AutoFill enabled on this device")

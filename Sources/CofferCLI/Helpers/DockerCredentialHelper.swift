@@ -49,7 +49,7 @@ public enum DockerCredentialHelper {
             return 1
         }
         let vault = try helper.vault()
-        let provider = CredentialProvider(vault: vault, interaction: nil, sessions: helper.configuration.sessions)
+        let provider = helper.context.hostSession(of: vault, interaction: nil).provider(for: vault)
         switch AutoFillHost(provider: provider, rules: .docker).fill(serviceIdentifiers: [service(serverURL)], allowInteraction: false) {
         case .filled(let credential, _):
             helper.io.standardOutput(JSONOutput.render(["ServerURL": .string(serverURL), "Username": .string(credential.user), "Secret": .string(credential.password)]) + "\n")

@@ -51,7 +51,7 @@ public enum GitCredentialHelper {
     static func get(_ helper: CredentialHelperSupport, service: CredentialServiceIdentifier, user: String?) {
         guard let vault = try? helper.vault() else { return }
         let interaction = CommandLineInteraction(context: helper.context)
-        let provider = CredentialProvider(vault: vault, interaction: interaction, sessions: helper.configuration.sessions)
+        let provider = helper.context.hostSession(of: vault, interaction: interaction).provider(for: vault)
         let result = AutoFillHost(provider: provider, rules: .git).fill(
             serviceIdentifiers: [service], user: user, allowInteraction: interaction.isAvailable)
         guard case .filled(let credential, _) = result else { return }

@@ -48,26 +48,18 @@ struct PickerSession {
     }
 
     func unlockWithPinentry() throws {
-        let pinentry = PinentryInteraction(environment: context.io.environment)
-        for attempt in 1...3 {
-            guard let password = try pinentry.requestMasterPassword(attempt: attempt, reason: "to list your logins") else {
-                throw CLIError("cancelled", code: .failure)
-            }
-            do {
-                try vault.unlock(masterPassword: password)
-                return
-            } catch VaultError.wrongPassword {
-                continue
-            }
+        let session = context.hostSession(of: vault, interaction: PinentryInteraction(environment: context.io.environment))
+        switch try session.unlock(vault, reason: "to list your logins") {
+        case .unlocked: return
+        case .noInteraction, .cancelled: throw CLIError("cancelled", code: .failure)
+        case .wrongPassword: throw CLIError("wrong master password", code: .permissionDenied)
         }
-        throw CLIError("wrong master password", code: .permissionDenied)
     }
 
     /// Provides the picked entry's secret through the provider (silent when unlocked, else
     /// pinentry) and prints, copies or types it.
     func deliver(_ entry: Entry, action: Action) throws {
-        let provider = CredentialProvider(
-            vault: vault, interaction: PinentryInteraction(environment: context.io.environment), sessions: context.providerSessions)
+        let provider = context.hostSession(of: vault, interaction: PinentryInteraction(environment: context.io.environment)).provider(for: vault)
         let secret: String
         if oneTimeCode {
             provider.prepareInterfaceToProvideCredential(for: entry.identity.oneTimeCodeIdentity)

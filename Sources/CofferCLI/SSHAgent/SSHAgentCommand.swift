@@ -42,9 +42,8 @@ struct SSHAgentCommand: Command {
         } else {
             do { listener = try UnixListener(path: path) } catch { throw CLIError("\(error)", code: .unavailable) }
         }
-        let keys = SSHAgentKeys(
-            container: try context.container(), configuration: context.vaultConfiguration, sessions: context.configuration.sessions,
-            interaction: context.arguments.has("no-pinentry") ? nil : PinentryInteraction(environment: environment))
+        let keys = SSHAgentKeys(session: try context.hostSession(
+            interaction: context.arguments.has("no-pinentry") ? nil : PinentryInteraction(environment: environment)))
         context.note("SSH agent listening on \(listener.path ?? "the socket systemd passed"); SSH_AUTH_SOCK=\(listener.path ?? "…")")
         try SSHAgentServer(listener: listener, keys: keys, log: { context.note($0) }).serve()
         return .success

@@ -8,20 +8,13 @@ import FoundationEssentials
 /// is kept between requests: each signature reads the item, decodes the key into guarded
 /// memory, signs and lets it go.
 final class SSHAgentKeys {
-    let container: GroupContainer
-    let configuration: VaultConfiguration
-    let sessions: KeyringSessions?
-    /// How to ask for the master password and for confirmations; `nil`: never ask (locked
-    /// means the signature is refused).
-    let interaction: UserInteraction?
-    let desktopUnlock: DesktopUnlock
+    /// The door: container, sessions and pinentry; `interaction` `nil` never asks (locked means
+    /// the signature is refused).
+    let session: HostSession
+    var interaction: UserInteraction? { session.interaction }
 
-    init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
-        self.container = container
-        self.configuration = configuration
-        self.sessions = sessions
-        self.interaction = interaction
-        desktopUnlock = DesktopUnlock(sessions: sessions)
+    init(session: HostSession) {
+        self.session = session
     }
 
     struct Listed {
@@ -74,19 +67,15 @@ final class SSHAgentKeys {
     }
 
     private func openVault() throws -> Vault {
-        let vault = try Vault.open(container, configuration: configuration)
-        if let key = try? sessions?.load(for: vault.vaultID) { try? vault.unlock(vaultKey: key) }
-        return vault
+        try session.openVault()
     }
 
-    /// Unlocks through pinentry unless a session already did (`DesktopUnlock`).
+    /// Unlocks through pinentry unless a session already did (`HostSession`'s policy).
     private func unlock(_ vault: Vault, reason: String) throws {
-        guard !vault.isUnlocked else { return }
-        guard let interaction else { throw SSHAgentError.locked }
-        switch try desktopUnlock.unlock(vault, with: interaction, reason: reason) {
+        switch try session.unlock(vault, reason: reason) {
         case .unlocked: return
         case .cancelled: throw SSHAgentError.declined
-        case .wrongPassword: throw SSHAgentError.locked
+        case .noInteraction, .wrongPassword: throw SSHAgentError.locked
         }
     }
 }

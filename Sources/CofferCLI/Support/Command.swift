@@ -70,14 +70,21 @@ final class CommandContext {
     func print(_ line: String) { io.standardOutput(line + "\n") }
     func note(_ line: String) { io.standardError("coffer: " + line + "\n") }
 
-    /// `--container`, else `--group`, else `$COFFER_CONTAINER`, else the default group.
+    /// `--container`, else `--group`, else `$COFFER_CONTAINER`, else the default group
+    /// (`HostSession`'s order, the same for every host).
     func container() throws -> GroupContainer {
-        if let path = arguments.value("container") { return GroupContainer(path: path) }
-        if let group = arguments.value("group") {
-            return try GroupContainer(groupIdentifier: group, environment: io.environment)
-        }
-        if let path = io.environment["COFFER_CONTAINER"], !path.isEmpty { return GroupContainer(path: path) }
-        return try GroupContainer(groupIdentifier: GroupContainer.defaultGroupIdentifier, environment: io.environment)
+        try HostSession.resolveContainer(path: arguments.value("container"), group: arguments.value("group"), environment: io.environment)
+    }
+
+    /// The door for a host this command runs (the agent, a picker): this run's container,
+    /// vault settings and sessions, with `interaction` as the way to ask.
+    func hostSession(interaction: UserInteraction?) throws -> HostSession {
+        HostSession(container: try container(), configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
+    }
+
+    /// The door for the vault this run opened: the provider of `fill`, the helpers, the pickers.
+    func hostSession(of vault: Vault, interaction: UserInteraction?) -> HostSession {
+        HostSession(container: vault.container, configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
     }
 
     /// The vault settings for this run: the host's KDF policy and file system, device state

@@ -1,0 +1,104 @@
+import FoundationEssentials
+
+/// The one door every host enters by (the CLI, the git and docker helpers, the browser host, the
+/// SSH agent, the pickers, `run`/`inject`): which container, how a vault is opened, and how a
+/// locked one is unlocked — a live keyring session first, else the master password through the
+/// host's `UserInteraction`, three attempts, then a keyring session so the person is not asked
+/// again by the next host (SPEC.md §7.3–§7.4). A rule like "locked means locked" lives here
+/// once, so a new host cannot forget it.
+public final class HostSession {
+    public let container: GroupContainer
+    public let configuration: VaultConfiguration
+    /// Unlock sessions shared by this user's processes; `nil`: this host never uses them.
+    public let sessions: KeyringSessions?
+    /// How this host asks a person (pinentry, a terminal, a script); `nil`: it never asks.
+    public let interaction: UserInteraction?
+    /// The idle timeout of a session an unlock here starts (`coffer unlock`'s default).
+    public var sessionTimeout: TimeInterval = 15 * 60
+
+    /// How many times a person may give the master password for one request (as sudo and gpg).
+    public static let passwordAttempts = 3
+
+    public init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
+        self.container = container
+        self.configuration = configuration
+        self.sessions = sessions
+        self.interaction = interaction
+    }
+
+    // MARK: Which container
+
+    /// The container a host names: an explicit path (`--container`), else a group (`--group`),
+    /// else `$COFFER_CONTAINER`, else the default group — one order for every host.
+    /// - Throws: `StorageError.invalidGroupIdentifier` for a group name that is no name, or a
+    ///   home directory that cannot be found for the default group.
+    public static func resolveContainer(path: String?, group: String?, environment: Environment) throws -> GroupContainer {
+        if let path { return GroupContainer(path: path) }
+        if let group { return try GroupContainer(groupIdentifier: group, environment: environment) }
+        if let path = environment["COFFER_CONTAINER"], !path.isEmpty { return GroupContainer(path: path) }
+        return try GroupContainer(groupIdentifier: GroupContainer.defaultGroupIdentifier, environment: environment)
+    }
+
+    // MARK: Opening and unlocking
+
+    /// Opens the vault, unlocked from a live keyring session when there is one (else locked:
+    /// suggestions still work where the identity store is enabled).
+    public func openVault() throws -> Vault {
+        let vault = try Vault.open(container, configuration: configuration)
+        unlockFromSession(vault)
+        return vault
+    }
+
+    /// Unlocks `vault` with a live keyring session; whether it is unlocked now.
+    @discardableResult
+    public func unlockFromSession(_ vault: Vault) -> Bool {
+        if vault.isUnlocked { return true }
+        guard let sessions, let key = try? sessions.load(for: vault.vaultID) else { return false }
+        return (try? vault.unlock(vaultKey: key)) != nil
+    }
+
+    public enum UnlockOutcome: Equatable, Sendable {
+        case unlocked
+        /// Nobody to ask (no interaction): locked means locked.
+        case noInteraction
+        /// The person cancelled (or the prompt timed out).
+        case cancelled
+        /// Three wrong master passwords.
+        case wrongPassword
+    }
+
+    /// Unlocks `vault` for a request: a session, else the master password through the
+    /// interaction (three attempts), after which a keyring session is started (best effort).
+    /// - Throws: what the interaction or the vault throws beyond a wrong password (a corrupt
+    ///   header, a pinentry that cannot start).
+    public func unlock(_ vault: Vault, reason: String) throws -> UnlockOutcome {
+        if unlockFromSession(vault) { return .unlocked }
+        guard let interaction else { return .noInteraction }
+        for attempt in 1...Self.passwordAttempts {
+            guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { return .cancelled }
+            do {
+                try vault.unlock(masterPassword: password)
+                startSession(for: vault)
+                return .unlocked
+            } catch VaultError.wrongPassword {
+                continue
+            }
+        }
+        return .wrongPassword
+    }
+
+    /// A keyring session for an unlocked vault unless one is live. Best effort: without the
+    /// keyring the host still answers this request.
+    public func startSession(for vault: Vault) {
+        guard let sessions, let keys = try? vault.keys(), (try? sessions.load(for: vault.vaultID)) == nil else { return }
+        try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: sessionTimeout)
+    }
+
+    // MARK: What hosts use
+
+    /// The provider for a request on `vault`, with this host's sessions and — when the request
+    /// may ask a person (`mayAsk`) — its interaction.
+    public func provider(for vault: Vault, mayAsk: Bool = true) -> CredentialProvider {
+        CredentialProvider(vault: vault, interaction: mayAsk ? interaction : nil, sessions: sessions)
+    }
+}
