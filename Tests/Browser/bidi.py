@@ -9,6 +9,8 @@ import time
 
 import websocket  # Debian's python3-websocket
 
+import cdp
+
 
 class BiDiError(Exception):
     pass
@@ -73,25 +75,15 @@ class Page:
             raise BiDiError(f"evaluate {expression!r}: {result.get('exceptionDetails', {}).get('text')}")
         return deserialize(result.get("result", {}))
 
-    def wait(self, expression, timeout=10, interval=0.02):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = self.evaluate(expression)
-            if value:
-                return value
-            time.sleep(interval)
-        return None
+    # Written once, in terms of evaluate and click_at: cdp.Page's.
+    wait = cdp.Page.wait
+    click = cdp.Page.click
 
     def click_at(self, x, y):
         self.browser.call("input.performActions", {"context": self.context, "actions": [{
             "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": [
                 {"type": "pointerMove", "x": int(round(x)), "y": int(round(y))},
                 {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]})
-
-    def click(self, selector):
-        box = self.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
-                            " return [r.left + r.width / 2, r.top + r.height / 2]; })()")
-        self.click_at(*box)
 
     KEYS = {"Escape": "\ue00c", "Enter": "\ue007", "ArrowDown": "\ue015", "ArrowUp": "\ue013", "Tab": "\ue004"}
 
