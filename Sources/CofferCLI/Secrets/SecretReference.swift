@@ -68,15 +68,6 @@ struct SecretReference: Equatable {
     }
 
     static func percentDecoded(_ segment: Substring) -> String? {
-        guard segment.contains("%") else { return String(segment) }
-        var bytes: [UInt8] = []
-        var input = Array(segment.utf8)[...]
-        while let byte = input.popFirst() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard input.count >= 2, let value = UInt8(String(decoding: input.prefix(2), as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(value)
-            input = input.dropFirst(2)
-        }
-        return String(validating: bytes, as: UTF8.self)
+        PercentEncoding.decode(segment)
     }
 }
