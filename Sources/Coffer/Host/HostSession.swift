@@ -15,9 +15,13 @@ public final class HostSession {
     public let interaction: UserInteraction?
     /// The idle timeout of a session an unlock here starts (`coffer unlock`'s default).
     public var sessionTimeout: TimeInterval = 15 * 60
+    /// Whether an unlock with the password starts a keyring session. Desktop hosts do (the next
+    /// request, and the CLI, need not ask again); a CLI command does not — there `coffer unlock`
+    /// is the person's explicit choice to start one.
+    public var startsSessions = true
 
-    /// How many times a person may give the master password for one request (as sudo and gpg).
-    public static let passwordAttempts = 3
+    /// How many times a person may give the master password for one request (the provider's).
+    public static let passwordAttempts = CredentialProvider.passwordAttempts
 
     public init(container: GroupContainer, configuration: VaultConfiguration, sessions: KeyringSessions?, interaction: UserInteraction?) {
         self.container = container
@@ -76,12 +80,18 @@ public final class HostSession {
         guard let interaction else { return .noInteraction }
         for attempt in 1...Self.passwordAttempts {
             guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { return .cancelled }
+            let derived = interaction.willDeriveKey(vault.kdfParameters)
             do {
                 try vault.unlock(masterPassword: password)
-                startSession(for: vault)
+                derived()
+                if startsSessions { startSession(for: vault) }
                 return .unlocked
             } catch VaultError.wrongPassword {
+                derived()
                 continue
+            } catch {
+                derived()
+                throw error
             }
         }
         return .wrongPassword

@@ -11,7 +11,10 @@ public final class CredentialProvider {
     let interaction: UserInteraction?
     let sessions: KeyringSessions?
     /// Wrong passwords tolerated on the interactive path before it fails.
-    public var maximumPasswordAttempts = 3
+    public var maximumPasswordAttempts = CredentialProvider.passwordAttempts
+    /// How many times a person may give the master password for one request (as sudo and
+    /// gpg): the provider's, and every host's (`HostSession`).
+    public static let passwordAttempts = 3
 
     /// - Parameters:
     ///   - interaction: the user interface; `nil` when none is possible (then the interface
@@ -144,6 +147,8 @@ public final class CredentialProvider {
                 extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
                 return false
             }
+            let derived = interaction.willDeriveKey(vault.kdfParameters)
+            defer { derived() }
             do {
                 try vault.unlock(masterPassword: password)
                 return true

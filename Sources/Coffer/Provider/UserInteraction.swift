@@ -16,6 +16,10 @@ public protocol UserInteraction: AnyObject {
     /// Asks the person to allow something (the SSH agent, before a signature with a key marked
     /// `confirm`). `false` when they decline, or when nobody can be asked (the default).
     func requestConfirmation(_ description: String) throws -> Bool
+    /// Called as the key is about to be derived from a password just given (Argon2id takes up
+    /// to seconds at the sensitive costs): an interface may show progress until the returned
+    /// closure is called. The default shows nothing.
+    func willDeriveKey(_ parameters: KDFParameters) -> () -> Void
 }
 
 extension UserInteraction {
@@ -26,4 +30,6 @@ extension UserInteraction {
 
     /// Nobody to ask: declined.
     public func requestConfirmation(_ description: String) throws -> Bool { false }
+
+    public func willDeriveKey(_ parameters: KDFParameters) -> () -> Void { {} }
 }

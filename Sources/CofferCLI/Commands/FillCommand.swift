@@ -111,6 +111,12 @@ final class CommandLineInteraction: UserInteraction {
         return try terminal.readSecret(prompt: "Master password (\(reason)): ")
     }
 
+    /// "deriving the key…" on stderr while Argon2id runs (only when it takes a while).
+    func willDeriveKey(_ parameters: KDFParameters) -> () -> Void {
+        let progress = context.keyDerivationProgress(parameters)
+        return { progress.finish() }
+    }
+
     /// Only on a terminal: a supplied password authenticates a script, which cannot choose.
     var canChooseIdentity: Bool { context.terminal != nil }
 

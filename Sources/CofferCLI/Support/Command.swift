@@ -148,33 +148,24 @@ final class CommandContext {
         }
     }
 
-    /// How many times a person at a terminal may type the master password (as sudo and gpg).
-    static let terminalAttempts = 3
-
-    /// Unlocks with the master password from the chosen source, or throws `.locked`. On a
-    /// terminal a wrong password is asked again, up to three times; a supplied one gets one try.
+    /// Unlocks with the master password from the chosen source through the hosts' one policy
+    /// (`HostSession`: three attempts on a terminal; a supplied password gets one), or throws
+    /// `.locked` when there is no source. A command never starts a keyring session by itself.
     func unlock(_ vault: Vault) throws {
-        for attempt in 1...Self.terminalAttempts {
-            guard let password = try masterPassword(prompt: "Master password for \(vault.container.path): ") else {
-                throw VaultError.locked
-            }
-            let progress = keyDerivationProgress(vault.kdfParameters)
-            do {
-                try vault.unlock(masterPassword: password)
-                progress.finish()
-                return
-            } catch VaultError.wrongPassword where !suppliesMasterPassword && attempt < Self.terminalAttempts {
-                progress.finish()
-                terminal?.write("Wrong master password, try again.\n")
-            } catch VaultError.wrongPassword where vault.syncRemote(environment: io.environment) != nil {
-                progress.finish()
-                throw CLIError("wrong master password for this device's copy of the vault",
-                               hint: "if it was changed on another device, this device learns the new one at its next sync: run 'coffer sync' once with the old password",
-                               code: .permissionDenied)
-            } catch {
-                progress.finish()
-                throw error
-            }
+        guard suppliesMasterPassword || terminal != nil else { throw VaultError.locked }
+        let session = hostSession(of: vault, interaction: CommandLineInteraction(context: self))
+        session.startsSessions = false
+        let outcome: HostSession.UnlockOutcome
+        do { outcome = try session.unlock(vault, reason: "for \(vault.container.path)") } catch VaultError.wrongPassword { outcome = .wrongPassword }
+        switch outcome {
+        case .unlocked: return
+        case .noInteraction: throw VaultError.locked
+        case .cancelled: throw CLIError("cancelled", code: .failure)
+        case .wrongPassword where vault.syncRemote(environment: io.environment) != nil:
+            throw CLIError("wrong master password for this device's copy of the vault",
+                           hint: "if it was changed on another device, this device learns the new one at its next sync: run 'coffer sync' once with the old password",
+                           code: .permissionDenied)
+        case .wrongPassword: throw VaultError.wrongPassword
         }
     }
 
