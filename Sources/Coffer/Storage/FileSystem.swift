@@ -337,6 +337,17 @@ public struct FileSystem: Sendable {
         try sync(parent)
     }
 
+    /// Makes a directory of the user's private (0700): git leaves `.git` 0755 whatever
+    /// `--shared` says.
+    public func restrictToUser(_ path: String) throws(StorageError) {
+        if chmod(path, 0o700) != 0 { throw error("chmod", path) }
+    }
+
+    /// Removes `path` if it is an empty directory; anything else is left as it is.
+    public func removeEmptyDirectory(_ path: String) {
+        rmdir(path)
+    }
+
     /// Removes a file the user's configuration names; a missing one is fine.
     public func removeUserFile(_ path: String) throws(StorageError) {
         if unlink(path) != 0, errno != ENOENT { throw error("remove", path) }

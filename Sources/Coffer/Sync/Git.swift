@@ -118,9 +118,10 @@ final class Git {
 
     // MARK: Repository
 
+    /// Whether `.git` is a directory (a link or a file there is not a repository of Coffer's).
     var exists: Bool {
-        var status = stat()
-        return lstat(gitDirectory, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+        guard let status = try? FileSystem.standard.userPathStatus(gitDirectory) else { return false }
+        return status.st_mode & S_IFMT == S_IFDIR
     }
 
     /// Makes the container a repository whose `main` holds the vault, and keeps everything but
@@ -131,6 +132,8 @@ final class Git {
             try run(["init", "-q", "-b", "main", "--shared=0600"])
             try writeConfiguration(remote: nil)
         }
+        // git leaves .git 0755 whatever --shared says; the repository is as private as the vault.
+        do { try FileSystem.standard.restrictToUser(gitDirectory) } catch { throw .git(command: "chmod .git", status: 0, message: "\(error)") }
         try writeInfoFile("exclude", Self.excluded)
         try writeInfoFile("attributes", "* binary -filter -ident\n")
     }
@@ -140,8 +143,12 @@ final class Git {
     static let excluded = "/*\n!/vault.coffer\n!/vault.seal\n!/records/\n!/tombstones/\n"
 
     private func writeInfoFile(_ name: String, _ text: String) throws(SyncError) {
-        let directory = gitDirectory + "/info"
-        mkdir(directory, 0o700)
+        do {
+            let git = try FileSystem.standard.openDirectory(atPath: gitDirectory, check: .anyOwner)
+            try FileSystem.standard.makeDirectory("info", in: git)
+        } catch {
+            throw .git(command: "make .git/info", status: 0, message: "\(error)")
+        }
         try writeFile("info/" + name, text)
     }
 
@@ -191,7 +198,7 @@ final class Git {
     private func checkConfiguration() throws(SyncError) {
         guard exists else { configurationChecked = true; return }
         for planted in ["commondir", "objects/info/alternates", "objects/info/http-alternates", "config.worktree"]
-        where access(gitDirectory + "/" + planted, F_OK) == 0 {
+        where (try? FileSystem.standard.userPathStatus(gitDirectory + "/" + planted)) != nil {
             throw .plantedConfiguration(file: ".git/" + planted, key: "the file itself")
         }
         let text: String
@@ -219,7 +226,7 @@ final class Git {
     func removeStaleLocks() {
         for path in ["index.lock", "HEAD.lock", "refs/heads/main.lock", "refs/remotes/origin/main.lock", "refs/coffer/synced.lock",
                      "config.lock", "packed-refs.lock", "shallow.lock"] {
-            unlink(gitDirectory + "/" + path)
+            try? FileSystem.standard.removeUserFile(gitDirectory + "/" + path)
         }
     }
 

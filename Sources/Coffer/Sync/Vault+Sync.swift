@@ -25,7 +25,6 @@ extension Vault {
         try Self.refuseCredentials(in: url)
         let git = Git(container: container.path, environment: environment, deviceState: deviceState)
         try git.initialize()
-        chmod(git.gitDirectory, 0o700)
         try git.setRemote(url)
     }
 
@@ -71,7 +70,7 @@ extension Vault {
     ) throws -> (Vault, SyncReport) {
         try refuseCredentials(in: url)
         let fileSystem = configuration.fileSystem
-        let existed = access(container.path, F_OK) == 0
+        let existed = (try? fileSystem.userPathStatus(container.path)) != nil
         let opened = try mappingErrors(file: container.path) { try container.open(create: true, fileSystem: fileSystem) }
         guard try mappingErrors(file: container.path, { try fileSystem.contents(of: opened.root) }).isEmpty else {
             throw SyncError.targetNotEmpty(container.path)
@@ -80,7 +79,6 @@ extension Vault {
         do {
             let git = Git(container: container.path, environment: options.environment, deviceState: nil)
             try git.initialize()
-            chmod(git.gitDirectory, 0o700)
             try git.setRemote(url)
             try git.fetch()
             guard let remote = try git.commit(Git.remoteBranch) else { throw SyncError.emptyRemote }
@@ -108,7 +106,7 @@ extension Vault {
         } catch {
             cloned?.deviceState.forgetContainer()
             for name in (try? fileSystem.contents(of: opened.root)) ?? [] { fileSystem.removeTree(name, in: opened.root) }
-            if !existed { rmdir(container.path) }
+            if !existed { fileSystem.removeEmptyDirectory(container.path) }
             throw error
         }
     }
