@@ -57,8 +57,8 @@ public final class HostSession {
     @discardableResult
     public func unlockFromSession(_ vault: Vault) -> Bool {
         if vault.isUnlocked { return true }
-        guard let sessions, let key = try? sessions.load(for: vault.vaultID) else { return false }
-        return (try? vault.unlock(vaultKey: key)) != nil
+        guard let sessions else { return false }
+        return (try? vault.unlock(fromSessions: sessions)) ?? false
     }
 
     public enum UnlockOutcome: Equatable, Sendable {

@@ -126,8 +126,8 @@ public final class CredentialProvider {
     /// Whether the vault is unlocked, taking a live keyring session into account.
     func unlockFromSession() -> Bool {
         if vault.isUnlocked { return true }
-        guard let sessions, let key = try? sessions.load(for: vault.vaultID) else { return false }
-        return (try? vault.unlock(vaultKey: key)) != nil
+        guard let sessions else { return false }
+        return (try? vault.unlock(fromSessions: sessions)) ?? false
     }
 
     /// Asks for the master password until it unlocks the vault; cancels the request otherwise.

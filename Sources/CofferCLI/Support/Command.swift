@@ -142,7 +142,7 @@ final class CommandContext {
     func unlockFromSession(_ vault: Vault) {
         guard let sessions = configuration.sessions, !suppliesMasterPassword else { return }
         do {
-            if let key = try sessions.load(for: vault.vaultID) { try? vault.unlock(vaultKey: key) }
+            try vault.unlock(fromSessions: sessions)
         } catch {
             note("\(error); every command will ask for the master password")
         }
