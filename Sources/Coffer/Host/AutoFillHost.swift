@@ -62,7 +62,7 @@ public struct AutoFillHost {
             case .password: provider.prepareCredentialList(for: serviceIdentifiers)
             case .oneTimeCode: provider.prepareOneTimeCodeCredentialList(for: serviceIdentifiers)
             }
-            return result(of: context, identity: nil)
+            return result(of: context, password: nil, code: nil)
         } catch {
             return .cancelled(ExtensionError.failed(error))
         }
@@ -82,18 +82,10 @@ public struct AutoFillHost {
     /// provided silently, or interactively when the provider asks and a user is present. The
     /// choice meets the provision rule; whether `identity` was offered is the host's to check.
     public func provide(chosen identity: PasswordCredentialIdentity, allowInteraction: Bool) -> Result {
-        let context = provider.extensionContext
-        context.reset()
-        provider.provideCredentialWithoutUserInteraction(for: identity)
-        if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, allowInteraction {
-            context.reset()
-            provider.prepareInterfaceToProvideCredential(for: identity)
-        }
-        switch context.outcome {
-        case .completed(let credential)?: return .filled(credential, identity: identity)
-        case .cancelled(let error)?: return .cancelled(error)
-        default: return .cancelled(ExtensionError(.failed, failureReason: "the provider did not answer"))
-        }
+        let context = silentThenInteractive(allowInteraction: allowInteraction,
+                                            silent: { $0.provideCredentialWithoutUserInteraction(for: identity) },
+                                            interactive: { $0.prepareInterfaceToProvideCredential(for: identity) })
+        return result(of: context, password: identity, code: nil)
     }
 
     /// The store's identities for the request, for `user` if given, that this host's protocol
@@ -119,26 +111,40 @@ public struct AutoFillHost {
 
     /// The silent path, then the interactive one when the provider asks and a user is present.
     private func provide(_ ranked: RankedIdentity, kind: IdentityKind, allowInteraction: Bool) -> Result {
-        let context = provider.extensionContext
-        context.reset()
-        switch kind {
-        case .password: provider.provideCredentialWithoutUserInteraction(for: ranked.identity)
-        case .oneTimeCode: provider.provideCredentialWithoutUserInteraction(for: ranked.oneTimeCodeIdentity)
+        let context = switch kind {
+        case .password:
+            silentThenInteractive(allowInteraction: allowInteraction,
+                                  silent: { $0.provideCredentialWithoutUserInteraction(for: ranked.identity) },
+                                  interactive: { $0.prepareInterfaceToProvideCredential(for: ranked.identity) })
+        case .oneTimeCode:
+            silentThenInteractive(allowInteraction: allowInteraction,
+                                  silent: { $0.provideCredentialWithoutUserInteraction(for: ranked.oneTimeCodeIdentity) },
+                                  interactive: { $0.prepareInterfaceToProvideCredential(for: ranked.oneTimeCodeIdentity) })
         }
-        if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, allowInteraction {
-            context.reset()
-            switch kind {
-            case .password: provider.prepareInterfaceToProvideCredential(for: ranked.identity)
-            case .oneTimeCode: provider.prepareInterfaceToProvideCredential(for: ranked.oneTimeCodeIdentity)
-            }
-        }
-        return result(of: context, identity: ranked)
+        return result(of: context, password: ranked.identity, code: ranked.oneTimeCodeIdentity)
     }
 
-    private func result(of context: CredentialProviderExtensionContext, identity: RankedIdentity?) -> Result {
+    /// What iOS does with one identity: `silent`, and when the provider answers
+    /// `userInteractionRequired` and a user is present, `interactive`.
+    private func silentThenInteractive(
+        allowInteraction: Bool, silent: (CredentialProvider) -> Void, interactive: (CredentialProvider) -> Void
+    ) -> CredentialProviderExtensionContext {
+        let context = provider.extensionContext
+        context.reset()
+        silent(provider)
+        if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, allowInteraction {
+            context.reset()
+            interactive(provider)
+        }
+        return context
+    }
+
+    private func result(
+        of context: CredentialProviderExtensionContext, password: PasswordCredentialIdentity?, code: OneTimeCodeCredentialIdentity?
+    ) -> Result {
         switch context.outcome {
-        case .completed(let credential)?: .filled(credential, identity: identity?.identity)
-        case .completedOneTimeCode(let credential)?: .filledCode(credential, identity: identity?.oneTimeCodeIdentity)
+        case .completed(let credential)?: .filled(credential, identity: password)
+        case .completedOneTimeCode(let credential)?: .filledCode(credential, identity: code)
         case .cancelled(let error)?: .cancelled(error)
         case .configurationCompleted?, nil: .cancelled(ExtensionError(.failed, failureReason: "the provider did not answer"))
         }
