@@ -10,7 +10,7 @@ final class TypedFailureTests: XCTestCase {
     static let vaultErrors: [VaultError] = [
         .wrongPassword, .locked, .recordNotFound(try! RecordID.random()), .noVault(container: "/c"), .vaultExists(container: "/c"),
         .corrupt(file: "records/ab/x", reason: "authentication failed"), .kdfParametersOutOfRange(file: "vault.coffer"),
-        .rolledBack(generation: 3, highestSeen: 9), .invalidInput("bad"), .crypto(.authenticationFailed),
+        .rolledBack(generation: 3, highestSeen: 9), .invalidInput("bad"), .noOneTimeCode(item: "GitHub"), .crypto(.authenticationFailed),
     ]
 
     /// Wordings a future edit could give any message: the old one's keywords, none, or another's.

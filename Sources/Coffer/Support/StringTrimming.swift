@@ -6,13 +6,10 @@ extension StringProtocol {
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
         return String(self[first...last])
     }
-}
 
-extension StringProtocol {
     /// Without leading and trailing white space, line breaks included (a pasted secret's).
     package var trimmingWhitespace: String {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(self[first...last])
     }
 }
-

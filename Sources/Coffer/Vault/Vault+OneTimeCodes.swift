@@ -4,7 +4,8 @@ extension Vault {
     /// The current one-time code of record `id` (SPEC.md §5.2 `otp`). A time-based code only
     /// reads the record; an HOTP code moves the record's counter on in the same transaction that
     /// reads it, so two processes never hand out the same code and none is skipped.
-    /// - Throws: `.invalidInput` when the record has no one-time code or its `otp` does not parse.
+    /// - Throws: `.noOneTimeCode` when the record has none; `.invalidInput` when its `otp` does
+    ///   not parse.
     public func oneTimeCode(forRecordWithID id: RecordID, at date: Date = Date()) throws(VaultError) -> OneTimeCode {
         let record = try record(withID: id)
         let parameters = try Self.oneTimeCodeParameters(of: record)
@@ -15,12 +16,12 @@ extension Vault {
             code = try Self.mapped { () throws(OneTimeCodeError) in try current.hotpCode() }
             record.otp = current.advanced().uri
         }
-        guard let code else { throw .invalidInput("no one-time code") }
+        guard let code else { throw .noOneTimeCode(item: "") }
         return code
     }
 
     static func oneTimeCodeParameters(of record: Record) throws(VaultError) -> OneTimeCodeParameters {
-        guard let otp = record.otp else { throw .invalidInput("'\(record.title)' has no one-time code") }
+        guard let otp = record.otp else { throw .noOneTimeCode(item: record.title) }
         return try mapped { () throws(OneTimeCodeError) in try OneTimeCodeParameters(parsing: otp) }
     }
 

@@ -20,6 +20,9 @@ public enum VaultError: Error, Equatable, Sendable {
     case rolledBack(generation: UInt64, highestSeen: UInt64)
     /// Invalid input from the caller (an empty service, an oversized note, …).
     case invalidInput(String)
+    /// The item has no one-time code (asked for one, as `coffer otp` or an AutoFill code does):
+    /// nothing matches, which is not bad data.
+    case noOneTimeCode(item: String)
     case storage(StorageError)
     case crypto(CryptoError)
 }
@@ -28,6 +31,7 @@ extension VaultError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .wrongPassword: "wrong master password"
+        case .noOneTimeCode(let item): "'\(item)' has no one-time code"
         case .locked: "the vault is locked"
         case .recordNotFound(let id): "no credential with id \(id)"
         case .noVault(let container): "no vault in \(container) (run 'coffer init' first)"

@@ -131,13 +131,8 @@ struct EditCommand: Command {
             }
             do { document = try ItemDocument(parsing: edited) } catch { throw CLIError("\(error); nothing was changed", code: .dataError) }
         }
-        do {
-            var check = original
-            try document.apply(to: &check)
-        } catch {
-            throw CLIError("\(error); nothing was changed", code: .dataError)
-        }
-        let record = try vault.updateRecord(withID: id) { record in try document.apply(to: &record) }
+        do { try document.check(isOf: id) } catch { throw CLIError("\(error); nothing was changed", code: .dataError) }
+        let record = try vault.updateRecord(withID: id) { record in document.apply(to: &record) }
         context.note("updated \(record.id) to revision \(record.revision)")
         return .success
     }

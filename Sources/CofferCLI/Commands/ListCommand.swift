@@ -175,8 +175,9 @@ extension CommandContext {
         return UnsafeBufferPointer(rebasing: identifier[start..<end])
     }
 
-    /// Service, user, name (when any row has one) and id columns, one line per row, built in one string without a closure in
-    /// the loop (a captured cursor costs a dynamic exclusivity check per write).
+    /// Service, user, name (when any row has one) and id columns, one line per row, built in one
+    /// string without a closure in the loop (a captured cursor costs a dynamic exclusivity check
+    /// per write).
     private static func table(of rows: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>) -> String {
         // Columns by Unicode scalars (UTF-8 lead bytes): cheap, and right for the ASCII that
         // fills most lists. Counted once per cell.

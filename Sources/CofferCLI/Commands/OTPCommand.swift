@@ -48,15 +48,15 @@ struct OTPCommand: Command {
     /// A record without a code has no matching credential (exit 66); one whose code does not
     /// parse is bad data (65).
     private static func currentCode(of id: RecordID, in vault: Vault, operand: String) throws -> OneTimeCode {
-        let record = try vault.record(withID: id)
-        guard record.otp != nil else {
-            throw CLIError("'\(record.title)' has no one-time code", hint: "'coffer edit \(operand.prefix(40)) --otp' sets it", code: .noInput)
-        }
         do {
             return try vault.oneTimeCode(forRecordWithID: id)
         } catch {
-            guard case .invalidInput(let reason) = error else { throw error }
-            throw CLIError(reason, hint: "'coffer edit \(operand.prefix(40)) --otp' sets it", code: .dataError)
+            let hint = "'coffer edit \(operand.prefix(40)) --otp' sets it"
+            switch error {
+            case .noOneTimeCode: throw CLIError(error.description, hint: hint, code: .noInput)
+            case .invalidInput(let reason): throw CLIError(reason, hint: hint, code: .dataError)
+            default: throw error
+            }
         }
     }
 }

@@ -179,13 +179,15 @@ struct ItemDocument: Equatable {
         }
     }
 
-    /// Writes the document's members into `record`; the read-only lines are not members.
-    /// - Throws: when the text names another item (`id`), so a `show A | edit B` cannot copy A
-    ///   over B.
-    func apply(to record: inout Record) throws(ParseError) {
-        if let id, id != record.id.hex {
-            throw ParseError(line: 1, reason: "this text is of item \(id.prefix(8)), not \(record.id.hex.prefix(8))")
+    /// Refuses a text that names another item (`id`), so a `show A | edit B` cannot copy A over B.
+    func check(isOf recordID: RecordID) throws(ParseError) {
+        if let id, id != recordID.hex {
+            throw ParseError(line: 1, reason: "this text is of item \(id.prefix(8)), not \(recordID.hex.prefix(8))")
         }
+    }
+
+    /// Writes the document's members into `record`; the read-only lines are not members.
+    func apply(to record: inout Record) {
         record.password = password
         record.name = name
         record.kind = kind

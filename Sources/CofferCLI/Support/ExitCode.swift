@@ -89,6 +89,8 @@ struct CLIError: Error {
             CLIError(error.description, hint: "'coffer verify' checks the whole vault", code: .dataError)
         case .invalidInput(let reason):
             CLIError(reason, code: .usage)
+        case .noOneTimeCode:
+            CLIError(error.description, code: .noInput)
         case .vaultExists:
             CLIError(error.description, code: .exists)
         case .crypto:
