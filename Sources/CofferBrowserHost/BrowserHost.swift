@@ -145,12 +145,13 @@ public final class BrowserHost {
                 .first(where: { $0.identity.recordIdentifier == chosen.hex })?.identity
             else { throw BrowserHostError.notFound }
             // The same provide as every host's (AutoFillHost): silent, else the provider asks.
+            let wasLocked = !vault.isUnlocked
             switch host.provide(chosen: offered, allowInteraction: interaction != nil) {
             case .filled(let filled, _): (credential, identity) = (filled, offered)
             case .cancelled(let error): throw BrowserHostError.from(error)
             default: throw BrowserHostError.failed("the provider did not answer")
             }
-            startSession(for: vault)  // after a pinentry unlock; nothing when a session is live
+            if wasLocked { startSession(for: vault) }  // the provider asked through pinentry
         case .command, .pageLoad:
             if case .pageLoad(let topFrame) = trigger {
                 guard topFrame else { throw BrowserHostError.forbidden("fill on page load happens only in the top frame") }
@@ -158,10 +159,11 @@ public final class BrowserHost {
             } else if !vault.isUnlocked && !vault.identityStore.state.isEnabled {
                 try unlock(vault, reason: "to fill on \(origin.host)")
             }
+            let wasLocked = !vault.isUnlocked
             switch host.fill(serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk) {
             case .filled(let filled, let filledIdentity?):
                 (credential, identity) = (filled, filledIdentity)
-                if trigger.mayAsk { startSession(for: vault) }
+                if wasLocked { startSession(for: vault) }  // the provider asked through pinentry
             case .filled, .filledCode: throw BrowserHostError.failed("the provider answered without an identity")
             case .noMatch: throw BrowserHostError.notFound
             case .choiceRequired: throw BrowserHostError.choiceRequired

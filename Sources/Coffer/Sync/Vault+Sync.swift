@@ -38,6 +38,12 @@ extension Vault {
         try SyncSession(vault: self, options: options).run()
     }
 
+    /// Whether the container is a git repository of Coffer's sync (a cheap look: no git runs,
+    /// nothing is checked or adopted).
+    public var isSyncedContainer: Bool {
+        Git(container: container.path, environment: .process, deviceState: deviceState).exists
+    }
+
     /// The remote this container syncs with, or `nil` when it does not sync (no network).
     public func syncRemote(environment: Environment = .process) -> String? {
         let git = Git(container: container.path, environment: environment, deviceState: deviceState)

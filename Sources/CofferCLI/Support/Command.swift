@@ -161,7 +161,7 @@ final class CommandContext {
         case .unlocked: return
         case .noInteraction: throw VaultError.locked
         case .cancelled: throw CLIError("cancelled", code: .failure)
-        case .wrongPassword where vault.syncRemote(environment: io.environment) != nil:
+        case .wrongPassword where vault.isSyncedContainer:
             throw CLIError("wrong master password for this device's copy of the vault",
                            hint: "if it was changed on another device, this device learns the new one at its next sync: run 'coffer sync' once with the old password",
                            code: .permissionDenied)
