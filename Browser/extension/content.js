@@ -199,7 +199,7 @@
     try { host.showPopover(); } catch { host.remove(); return; }  // no top layer: no list
     const size = box.getBoundingClientRect();  // measured before the first paint, then placed
     place(placement(anchor, size.width, size.height));
-    list = { host, root, items, index: -1, fields, anchor, shownAt: performance.now(), observers: [], visible: new Map(), tampered: false };
+    list = { host, root, items, index: -1, fields, anchor, shownAt: performance.now(), observers: [], visible: new Map() };
     watch(list);
   }
 
