@@ -73,11 +73,10 @@ extension RandomIdentifier {
     /// Writes the 32 hex digits at `destination`: a listing spells one id per row straight into
     /// its output.
     public func writeHex(to destination: UnsafeMutablePointer<UInt8>) {
-        let digits: StaticString = "0123456789abcdef"  // a static table, no array access in the loop
         let words = self.words
         for nibble in 0..<(2 * identifierByteCount) {
             let word = nibble < 16 ? words.high : words.low
-            destination[nibble] = digits.utf8Start[Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f]
+            destination[nibble] = Hex.digit(Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f)
         }
     }
     public var description: String { hex }
@@ -94,41 +93,4 @@ public struct VaultID: RandomIdentifier {
 public struct RecordID: RandomIdentifier {
     public let words: IdentifierWords
     public init(words: IdentifierWords) { self.words = words }
-}
-
-/// Lowercase hexadecimal, strict on input.
-enum Hex {
-    static let digits = Array("0123456789abcdef".utf8)
-
-    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var characters = [UInt8]()
-        for byte in bytes {
-            characters.append(digits[Int(byte >> 4)])
-            characters.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: characters, as: UTF8.self)
-    }
-
-    /// Lowercase digits only; `nil` for odd lengths, uppercase or any other character.
-    static func decode(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
-            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func value(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
 }

@@ -69,31 +69,8 @@ public enum Assuan {
 
     /// Undoes the percent escapes of a data line.
     static func unescape(_ bytes: ArraySlice<UInt8>) throws(AssuanError) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "%") else {
-                result.append(byte)
-                index += 1
-                continue
-            }
-            guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
-            else { throw .malformed("a bad %-escape") }
-            result.append(high << 4 | low)
-            index += 3
-        }
+        guard let result = PercentEncoding.decodeBytes(bytes) else { throw .malformed("a bad %-escape") }
         return result
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

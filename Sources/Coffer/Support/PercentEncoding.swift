@@ -1,15 +1,22 @@
 /// RFC 3986 percent-encoding: the one decoder and encoder for every URI component Coffer reads
-/// or writes (`otpauth://` labels and parameters, `coffer://` references).
+/// or writes (`otpauth://` labels and parameters, `coffer://` references) and for Assuan's data
+/// lines, which escape the same way.
 package enum PercentEncoding {
     package static func decode<S: StringProtocol>(_ text: S) -> String? {
+        decodeBytes(Array(text.utf8)[...]).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// The bytes behind `%XX` escapes (either case); `nil` for a truncated or non-hex escape.
+    static func decodeBytes(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
+        bytes.reserveCapacity(text.count)
+        var iterator = text.makeIterator()
         while let byte = iterator.next() {
             guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            guard let high = iterator.next().flatMap({ Hex.value(of: $0) }), let low = iterator.next().flatMap({ Hex.value(of: $0) }) else { return nil }
             bytes.append(high << 4 | low)
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 
     package static func encode(_ text: String) -> String {
@@ -22,14 +29,5 @@ package enum PercentEncoding {
             }
         }
         return out
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
     }
 }

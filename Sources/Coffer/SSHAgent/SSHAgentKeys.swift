@@ -1,4 +1,3 @@
-import Coffer
 import FoundationEssentials
 
 /// The keys the agent serves: the vault's ssh-key items (SPEC.md §5.3, §15). Listing reads the
@@ -7,20 +6,20 @@ import FoundationEssentials
 /// pinentry, whose unlock starts a session so `coffer lock` locks the agent too. No private key
 /// is kept between requests: each signature reads the item, decodes the key into guarded
 /// memory, signs and lets it go.
-final class SSHAgentKeys {
+public final class SSHAgentKeys {
     /// The door: container, sessions and pinentry; `interaction` `nil` never asks (locked means
     /// the signature is refused).
     let session: HostSession
     var interaction: UserInteraction? { session.interaction }
 
-    init(session: HostSession) {
+    public init(session: HostSession) {
         self.session = session
     }
 
-    struct Listed {
-        let key: SSHPublicKey
-        let comment: String
-        let recordID: RecordID
+    public struct Listed: Sendable {
+        public let key: SSHPublicKey
+        public let comment: String
+        public let recordID: RecordID
     }
 
     /// Every Ed25519 key of the vault with its item's name as the comment; empty when the
@@ -42,7 +41,7 @@ final class SSHAgentKeys {
         return keys
     }
 
-    static func listedKeys(in vault: Vault) throws -> [Listed] {
+    public static func listedKeys(in vault: Vault) throws -> [Listed] {
         let listing = try vault.identityStore.identityListing()
         return listing.rows.filter { $0.kind == .sshKey }.compactMap { row in
             guard let key = SSHPublicKey(authorizedKeysLine: listing.identity(row).serviceIdentifier.identifier) else { return nil }
@@ -81,10 +80,10 @@ final class SSHAgentKeys {
 }
 
 /// Why a signature was refused; the client sees only `SSH_AGENT_FAILURE`, the agent's log the reason.
-enum SSHAgentError: Error, CustomStringConvertible {
+public enum SSHAgentError: Error, CustomStringConvertible {
     case unknownKey, noPrivateKey, locked, declined
 
-    var description: String {
+    public var description: String {
         switch self {
         case .unknownKey: "no ssh-key item has that public key"
         case .noPrivateKey: "the item's privateKey field is missing or is another key"

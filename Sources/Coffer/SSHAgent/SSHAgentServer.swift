@@ -1,4 +1,3 @@
-import Coffer
 import Glibc
 
 /// The agent's loop: one `poll` over the listening socket, the clients and a signalfd, one
@@ -6,7 +5,7 @@ import Glibc
 /// answered; a request never outlives a malformed frame: an impossible length is answered with
 /// failure and that client is closed, anything else malformed is answered with failure and the
 /// client may go on.
-final class SSHAgentServer {
+public final class SSHAgentServer {
     let listener: UnixListener
     let keys: SSHAgentKeys
     /// Where to say why a request failed (never a key or anything signed).
@@ -22,14 +21,14 @@ final class SSHAgentServer {
 
     private var clients: [Client] = []
 
-    init(listener: UnixListener, keys: SSHAgentKeys, log: @escaping (String) -> Void) {
+    public init(listener: UnixListener, keys: SSHAgentKeys, log: @escaping (String) -> Void) {
         self.listener = listener
         self.keys = keys
         self.log = log
     }
 
     /// Serves until SIGINT, SIGTERM or SIGHUP.
-    func serve() throws {
+    public func serve() throws {
         let signals = try SignalDescriptor([SIGINT, SIGTERM, SIGHUP])
         signal(SIGPIPE, SIG_IGN)
         defer { for client in clients { close(client.descriptor) } }
@@ -39,7 +38,7 @@ final class SSHAgentServer {
             for client in clients {
                 descriptors.append(pollfd(fd: client.descriptor, events: Int16(client.outbound.isEmpty ? POLLIN : POLLOUT), revents: 0))
             }
-            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { throw CLIError("poll failed", code: .osError) }
+            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 || errno == EINTR else { throw UnixListenerError.system("poll", errno) }
             if signals.next() != nil { return }
             if descriptors[1].revents != 0 { acceptClients() }
             var index = 0
