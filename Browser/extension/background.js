@@ -1,5 +1,5 @@
 // Coffer's service worker: the only part of the extension that talks to the native host
-// (SPEC.md §14). Content scripts and the popup send it requests; it adds the origin the
+// (SPEC.md §13). Content scripts and the popup send it requests; it adds the origin the
 // browser reports for the sending frame (sender.origin), never one a page or script supplied,
 // and forwards what each context may ask.
 "use strict";

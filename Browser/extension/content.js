@@ -84,7 +84,7 @@
   // ---- The inline list: a closed shadow root in the top layer ----
   //
   // A choice on this list releases a password, so it must be a choice a person could see
-  // (SPEC.md §14.5). The page shares the DOM with the list's host element, so: the host is a
+  // (SPEC.md §13.5). The page shares the DOM with the list's host element, so: the host is a
   // popover in the top layer (nothing the page stacks can cover it); its look is fixed by
   // `:host { … !important }` inside the closed shadow root, which outranks every rule and
   // inline style the page can write; and at the moment of a click the list must have been on

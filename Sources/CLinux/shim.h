@@ -23,7 +23,7 @@ static inline int coffer_syncfs(int fd) {
 #include <sys/syscall.h>
 
 /// openat2(2) resolving `path` beneath `dirfd`: no symbolic link in any component, no "..",
-/// no absolute path, no /proc magic link (SPEC.md §2.4). -1 with ENOSYS on kernels before 5.6.
+/// no absolute path, no /proc magic link (SPEC.md §3.4). -1 with ENOSYS on kernels before 5.6.
 static inline int coffer_openat2_beneath(int dirfd, const char *path, unsigned long long flags, unsigned long long mode) {
 #ifdef SYS_openat2
     struct open_how how = {

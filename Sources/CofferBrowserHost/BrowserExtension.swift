@@ -1,5 +1,5 @@
 /// Who may talk to the host: Coffer's own extension, by the identities the browsers give it
-/// (SPEC.md §14.1). The Chromium id is fixed by the public key in `Browser/extension/manifest.json`
+/// (SPEC.md §13.1). The Chromium id is fixed by the public key in `Browser/extension/manifest.json`
 /// (the first 32 hex digits of the SHA-256 of the key, mapped 0–f to a–p); Firefox's is the
 /// `browser_specific_settings.gecko.id` there.
 public enum BrowserExtension {

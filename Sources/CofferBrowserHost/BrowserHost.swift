@@ -1,7 +1,7 @@
 import Coffer
 import FoundationEssentials
 
-/// The browser's AutoFill host (SPEC.md §14): answers the extension's requests with the
+/// The browser's AutoFill host (SPEC.md §13): answers the extension's requests with the
 /// provider's semantics. Suggestions come from the identity store and work while locked (as
 /// `coffer list` does); a password leaves only in answer to a fill a person asked for — a click
 /// on a suggestion, the keyboard command, the popup — or to fill on page load under the
@@ -129,7 +129,7 @@ public final class BrowserHost {
         return ["identities": .array(shown), "locked": .bool(!vault.isUnlocked), "truncated": .bool(ranked.count > shown.count)]
     }
 
-    /// A fill (SPEC.md §14.2): a `choice` releases the identity the person clicked, if it is one
+    /// A fill (SPEC.md §13.2): a `choice` releases the identity the person clicked, if it is one
     /// of the origin's suggestions; the `command` releases only what the provision rule allows
     /// and may ask for the master password; `pageLoad` releases only what the rule allows, only
     /// unlocked, only in the top frame, and over http only for an http login.

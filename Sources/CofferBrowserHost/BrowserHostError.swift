@@ -1,6 +1,6 @@
 import Coffer
 
-/// Why a request was not answered with what it asked for (SPEC.md §14.4). `code` is what the
+/// Why a request was not answered with what it asked for (SPEC.md §13.4). `code` is what the
 /// extension branches on; the message is for a person and never holds a secret.
 public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The request is not JSON, misses a member, or has one of the wrong type or value.

@@ -2,7 +2,7 @@ import Coffer
 
 /// The origin of the frame a request is about, as the extension's service worker took it from
 /// the browser (`sender.origin`), never from the page: `scheme://host[:port]`, scheme http or
-/// https, nothing else (SPEC.md §14.3).
+/// https, nothing else (SPEC.md §13.3).
 public struct BrowserOrigin: Equatable, Sendable {
     public let scheme: String
     public let host: String

@@ -2,7 +2,7 @@ import Coffer
 import Glibc
 
 /// Where each browser reads native-messaging host manifests, and what Coffer's says (SPEC.md
-/// §14.1): the one place that knows browser paths, used by `coffer browser install`,
+/// §13.1): the one place that knows browser paths, used by `coffer browser install`,
 /// `uninstall` and `status` (and by the packaging step).
 ///
 /// Chromium-family browsers read `<config>/NativeMessagingHosts/<name>.json` (or

@@ -1,6 +1,6 @@
 import Coffer
 
-/// One request of the extension (SPEC.md §14.2), validated: every member of the right type and
+/// One request of the extension (SPEC.md §13.2), validated: every member of the right type and
 /// within its limits, the origin in its one form. Parsing is pure.
 enum BrowserRequest: Equatable {
     /// What started a fill: the person's click on a suggestion, the keyboard command, or the

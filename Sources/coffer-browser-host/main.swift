@@ -1,4 +1,4 @@
-// Coffer's native-messaging host for the browser extension (SPEC.md §14). Started by the
+// Coffer's native-messaging host for the browser extension (SPEC.md §13). Started by the
 // browser, one process per connection; everything happens in CofferBrowserHost.
 import CofferBrowserHost
 import Glibc

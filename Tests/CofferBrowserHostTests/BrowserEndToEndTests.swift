@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Coffer in real browsers (SPEC.md §14): `Tests/Browser/browser_e2e.py` drives Debian's headless
+/// Coffer in real browsers (SPEC.md §13): `Tests/Browser/browser_e2e.py` drives Debian's headless
 /// Chromium through the DevTools protocol and headless Firefox ESR through WebDriver BiDi, against
 /// a local HTTPS and HTTP test site, with the extension in `Browser/extension`, the real
 /// `coffer-browser-host` and a scripted pinentry. The cases are written once for both browsers;

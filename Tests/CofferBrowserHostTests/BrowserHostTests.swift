@@ -4,7 +4,7 @@ import Foundation
 import ScratchDirectories
 import XCTest
 
-/// The browser host's protocol (SPEC.md §14) in process, with a scripted pinentry: suggestions
+/// The browser host's protocol (SPEC.md §13) in process, with a scripted pinentry: suggestions
 /// while locked and never a password, fills only for a person's choice or under the provision
 /// rule, pinentry for a locked vault, sessions that `coffer lock` ends, and bad input answered
 /// with an error while the host goes on serving.

@@ -3,7 +3,7 @@ import Coffer
 import Foundation
 import XCTest
 
-/// Import never changes a byte of a secret (SPEC.md §11): input that is not valid in its
+/// Import never changes a byte of a secret (SPEC.md §12): input that is not valid in its
 /// encoding is refused with its line and column and nothing is imported; a named encoding is
 /// converted exactly.
 final class ImportEncodingTests: XCTestCase {

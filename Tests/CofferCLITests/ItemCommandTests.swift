@@ -207,7 +207,7 @@ final class EditAsTextTests: XCTestCase {
     }
 }
 
-/// `show` and `edit` speak one text format (issue 28, item 9; SPEC.md §8.3).
+/// `show` and `edit` speak one text format (issue 28, item 9; SPEC.md §10.2).
 final class ShowEditRoundTripTests: XCTestCase {
     func unlocked(_ arguments: [String], _ cli: CLIHarness, stdin: String = "", stdoutIsTerminal: Bool = false) -> RunResult {
         cli.run(arguments + ["--password-stdin"], stdin: CLIHarness.master + "\n" + stdin, stdoutIsTerminal: stdoutIsTerminal)

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// SPEC.md §2.5 as another user sees it: the real `coffer`, run as `nobody` through `setpriv`
+/// SPEC.md §3.5 as another user sees it: the real `coffer`, run as `nobody` through `setpriv`
 /// (CI runs as root, so the test switches users itself). A container, or any directory in it,
 /// that is not the user's own or that others may enter is refused with exit 78, and nothing is
 /// read from it.

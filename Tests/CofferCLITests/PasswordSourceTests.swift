@@ -2,7 +2,7 @@ import Coffer
 @testable import CofferCLI
 import XCTest
 
-/// A line of stdin means one thing whatever the session (issue 28, item 1; SPEC.md §8.1): with
+/// A line of stdin means one thing whatever the session (issue 28, item 1; SPEC.md §10.1): with
 /// `--password-stdin` the first line is the master password, read and checked even while a
 /// `coffer unlock` session is live, and the next line is the item's secret.
 final class PasswordSourceTests: XCTestCase {

@@ -4,7 +4,7 @@ import Foundation
 import ScratchDirectories
 import XCTest
 
-/// Someone who can write to the container (SPEC.md §9a) plants a link, a FIFO or an entry of the
+/// Someone who can write to the container (SPEC.md §2) plants a link, a FIFO or an entry of the
 /// wrong type at every position of the container and of the device state. Every command either
 /// works without following it or refuses it (exit 65), no secret is released through it, `verify`
 /// names it, and a canary directory outside the container is byte-for-byte unchanged afterwards

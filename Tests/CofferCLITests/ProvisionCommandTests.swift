@@ -3,7 +3,7 @@ import Coffer
 import Foundation
 import XCTest
 
-/// `coffer fill`, `list` and `add/edit --match` under the provision rule (SPEC.md §7.1): a
+/// `coffer fill`, `list` and `add/edit --match` under the provision rule (SPEC.md §8.1): a
 /// sibling host's login is listed, offered on a terminal, and never filled without a choice.
 final class ProvisionCommandTests: XCTestCase {
     func json(_ text: String) throws -> [[String: Any]] {

@@ -145,6 +145,29 @@ final class SSHAgentTests: XCTestCase {
         XCTAssertTrue(rsa.stderr.contains("ssh-rsa keys are not supported yet"), rsa.stderr)
     }
 
+    /// SPEC §6.3: a private key that does not decode makes the item unusable, not corrupt —
+    /// verify passes, show works, the agent lists its public key and refuses to sign.
+    func testUndecodablePrivateKeyIsUnusableNotCorrupt() throws {
+        XCTAssertEqual(try run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "x", "-f", home + "/real"]).code, 0)
+        let publicKey = try String(contentsOfFile: home + "/real.pub", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let export = #"{"encrypted":false,"items":[{"type":5,"name":"broken","sshKey":{"privateKey":"-----BEGIN OPENSSH PRIVATE KEY-----\nbm90IGEga2V5\n-----END OPENSSH PRIVATE KEY-----\n","publicKey":"\#(publicKey)"}}]}"#
+        try export.write(toFile: home + "/export.json", atomically: true, encoding: .utf8)
+        let imported = try coffer(["import", home + "/export.json", "--password-stdin"], stdin: master + "\n")
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        let verified = try coffer(["verify", "--password-stdin"], stdin: master + "\n")
+        XCTAssertEqual(verified.code, 0, "not reported as corrupt: " + verified.stdout + verified.stderr)
+        XCTAssertEqual(try coffer(["show", "broken", "--password-stdin"], stdin: master + "\n").code, 0)
+
+        try startAgent(["--no-pinentry"])
+        let listed = try run("/usr/bin/ssh-add", ["-L"])
+        XCTAssertEqual(listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").prefix(2),
+                       publicKey.split(separator: " ").prefix(2), "its public key is still listed")
+        XCTAssertEqual(try coffer(["unlock", "--password-stdin"], stdin: master + "\n").code, 0)
+        try (publicKey + "\n").write(toFile: home + "/key.pub", atomically: true, encoding: .utf8)
+        XCTAssertNotEqual(try sign("hello", with: home + "/key.pub").code, 0, "no signature from an undecodable key")
+        XCTAssertTrue(agentLog.contains("refused a signature"), agentLog)
+    }
+
     func testDaemonModePrintsTheShellLinesOfARunningAgent() throws {
         let printed = try coffer(["ssh-agent", "--print-env"])
         XCTAssertEqual(printed.stdout, "SSH_AUTH_SOCK='\(socket)'; export SSH_AUTH_SOCK;\n")

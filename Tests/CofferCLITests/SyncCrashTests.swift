@@ -2,7 +2,7 @@ import Coffer
 import Foundation
 import XCTest
 
-/// A sync killed at any step, and writes running beside a sync, lose nothing (SPEC.md §16.4).
+/// A sync killed at any step, and writes running beside a sync, lose nothing (SPEC.md §15.4).
 final class SyncCrashTests: SyncTestCase {
     var writer: String { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/coffer-test-writer" }
 

@@ -3,7 +3,7 @@ import Coffer
 import Foundation
 import XCTest
 
-/// The container is untrusted (SPEC.md §9a, §16.1): nothing in its `.git` may choose a program
+/// The container is untrusted (SPEC.md §2, §15.1): nothing in its `.git` may choose a program
 /// for git to run or a path outside it, and a clone never disturbs another container of the
 /// same vault on this device (issue 28, items 2–4).
 final class SyncRepositoryTrustTests: SyncTestCase {

@@ -113,7 +113,7 @@ class SyncTestCase: XCTestCase {
     }
 }
 
-/// Sync through git between devices (SPEC.md §16): merges, attacks from the remote, and what
+/// Sync through git between devices (SPEC.md §15): merges, attacks from the remote, and what
 /// git may see.
 final class SyncTests: SyncTestCase {
 

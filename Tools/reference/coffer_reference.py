@@ -70,7 +70,7 @@ def argon2id(password, salt, ops, mem):
     return sodium.crypto_pwhash_alg(32, password, salt, ops, mem, sodium.crypto_pwhash_ALG_ARGON2ID13)
 
 
-# --- §3 vault header ---------------------------------------------------------------------
+# --- §4 vault header ---------------------------------------------------------------------
 
 def write_header(vault_id, vault_key, password, salt, nonce, ops, mem):
     ad = preamble(0x56) + vault_id + bytes([2, 0, 0, 0]) + struct.pack("<IQ", ops, mem) + salt
@@ -97,7 +97,7 @@ def read_header(data, password, ops_range=(2, 10), mem_range=(64 << 20, 1 << 30)
     return data[8:24], vault_key
 
 
-# --- §5 records ------------------------------------------------------------------------------
+# --- §6 records ------------------------------------------------------------------------------
 
 def record_document(doc):
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
@@ -111,7 +111,7 @@ def seal_record(vault_id, vault_key, doc, nonce):
 
 
 def strict_json(data):
-    """SPEC §5.2: UTF-8 JSON; duplicate member names, lone surrogates and NaN/Infinity are errors."""
+    """SPEC §6.2: UTF-8 JSON; duplicate member names, lone surrogates and NaN/Infinity are errors."""
     def no_duplicates(pairs):
         names = [name for name, _ in pairs]
         if len(names) != len(set(names)):
@@ -143,15 +143,15 @@ def open_record(vault_id, vault_key, record_id_hex, data):
         raise Corrupt("id does not match file name")
     for member in ("serviceIdentifiers", "user", "password", "created", "modified", "revision"):
         if member not in doc:
-            raise Corrupt(f"missing {member}")  # §5.2: the required members
+            raise Corrupt(f"missing {member}")  # §6.2: the required members
     fields = doc.get("fields", [])
-    if isinstance(fields, dict):  # format 0.x: names equal after NFC are refused (§5.2)
+    if isinstance(fields, dict):  # format 0.x: names equal after NFC are refused (§6.2)
         if len({unicodedata.normalize("NFC", name) for name in fields}) != len(fields):
             raise Corrupt("fields: two names canonically equivalent")
     return doc
 
 
-# --- §6 the identity index --------------------------------------------------------------------
+# --- §7 the identity index --------------------------------------------------------------------
 
 SUBKEY_INDEX = 2
 IDENTITY_SLOTS = 256
@@ -165,12 +165,12 @@ def index_keys(vault_key):
 
 def site_of(host):
     """The registrable domain. The reference uses the last two labels, which is what the Public
-    Suffix List gives for the names in the vectors; a real reader MUST use the PSL (§7.1)."""
+    Suffix List gives for the names in the vectors; a real reader MUST use the PSL (§8.1)."""
     return ".".join(host.split(".")[-2:])
 
 
 def service_key(identifier, service_type):
-    """§7.1: (site, host, scheme, port, path) of a service identifier; host is "" when it does
+    """§8.1: (site, host, scheme, port, path) of a service identifier; host is "" when it does
     not parse. ASCII names only (the vectors need no IDNA)."""
     from urllib.parse import urlsplit
     if service_type == "URL":
@@ -190,7 +190,7 @@ def bucket_byte(bucket_key, name):
 
 
 def identity_slot(bucket_key, key, layout):
-    """§6.3: layout 1 files by site alone; layout 2 takes the high four bits from the site and
+    """§7.3: layout 1 files by site alone; layout 2 takes the high four bits from the site and
     the low four from the host (the site when the identifier did not parse)."""
     site, host = key[0], key[1]
     if layout == 1:
@@ -211,7 +211,7 @@ ITEM_TYPE = 4
 
 
 def identity_payload(entries, layout=3):
-    """entries, sorted as §6.3 (record id, type, then two strings as UTF-8 bytes):
+    """entries, sorted as §7.3 (record id, type, then two strings as UTF-8 bytes):
     identities (record id bytes, rank, type byte 0-3, mode, key, identifier, user, name) and,
     in layout 3, item entries (record id bytes, 0, 4, kind, listed, name, user, service).
     Layout 2 entries have no name; layout 1 entries no parsed key either."""
@@ -239,7 +239,7 @@ def identity_payload(entries, layout=3):
 
 
 def index_entries(doc, layout=3):
-    """§6.3: a login has a password identity (type 0/1) per service identifier and, with an
+    """§7.3: a login has a password identity (type 0/1) per service identifier and, with an
     `otp`, a one-time-code identity (type 2/3) per service; in layout 3 every record has one item
     entry (type 4), listed when it has no identity. Layouts 1 and 2 hold password identities only."""
     rid = bytes.fromhex(doc["id"])
@@ -260,7 +260,7 @@ def index_entries(doc, layout=3):
 
 
 def ssh_public_key_text(doc):
-    """§6.3: an ssh-key item's summary is its `publicKey` field's first two words (§5.3)."""
+    """§7.3: an ssh-key item's summary is its `publicKey` field's first two words (§6.3)."""
     fields = doc.get("fields", [])
     if isinstance(fields, dict):
         fields = [{"name": name, "value": value} for name, value in fields.items()]
@@ -272,7 +272,7 @@ def ssh_public_key_text(doc):
 
 
 def item_filing_name(entry):
-    """§6.3: `name:` + the name in lower case, or `id:` + the record id for an unnamed item."""
+    """§7.3: `name:` + the name in lower case, or `id:` + the record id for an unnamed item."""
     rid, name = entry[0], entry[5]
     return "name:" + name.lower() if name else "id:" + rid.hex()
 
@@ -291,7 +291,7 @@ def seal_shard(index_key, vault_id, slot, shard_id, payload, nonce):
 
 
 def seal_manifest(index_key, vault_id, generation, shards, nonce, layout=3):
-    """The manifest's version byte is the index layout (§6.2), authenticated with the rest."""
+    """The manifest's version byte is the index layout (§7.2), authenticated with the rest."""
     plaintext = struct.pack("<QH", generation, SLOTS) + b"".join(shards.get(slot, bytes(16)) for slot in range(SLOTS))
     return preamble(0x4D, layout) + nonce + aead_encrypt(index_key, nonce, preamble(0x4D, layout) + vault_id, plaintext)
 
@@ -324,7 +324,7 @@ def build_index(vault_id, vault_key, records, generation, next_bytes, layout=3):
 
 def index_payloads(container, vault_id, vault_key):
     """The manifest's generation and, for each non-empty slot in order, (slot, unpadded
-    payload), every file opened as §6.2 requires."""
+    payload), every file opened as §7.2 requires."""
     index_key, _ = index_keys(vault_key)
     with open(os.path.join(container, "index", "manifest"), "rb") as f:
         data = f.read()
@@ -391,7 +391,7 @@ def read_index(container, vault_id, vault_key):
 
 
 def listing_plaintext(container, vault_id, vault_key):
-    """A device's listing snapshot plaintext (SPEC.md §6.6): every non-empty identity bucket
+    """A device's listing snapshot plaintext (SPEC.md §7.6): every non-empty identity bucket
     payload in slot order, each framed as u32 LE length ‖ payload."""
     _, payloads = index_payloads(container, vault_id, vault_key)
     return b"".join(struct.pack("<I", len(payload)) + payload
@@ -405,7 +405,7 @@ def seal_listing(vault_key, vault_id, manifest_file, framed, nonce):
     return preamble(0x4C) + nonce + aead_encrypt(index_key, nonce, ad, framed)
 
 
-# --- §16 sync: tombstones, the header seal, the merge rules --------------------------------
+# --- §15 sync: tombstones, the header seal, the merge rules --------------------------------
 
 def seal_tombstone(vault_id, vault_key, record_id, revision, deleted, nonce):
     ad = preamble(0x54) + vault_id + record_id
@@ -433,7 +433,7 @@ def seal_header(vault_id, vault_key, header, nonce):
 
 
 def merge_decide(base, local, remote, local_tombstone, remote_tombstone, base_tombstone):
-    """SPEC §16.3 for one record id. A version is (revision, object, modified, file hash) or None;
+    """SPEC §15.3 for one record id. A version is (revision, object, modified, file hash) or None;
     a tombstone (revision, object, file hash) or None; base_tombstone an object or None.
     Returns (record outcome, tombstone outcome, remote behind, put back)."""
     base_revision = base[0] if base else 0

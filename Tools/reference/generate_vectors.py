@@ -74,7 +74,7 @@ def primitives():
     write_vector(os.path.join(out, "padding.vector"), "sodium_pad, block size 512", [
         ("expect", "ok"), ("input", b"abc"), ("padded", ref.pad(b"abc")),
         ("input511", bytes(511)), ("padded511", ref.pad(bytes(511)))])
-    # Canonical JSON (SPEC.md §5.2): Python's json.dumps is the reference writer.
+    # Canonical JSON (SPEC.md §6.2): Python's json.dumps is the reference writer.
     document = {"z": 1, "Z": [True, False, None, -0.5, 12345678901234567890], "\u00e9": "caf\u00e9",
                 "\U0001F600": "\x00\x01\x08\x0c\x1f\x7f \\ \" / \u2028 \n\r\t", "\uffff": {"b": {}, "a": []},
                 "\ue000": "", "": "empty name"}
@@ -122,9 +122,9 @@ def vault(name="vault", layout=3):
          "revision": 7},
     ]
     if layout == 2:
-        docs[1]["match"] = "exact"  # §5.2: written only when not "host"
+        docs[1]["match"] = "exact"  # §6.2: written only when not "host"
     if layout == 3:
-        # What Coffer writes now (§5.2): optional members only when not at their default,
+        # What Coffer writes now (§6.2): optional members only when not at their default,
         # `fields` as an ordered array; plus a note, which has no service and is listed by name.
         del docs[0]["fields"]
         docs[1].update({
@@ -139,7 +139,7 @@ def vault(name="vault", layout=3):
                      "user": "", "password": "", "notes": "SSID: home\npassphrase: correct horse",
                      "tags": ["home"], "created": "2026-03-01T00:00:00Z", "modified": "2026-03-01T00:00:00Z",
                      "revision": 1})
-        # An SSH key (§5.3): RFC 8032's first test key; its item entry's summary is the public key.
+        # An SSH key (§6.3): RFC 8032's first test key; its item entry's summary is the public key.
         private_key, public_line = openssh_ed25519(
             bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"), "laptop key")
         docs.append({"id": "3b" + seq(0x51, 15).hex(), "serviceIdentifiers": [], "kind": "ssh-key", "name": "laptop key",
@@ -167,7 +167,7 @@ def vault(name="vault", layout=3):
         with open(os.path.join(container, path), "wb") as f:
             f.write(data)
     fields += [("index_generation", 1), ("index_files", len(index_files))]
-    # A device's listing snapshot of this index (SPEC.md §6.6): device state, not container.
+    # A device's listing snapshot of this index (SPEC.md §7.6): device state, not container.
     framed = ref.listing_plaintext(container, vault_id, vault_key)
     fields += [("listing_plaintext", framed),
                ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], framed, seq(0xE0, 24)))]
@@ -184,7 +184,7 @@ def vault(name="vault", layout=3):
 
 def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files):
     """One file per tampering case: mutations of the reference container and what a reader must
-    conclude (SPEC.md §12). Paths are relative to the container; r0 and r1 are its records."""
+    conclude (SPEC.md §16). Paths are relative to the container; r0 and r1 are its records."""
     out = os.path.join(ROOT, "tamper")
     shutil.rmtree(out, ignore_errors=True)
     r = [f"records/{doc['id'][:2]}/{doc['id']}" for doc in docs]
@@ -240,7 +240,7 @@ def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_recor
 
 
 def sync():
-    """SPEC §16: a tombstone and a header seal of the vault vector's vault, and the merge rules
+    """SPEC §15: a tombstone and a header seal of the vault vector's vault, and the merge rules
     over every combination of small states (the Swift merge must decide each the same way)."""
     out = os.path.join(ROOT, "sync")
     vault_id, vault_key = seq(0x10, 16), seq(0xA0, 32)
@@ -282,7 +282,7 @@ def sync():
     pairs = [("3:a:30:aa", "3:b:30:bb"), ("4:a:10:00", "3:b:90:ff"), ("3:a:40:00", "3:b:30:ff")]
     for index, (a, b) in enumerate(pairs):
         fields.append((f"winner{index}", f"{a} {b} => {ref.merge_winner(version(a), version(b))[1]}"))
-    write_vector(os.path.join(out, "merge.vector"), f"the merge rules of §16.3 over {number} combinations, and conflict winners", fields)
+    write_vector(os.path.join(out, "merge.vector"), f"the merge rules of §15.3 over {number} combinations, and conflict winners", fields)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 import CZlib
 import CZstd
 
-/// How a backup archive is compressed (SPEC.md §10): chosen by the name when writing, by the
+/// How a backup archive is compressed (SPEC.md §11): chosen by the name when writing, by the
 /// first bytes when reading, so a renamed file still opens. gzip through zlib, zstd through
 /// libzstd — the two formats GNU tar's `-z` and `--zstd` read.
 public enum BackupCompression: Sendable, Equatable {

@@ -3,7 +3,7 @@ import CSodium
 /// XChaCha20-Poly1305-IETF authenticated encryption (`crypto_aead_xchacha20poly1305_ietf_*`).
 ///
 /// Chosen over AES-GCM because its 192-bit nonce makes fresh random nonces per write safe
-/// without a counter, and it is constant time without hardware support (SPEC.md §4.2).
+/// without a counter, and it is constant time without hardware support (SPEC.md §5.2).
 public enum XChaCha20Poly1305 {
     public static let keyLength = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
     public static let nonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)

@@ -3,7 +3,7 @@ import CSodium
 /// Per-purpose subkeys of the vault key (`crypto_kdf_derive_from_key`, BLAKE2b under the hood).
 ///
 /// One vault key, many independent keys: compromising one purpose's subkey (say, the index key
-/// kept on the device) says nothing about the others. SPEC.md §4.1 lists the ids.
+/// kept on the device) says nothing about the others. SPEC.md §5.1 lists the ids.
 public enum SubkeyDerivation {
     /// The 8-byte `crypto_kdf` context shared by every Coffer v1 subkey.
     public static let context = "COFFERv1"

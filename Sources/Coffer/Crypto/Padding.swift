@@ -3,7 +3,7 @@ import CSodium
 /// ISO/IEC 7816-4 padding (`sodium_pad` / `sodium_unpad`), so ciphertext sizes reveal only a
 /// multiple of the block size, not the length of a password or a note.
 public enum Padding {
-    /// Record plaintexts are padded to a multiple of this (SPEC.md §5.2).
+    /// Record plaintexts are padded to a multiple of this (SPEC.md §6.2).
     public static let recordBlockSize = 512
 
     /// `bytes` followed by 0x80 and zeros up to the next multiple of `blockSize` (always ≥ 1 byte added).
@@ -34,7 +34,7 @@ public enum Padding {
     /// `unpaddedLength(of:blockSize:)` in time that depends on the padding's length, for index
     /// shards only: the length of an identity bucket is nothing the threat model hides from a
     /// process that could time this one (a same-user attacker can read the device's index key,
-    /// SPEC.md §9a), and `sodium_unpad`'s constant-time scan of a whole block per shard was a
+    /// SPEC.md §2), and `sodium_unpad`'s constant-time scan of a whole block per shard was a
     /// seventh of listing 1,000 identities. Records keep the constant-time version.
     /// - Throws: `CryptoError.invalidPadding` exactly when `sodium_unpad` would.
     public static func unpaddedLengthInVariableTime(of padded: UnsafeRawBufferPointer, blockSize: Int) throws(CryptoError) -> Int {

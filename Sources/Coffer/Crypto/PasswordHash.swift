@@ -1,6 +1,6 @@
 import CSodium
 
-/// Argon2id cost parameters, stored explicitly in the vault header (SPEC.md §3.1).
+/// Argon2id cost parameters, stored explicitly in the vault header (SPEC.md §4.1).
 public struct KDFParameters: Equatable, Sendable {
     /// `crypto_pwhash_ALG_ARGON2ID13`: the only algorithm a v1 vault uses.
     public static let argon2id13: UInt8 = UInt8(crypto_pwhash_argon2id_ALG_ARGON2ID13)
@@ -43,7 +43,7 @@ public struct KDFPolicy: Sendable {
         self.memLimit = memLimit
     }
 
-    /// SPEC.md §3.2: at least libsodium's interactive preset, at most 10 passes and 1 GiB.
+    /// SPEC.md §4.2: at least libsodium's interactive preset, at most 10 passes and 1 GiB.
     public static let standard = KDFPolicy(opsLimit: 2...10, memLimit: (64 << 20)...(1 << 30))
 
     /// Accepts libsodium's minimum cost (1 pass, 8 KiB) so tests run in microseconds.

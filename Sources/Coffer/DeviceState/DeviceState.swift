@@ -1,7 +1,7 @@
 import Glibc
 import Synchronization
 
-/// What this device, and only this device, knows about a vault (SPEC.md §6.6): whether the
+/// What this device, and only this device, knows about a vault (SPEC.md §7.6): whether the
 /// identity store is enabled here and its key, the highest index generation seen (whole-vault
 /// rollback detection) and when each credential was last filled (ranking).
 ///
@@ -20,7 +20,7 @@ public struct DeviceState: Sendable {
     /// The device's directory for this vault, for messages: `<state>/vaults/<vault id>`.
     public let directory: String
     /// `<state>`: the user's own (`$XDG_STATE_HOME/coffer`); below it nothing is reached
-    /// through a link and every directory is private (SPEC.md §2.4, §6.6).
+    /// through a link and every directory is private (SPEC.md §3.4, §7.6).
     let root: String
     let vaultName: String
     let fileSystem: FileSystem
@@ -41,7 +41,7 @@ public struct DeviceState: Sendable {
         containerTag = Self.tag(ofContainer: container)
     }
 
-    /// Hex of BLAKE2b-128 of the container's absolute path (SPEC.md §6.6).
+    /// Hex of BLAKE2b-128 of the container's absolute path (SPEC.md §7.6).
     static func tag(ofContainer path: String) -> String {
         let absolute = FileSystem.absolutePath(path)
         return Hex.encode((try? BLAKE2b.hash(Array(absolute.utf8), length: 16)) ?? Array(absolute.utf8.prefix(16)))
@@ -173,7 +173,7 @@ public struct DeviceState: Sendable {
     // MARK: Sync remote
 
     /// The remote URL this device set for the container (`coffer sync remote`, `clone`): what
-    /// `.git/config` must say (SPEC.md §16.1). `nil` when this device never set one; `""` for
+    /// `.git/config` must say (SPEC.md §15.1). `nil` when this device never set one; `""` for
     /// a repository without a remote.
     public func syncRemote() -> String? {
         read(syncRemoteName, limit: 64 << 10).map { String(decoding: $0, as: UTF8.self) }
@@ -206,7 +206,7 @@ public struct DeviceState: Sendable {
         try? fileSystem.overwriteInPlace(bytes, at: Self.usageName, in: directory)
     }
 
-    /// The `usage` file as stored (SPEC.md §6.6); a trailing partial entry is ignored.
+    /// The `usage` file as stored (SPEC.md §7.6); a trailing partial entry is ignored.
     private func usageEntries() -> [UsageLog.Entry] {
         // Room for one torn entry past a full log; anything longer is not ours and is ignored.
         let bytes = read(Self.usageName, limit: (Self.usageCapacity + 1) * Self.usageEntryLength - 1) ?? []
@@ -220,7 +220,7 @@ public struct DeviceState: Sendable {
 
 }
 
-/// When each recently used record was last filled (the device's `usage` file, SPEC.md §6.6),
+/// When each recently used record was last filled (the device's `usage` file, SPEC.md §7.6),
 /// most recent first. Looked up through a copy sorted by identifier: a listing asks once per
 /// identity, and a hash table would cost a fill more to build than it saves.
 public struct UsageLog: Sendable {

@@ -1,4 +1,4 @@
-/// Identity buckets (SPEC.md §6.3): the payload of the 256 identity slots.
+/// Identity buckets (SPEC.md §7.3): the payload of the 256 identity slots.
 ///
 /// Layout 3 (kind 3): `0x03 ‖ count u32 ‖ entries`, each `record id ‖ rank i64 ‖ type u8 ‖ …`:
 /// types 0–3 are identities (password or one-time code, of a `.domain` or a `.URL`) followed by

@@ -1,15 +1,15 @@
-/// The 8-byte preamble of every Coffer file: `COFFER`, a type byte, the format version (SPEC.md §2.3).
+/// The 8-byte preamble of every Coffer file: `COFFER`, a type byte, the format version (SPEC.md §3.3).
 public enum FileType: UInt8, Sendable {
     case vaultHeader = 0x56  // 'V'
     case record = 0x52       // 'R'
     case indexManifest = 0x4D  // 'M'
     case indexShard = 0x53   // 'S'
     case indexJournal = 0x4A  // 'J'
-    /// A device's snapshot of every identity bucket (SPEC.md §6.6), never in the container.
+    /// A device's snapshot of every identity bucket (SPEC.md §7.6), never in the container.
     case identityListing = 0x4C  // 'L'
-    /// A deleted record's tombstone (SPEC.md §16.2), in a synced container only.
+    /// A deleted record's tombstone (SPEC.md §15.2), in a synced container only.
     case tombstone = 0x54  // 'T'
-    /// The record key's seal over the vault header (SPEC.md §16.2), in a synced container only.
+    /// The record key's seal over the vault header (SPEC.md §15.2), in a synced container only.
     case headerSeal = 0x48  // 'H'
 }
 
@@ -24,7 +24,7 @@ public enum FileMagic {
     }
 
     /// The versions a reader implements for each file type. Only the index manifest has more:
-    /// its version names the index layout, 1 to 3 (SPEC.md §6.2).
+    /// its version names the index layout, 1 to 3 (SPEC.md §7.2).
     static func versions(of type: FileType) -> ClosedRange<UInt8> {
         type == .indexManifest ? 1...3 : formatVersion...formatVersion
     }

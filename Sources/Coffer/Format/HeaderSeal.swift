@@ -1,4 +1,4 @@
-/// `vault.seal` (SPEC.md §16.2): proof, under the record key, that a vault header was written by
+/// `vault.seal` (SPEC.md §15.2): proof, under the record key, that a vault header was written by
 /// someone holding the vault key. The header itself is only authenticated by the master
 /// password, which a syncing device does not have for a header changed elsewhere; without the
 /// seal, anyone who can push to the remote could plant a header wrapping another key and lock

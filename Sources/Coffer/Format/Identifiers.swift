@@ -1,5 +1,5 @@
 /// 16 random bytes written as 32 lowercase hex digits: the only spelling a reader accepts, so an
-/// identifier can never smuggle `/`, `..`, NUL or a long string into a path (SPEC.md §2.2).
+/// identifier can never smuggle `/`, `..`, NUL or a long string into a path (SPEC.md §3.2).
 public protocol RandomIdentifier: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The bytes as two big-endian words: an identifier costs no heap allocation (a manifest
     /// holds 512 of them, and every fill decodes one).

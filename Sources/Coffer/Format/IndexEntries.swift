@@ -5,14 +5,14 @@ public enum IdentityKind: String, Sendable {
     case oneTimeCode
 }
 
-/// One suggestion in an identity bucket (SPEC.md §6.3).
+/// One suggestion in an identity bucket (SPEC.md §7.3).
 public struct IdentityEntry: Equatable, Sendable {
     public var recordID: RecordID
     public var serviceIdentifier: CredentialServiceIdentifier
     public var user: String
     public var rank: Int64
     /// The record's match mode, copied here so a host can apply the provision rule (SPEC.md
-    /// §7.1) without opening the record.
+    /// §8.1) without opening the record.
     public var mode: MatchMode
     /// The parsed service, as computed when written: lookups compare it instead of parsing.
     public var key: ServiceKey
@@ -41,14 +41,14 @@ public struct IdentityEntry: Equatable, Sendable {
         PasswordCredentialIdentity(serviceIdentifier: serviceIdentifier, user: user, recordIdentifier: recordID.hex, rank: Int(rank))
     }
 
-    /// The type byte of SPEC.md §6.3: 0/1 a password identity of a `.domain`/`.URL`, 2/3 a
+    /// The type byte of SPEC.md §7.3: 0/1 a password identity of a `.domain`/`.URL`, 2/3 a
     /// one-time-code identity.
     var typeByte: UInt8 {
         (kind == .oneTimeCode ? 2 : 0) + (serviceIdentifier.type == .URL ? 1 : 0)
     }
 }
 
-/// One item, filed by its name so a person can name it (SPEC.md §6.3): every record has exactly
+/// One item, filed by its name so a person can name it (SPEC.md §7.3): every record has exactly
 /// one, whatever its kind. `listed` items have no identity of their own (a note, a card, a login
 /// without a site) and appear in a whole listing through this entry.
 public struct ItemEntry: Equatable, Sendable {
@@ -57,7 +57,7 @@ public struct ItemEntry: Equatable, Sendable {
     public var listed: Bool
     public var name: String
     public var user: String
-    /// The item's summary (SPEC.md §6.3): its least service identifier, or for an ssh-key item
+    /// The item's summary (SPEC.md §7.3): its least service identifier, or for an ssh-key item
     /// its public key (`ssh-ed25519 AAAA…`, what the SSH agent lists while locked); may be empty.
     public var service: String
 
@@ -73,7 +73,7 @@ public struct ItemEntry: Equatable, Sendable {
     static let typeByte: UInt8 = 4
 
     /// What the entry is filed under: the name folded for lookups (`Resolving names` in
-    /// SPEC.md §6.3), or the record id for an unnamed item, so unnamed items spread evenly.
+    /// SPEC.md §7.3), or the record id for an unnamed item, so unnamed items spread evenly.
     public var filingName: String { Self.filingName(name: name, recordID: recordID) }
 
     public static func filingName(name: String, recordID: RecordID) -> String {
@@ -103,7 +103,7 @@ public enum BucketEntry: Equatable, Sendable {
         }
     }
 
-    /// The two strings that order entries after record id and type (SPEC.md §6.3).
+    /// The two strings that order entries after record id and type (SPEC.md §7.3).
     var sortStrings: (String, String) {
         switch self {
         case .identity(let entry): (entry.serviceIdentifier.identifier, entry.user)
@@ -150,7 +150,7 @@ public enum BucketEntry: Equatable, Sendable {
     }
 }
 
-/// What the index knows about one record, to detect rollback and deletion (SPEC.md §6.4).
+/// What the index knows about one record, to detect rollback and deletion (SPEC.md §7.4).
 public struct LedgerEntry: Hashable, Sendable {
     public var recordID: RecordID
     public var revision: UInt64

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The intent a writer records before touching records (SPEC.md §6.5): enough to finish or
+/// The intent a writer records before touching records (SPEC.md §7.5): enough to finish or
 /// ignore the transaction after a crash, without the vault key.
 public struct IndexJournal: Equatable, Sendable {
     public struct Change: Equatable, Sendable {
@@ -12,7 +12,7 @@ public struct IndexJournal: Equatable, Sendable {
         public var revision: UInt64
         /// The record's index entries after the transaction: its identities and item entry.
         /// Not written for an add (no `oldHash`): recovery removes an unfinished add, never
-        /// applies it (SPEC.md §6.5), and an import's journal is half its entries otherwise.
+        /// applies it (SPEC.md §7.5), and an import's journal is half its entries otherwise.
         public var entries: [BucketEntry]
     }
 

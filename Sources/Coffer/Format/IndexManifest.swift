@@ -6,7 +6,7 @@ public struct ShardID: RandomIdentifier {
     public init(words: IdentifierWords) { self.words = words }
 }
 
-/// How the identity buckets are laid out (SPEC.md §6.3); the manifest's version byte says which.
+/// How the identity buckets are laid out (SPEC.md §7.3); the manifest's version byte says which.
 public enum IndexLayout: UInt8, Sendable {
     /// Format 0.x: an identity is filed under the keyed hash of its site alone, and bucket
     /// entries hold only the identifier (payload kind 0). Read, and rewritten as `.regions` by
@@ -27,7 +27,7 @@ public enum IndexLayout: UInt8, Sendable {
     var filesByRegion: Bool { self != .sites }
 }
 
-/// The root of the identity index (SPEC.md §6.2): a generation number and, for each of the
+/// The root of the identity index (SPEC.md §7.2): a generation number and, for each of the
 /// 512 slots, the shard file holding it. Slots 0..<256 are identity buckets, 256..<512 the
 /// record ledger.
 public struct IndexManifest: Equatable, Sendable {

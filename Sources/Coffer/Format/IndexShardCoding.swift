@@ -1,10 +1,10 @@
-/// Binary payloads of index shards (SPEC.md §6.3, §6.4): entries sorted canonically, strings
+/// Binary payloads of index shards (SPEC.md §7.3, §7.4): entries sorted canonically, strings
 /// u16-length-prefixed. Identity buckets are in `BucketCoding.swift`; the ledger is here.
 public enum IndexShardCoding {
     static let hashLength = 32
     /// Payload kinds (the first byte): identities as format 0.x wrote them (layout 1), the
     /// ledger, identities with their parsed service (layout 2), and identities with names,
-    /// one-time-code identities and item entries (layout 3; SPEC.md §6.3, §6.4).
+    /// one-time-code identities and item entries (layout 3; SPEC.md §7.3, §7.4).
     static let legacyIdentityKind: UInt8 = 0
     static let ledgerKind: UInt8 = 1
     static let regionIdentityKind: UInt8 = 2

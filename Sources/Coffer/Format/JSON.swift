@@ -1,6 +1,6 @@
 import Glibc
 
-/// JSON as the format uses it (SPEC.md §5.2, §6.5): a strict RFC 8259 reader and a canonical
+/// JSON as the format uses it (SPEC.md §6.2, §7.5): a strict RFC 8259 reader and a canonical
 /// writer, by hand.
 ///
 /// Why not Foundation's coders: a cold `coffer fill` spent more instructions in JSONDecoder's
@@ -269,7 +269,7 @@ private struct JSONParser {
 // MARK: - Writing
 
 extension JSONValue {
-    /// The canonical encoding (SPEC.md §5.2): members sorted by the bytes of their UTF-8 names,
+    /// The canonical encoding (SPEC.md §6.2): members sorted by the bytes of their UTF-8 names,
     /// no insignificant white space, `/` and non-ASCII unescaped; `"`, `\` and control
     /// characters escaped as `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` or `\u00xx` (lowercase).
     /// The same bytes as Python's `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`.

@@ -1,5 +1,5 @@
 /// The members of a JSON object, kept in canonical order (by the bytes of their UTF-8 names,
-/// SPEC.md §5.2), each name once.
+/// SPEC.md §6.2), each name once.
 ///
 /// Why not `[String: JSONValue]`: names are compared byte for byte here, as RFC 8259 and the
 /// Python reference compare them, where a `Dictionary` would merge two names that differ only in

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// What an item is. Logins are what the provider fills; the other kinds are never suggested to a
-/// form (SPEC.md §5.2).
+/// form (SPEC.md §6.2).
 public enum ItemKind: String, CaseIterable, Sendable {
     case login
     case note
@@ -9,7 +9,7 @@ public enum ItemKind: String, CaseIterable, Sendable {
     case identity
     case sshKey = "ssh-key"
 
-    /// The byte an item entry of the index stores (SPEC.md §6.3).
+    /// The byte an item entry of the index stores (SPEC.md §7.3).
     var indexByte: UInt8 { UInt8(Self.allCases.firstIndex(of: self)!) }
     init?(indexByte: UInt8) {
         guard Int(indexByte) < Self.allCases.count else { return nil }
@@ -44,7 +44,7 @@ public struct PasswordHistoryEntry: Equatable, Sendable {
     }
 }
 
-/// One item: the JSON document sealed inside a record file (SPEC.md §5.2).
+/// One item: the JSON document sealed inside a record file (SPEC.md §6.2).
 ///
 /// - Warning: holds the password in ordinary memory; keep records short-lived and never log them.
 public struct Record: Equatable, Sendable {
@@ -62,7 +62,7 @@ public struct Record: Equatable, Sendable {
     /// 1 on creation, +1 on every update; the identity index stores it to detect rollback.
     public var revision: UInt64
     /// How closely a request must match before a host may fill this record without a person
-    /// choosing it (SPEC.md §7.1); `match` in the document, omitted when `host`.
+    /// choosing it (SPEC.md §8.1); `match` in the document, omitted when `host`.
     public var matchMode: MatchMode
     /// The title a person gave it ("GitLab", "Bank card"); may be empty.
     public var name: String
@@ -74,7 +74,7 @@ public struct Record: Equatable, Sendable {
     /// Previous passwords, newest first, at most `maximumPasswordHistory`.
     public var passwordHistory: [PasswordHistoryEntry]
     /// Members this version does not know, kept as read so that a rewrite preserves what a
-    /// newer writer added (SPEC.md §5.2).
+    /// newer writer added (SPEC.md §6.2).
     public var otherMembers: JSONObject
 
     public static let maximumPasswordHistory = 20
@@ -110,7 +110,7 @@ public struct Record: Equatable, Sendable {
     public var title: String { !name.isEmpty ? name : serviceIdentifiers.first?.identifier ?? user }
 }
 
-/// The record document's JSON: canonical on write, strict on read (SPEC.md §5.2).
+/// The record document's JSON: canonical on write, strict on read (SPEC.md §6.2).
 public enum RecordCoding {
     static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
@@ -202,7 +202,7 @@ public enum RecordCoding {
     /// `fields` as an array of `{name, value, hidden}`, or the object of strings format 0.x
     /// wrote (read in its canonical order, never hidden). An object with two names that are
     /// canonically equivalent in Unicode is refused: it cannot be what a conforming writer
-    /// wrote (SPEC.md §5.2).
+    /// wrote (SPEC.md §6.2).
     private static func decodeFields(_ value: JSONValue) -> [RecordField]? {
         if let elements = value.arrayValue {
             let fields = elements.compactMap { element -> RecordField? in
@@ -224,7 +224,7 @@ public enum RecordCoding {
         return fields
     }
 
-    /// The rules of SPEC.md §5.2 that JSON types alone do not express.
+    /// The rules of SPEC.md §6.2 that JSON types alone do not express.
     public static func validate(_ record: Record) throws(FormatError) {
         guard record.revision >= 1 else { throw .invalidDocument("revision must be at least 1") }
         for service in record.serviceIdentifiers {

@@ -1,4 +1,4 @@
-/// A sealed record file (`records/<xx>/<record id>`), SPEC.md §5.1:
+/// A sealed record file (`records/<xx>/<record id>`), SPEC.md §6.1:
 ///
 ///     0  8  preamble "COFFER" 'R' 0x01
 ///     8 24  nonce

@@ -1,5 +1,5 @@
 /// The shape shared by every sealed Coffer file: preamble, 24-byte nonce, AEAD ciphertext with
-/// tag (SPEC.md §2.3). Each file type adds its own length rules and associated data.
+/// tag (SPEC.md §3.3). Each file type adds its own length rules and associated data.
 public struct SealedEnvelope: Equatable, Sendable {
     public static let headerLength = FileMagic.length + 24
     public static let tagLength = 16

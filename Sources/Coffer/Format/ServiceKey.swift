@@ -1,5 +1,5 @@
 /// How closely a request must match one of a record's services before a host may release the
-/// password without a person choosing it (SPEC.md §7.1): the per-record "URI match detection"
+/// password without a person choosing it (SPEC.md §8.1): the per-record "URI match detection"
 /// Bitwarden and KeePassXC give their users. Stored in the record (`match`) and, as one byte, in
 /// every identity of the index.
 public enum MatchMode: String, CaseIterable, Sendable {
@@ -12,7 +12,7 @@ public enum MatchMode: String, CaseIterable, Sendable {
     /// Never suggested for a service and never filled automatically; reachable by name or id.
     case never
 
-    /// The byte an identity entry stores (SPEC.md §6.3); `host` is 0, so a zeroed field is the default.
+    /// The byte an identity entry stores (SPEC.md §7.3); `host` is 0, so a zeroed field is the default.
     var indexByte: UInt8 {
         switch self {
         case .host: 0
@@ -28,8 +28,8 @@ public enum MatchMode: String, CaseIterable, Sendable {
     }
 }
 
-/// A service identifier taken apart for matching (SPEC.md §7.1): what the index stores beside
-/// each identity (§6.3) so that a lookup compares bytes and parses only the request.
+/// A service identifier taken apart for matching (SPEC.md §8.1): what the index stores beside
+/// each identity (§7.3) so that a lookup compares bytes and parses only the request.
 ///
 /// Pure data: `ServiceMatching` computes it (it needs libidn2 and libpsl), the index encodes it.
 public struct ServiceKey: Equatable, Sendable {
@@ -61,6 +61,6 @@ public struct ServiceKey: Equatable, Sendable {
 
     public var isParsed: Bool { !host.isEmpty }
 
-    /// The name whose keyed hash picks the bucket within its site's region (SPEC.md §6.3).
+    /// The name whose keyed hash picks the bucket within its site's region (SPEC.md §7.3).
     var filingHost: String { host.isEmpty ? site : host }
 }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// `YYYY-MM-DDTHH:MM:SSZ`, the one date spelling of SPEC.md §5.2, by hand: Foundation's ISO 8601
+/// `YYYY-MM-DDTHH:MM:SSZ`, the one date spelling of SPEC.md §6.2, by hand: Foundation's ISO 8601
 /// support loads the time-zone database, which costs more than the rest of a fill, and so does
 /// glibc's `timegm` (it reads `/etc/localtime`). The calendar arithmetic is Howard Hinnant's
 /// `days_from_civil` / `civil_from_days` (proleptic Gregorian, exact for every `Int64` day).

@@ -1,6 +1,6 @@
 /// The vault header file (`vault.coffer`): vault id, KDF parameters and the wrapped vault key.
 ///
-/// Layout (SPEC.md §3.1), 144 bytes:
+/// Layout (SPEC.md §4.1), 144 bytes:
 ///
 ///     0   8  preamble "COFFER" 'V' 0x01
 ///     8  16  vault id

@@ -1,8 +1,8 @@
 /// Plays the system's part between a login form and the provider, exactly as iOS does
-/// (SPEC.md §7.3): suggestions from the identity store, the best one provided silently, and the
+/// (SPEC.md §8.3): suggestions from the identity store, the best one provided silently, and the
 /// interactive path only when the provider asks for it and a user is there to answer.
 ///
-/// It is also the one place that applies the provision rule (SPEC.md §7.1): a password is
+/// It is also the one place that applies the provision rule (SPEC.md §8.1): a password is
 /// released without a person choosing it only for a match at or above its record's mode
 /// threshold (host level by default). A sibling on the same registrable domain is only a
 /// suggestion, as QuickType only *shows* it: a person picks it, or nothing is filled.

@@ -4,7 +4,7 @@ import FoundationEssentials
 /// SSH agent, the pickers, `run`/`inject`): which container, how a vault is opened, and how a
 /// locked one is unlocked — a live keyring session first, else the master password through the
 /// host's `UserInteraction`, three attempts, then a keyring session so the person is not asked
-/// again by the next host (SPEC.md §7.3–§7.4). A rule like "locked means locked" lives here
+/// again by the next host (SPEC.md §8.3–§8.4). A rule like "locked means locked" lives here
 /// once, so a new host cannot forget it.
 public final class HostSession {
     public let container: GroupContainer

@@ -18,7 +18,7 @@ public final class CredentialIdentityStore: Sendable {
     }
 
     /// Enabled means: the user turned the provider on for this device, and the index can be
-    /// read while the vault is locked (SPEC.md §6.6).
+    /// read while the vault is locked (SPEC.md §7.6).
     public var state: State {
         State(isEnabled: vault.deviceState.providerSetting() == .enabled, supportsIncrementalUpdates: true)
     }
@@ -26,7 +26,7 @@ public final class CredentialIdentityStore: Sendable {
     // MARK: Queries
 
     /// The identities matching `serviceIdentifiers` (most specific first), best first
-    /// (SPEC.md §7.1), one per record, each with its match level and whether the provision rule
+    /// (SPEC.md §8.1), one per record, each with its match level and whether the provision rule
     /// lets a host fill it without a person choosing (`allowsAutomaticFill`). Records of match
     /// mode `never` are not suggested. An empty list returns every identity, ordered by rank
     /// and recent use.
@@ -55,7 +55,7 @@ public final class CredentialIdentityStore: Sendable {
     }
 
     /// The records whose id starts with `prefix` (lowercase hex, at least two digits): read from
-    /// the one ledger shard of their first byte (SPEC.md §6.4), never a scan of the vault.
+    /// the one ledger shard of their first byte (SPEC.md §7.4), never a scan of the vault.
     public func recordIdentifiers(withPrefix prefix: String) throws(CredentialIdentityStoreError) -> [RecordID] {
         try readable()
         let digits = Array(prefix.utf8)
@@ -85,7 +85,7 @@ public final class CredentialIdentityStore: Sendable {
         }
     }
 
-    /// The items whose name is `name`, compared case-insensitively (SPEC.md §6.3): reads one
+    /// The items whose name is `name`, compared case-insensitively (SPEC.md §7.3): reads one
     /// bucket, whatever the vault's size.
     public func items(named name: String) throws(CredentialIdentityStoreError) -> [ItemEntry] {
         try readable()

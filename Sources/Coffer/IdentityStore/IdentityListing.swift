@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Why not `[RankedIdentity]`: a listing of 10,000 identities spent most of its time making,
 /// copying, sorting and freeing the strings of each identity that it then only wrote out again
-/// (97 M instructions and 2,600 page faults; SPEC.md §6.3 keeps the strings UTF-8 already). A
+/// (97 M instructions and 2,600 page faults; SPEC.md §7.3 keeps the strings UTF-8 already). A
 /// row holds positions into the payload; `identity(_:)` makes the Apple-shaped value on demand.
 public struct IdentityListing: Sendable {
     /// What a row stands for.
@@ -27,7 +27,7 @@ public struct IdentityListing: Sendable {
         /// Unix seconds of the last fill on this device; 0 if never.
         public let lastUsed: UInt64
         public let type: CredentialServiceIdentifier.IdentifierType
-        /// The record's match mode (SPEC.md §7.1).
+        /// The record's match mode (SPEC.md §8.1).
         public let mode: MatchMode
         /// How it matched the request; `nil` in a listing of everything.
         let level: MatchLevel?
@@ -78,7 +78,7 @@ public struct IdentityListing: Sendable {
     }
 
     /// The identities of bucket `payloads` (of an index of `layout`) that match `request` at
-    /// `minimumLevel` or better, best first (SPEC.md §7.1), one row per record at its best match.
+    /// `minimumLevel` or better, best first (SPEC.md §8.1), one row per record at its best match.
     /// Records of mode `never` are left out: they are never suggested for a service.
     /// - Parameter kind: which identities: passwords, or one-time codes.
     ///

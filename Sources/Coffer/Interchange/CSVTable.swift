@@ -8,7 +8,7 @@ struct CSVTable {
     /// The first column of each name: lookups per row in constant time, whatever the width.
     private let columns: [String: Int]
 
-    /// Exports have tens of columns; a header wider than this is refused (SPEC.md §11) rather
+    /// Exports have tens of columns; a header wider than this is refused (SPEC.md §12) rather
     /// than turned into thousands of custom fields per item.
     static let maximumColumns = 4096
 

@@ -1,4 +1,4 @@
-/// The exports Coffer imports (SPEC.md §11).
+/// The exports Coffer imports (SPEC.md §12).
 public enum ImportFormat: String, CaseIterable, Sendable {
     case chrome, firefox, safari, bitwarden, bitwardenJSON = "bitwarden-json", onePassword = "1password", onePUX = "1pux"
     case keepassxc, keepassXML = "keepass-xml", pass, coffer
@@ -37,7 +37,7 @@ public enum ImportSource {
     case directory(Directory)
 }
 
-/// Reads an export into items and a report of what became of every column (SPEC.md §11). All or
+/// Reads an export into items and a report of what became of every column (SPEC.md §12). All or
 /// nothing: what cannot be read stops the import, naming its line or item, before anything is
 /// written.
 public enum ItemImporter {
@@ -60,7 +60,7 @@ public enum ItemImporter {
                 return try OnePasswordImport.readPUX(bytes)
             }
             guard requested != .pass else { throw .malformed(location: "the source", reason: "a pass store is a directory") }
-            // Decoded exactly or refused: a byte of a password is never replaced (SPEC.md §11).
+            // Decoded exactly or refused: a byte of a password is never replaced (SPEC.md §12).
             return try read(encoding.decode(bytes), format: requested)
         }
     }
@@ -122,7 +122,7 @@ enum ImportValues {
     /// Takes a one-time-code value into `draft`: the code when it reads as one; otherwise —
     /// real exports hold such junk (a note, a half-pasted secret) — the value is kept whole as
     /// the hidden field "one-time code (unreadable)" and the report says so. One bad value
-    /// never stops a migration (SPEC.md §11).
+    /// never stops a migration (SPEC.md §12).
     /// - Returns: whether it became the item's one-time code.
     @discardableResult
     static func keepOneTimeCode(_ text: String, in draft: inout RecordDraft, at origin: String, report: inout ImportReport) -> Bool {

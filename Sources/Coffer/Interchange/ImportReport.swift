@@ -1,4 +1,4 @@
-/// What an import did with every column or member of its source (SPEC.md §11): where each went,
+/// What an import did with every column or member of its source (SPEC.md §12): where each went,
 /// or that it was dropped and how often, plus the oddities it met. Printed by every import,
 /// `--dry-run` included: a migrant sees what happened to their data, not just a count.
 public struct ImportReport: Sendable {

@@ -59,7 +59,7 @@ extension RecordDraft: Hashable {
 }
 
 extension ImportedItem {
-    /// Applies SPEC.md §11's duplicate rule: an item equal in every member to a stored one (or
+    /// Applies SPEC.md §12's duplicate rule: an item equal in every member to a stored one (or
     /// to one earlier in the source) is skipped and counted; items that only share their first
     /// service and user are all kept and named as possible duplicates.
     public static func removingDuplicates(

@@ -8,7 +8,7 @@ import Glibc
 /// `coffer unlock` stores the vault key as a `user` key named `coffer:vault:<vault id>` in the
 /// user keyring (`@u`), readable only by this uid, with a kernel-enforced timeout that each use
 /// pushes back (an idle timeout). `lock` revokes it: from that instant no process can read it.
-/// The key never touches the disk (SPEC.md §7.4).
+/// The key never touches the disk (SPEC.md §8.4).
 public struct KeyringSessions: Sendable {
     /// What a session looks like from outside.
     public enum Status: Equatable, Sendable {
@@ -43,7 +43,7 @@ public struct KeyringSessions: Sendable {
         defer { payload.withUnsafeMutableBytes { Sodium.wipe($0) } }
         let serial = add_key(Self.keyType, Self.description(of: vaultID), payload, payload.count, KEY_SPEC_USER_KEYRING)
         guard serial >= 0 else { throw .keyring(errno: errno) }
-        // Possessor and user (this uid) only; no group, no other (SPEC.md §7.4).
+        // Possessor and user (this uid) only; no group, no other (SPEC.md §8.4).
         let permissions = UInt32(KEY_POS_ALL) | UInt32(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_SETATTR)
         guard keyctl_setperm(serial, permissions) == 0, keyctl_set_timeout(serial, seconds) == 0 else {
             let code = errno

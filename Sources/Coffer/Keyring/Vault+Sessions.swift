@@ -1,5 +1,5 @@
 extension Vault {
-    /// Unlocks with the vault key of a live `coffer unlock` session (SPEC.md §7.4): the one way
+    /// Unlocks with the vault key of a live `coffer unlock` session (SPEC.md §8.4): the one way
     /// the provider, every host and the CLI take a session.
     /// - Returns: whether the vault is unlocked now (it may already have been).
     /// - Throws: `KeyringSessions.Unavailable` when the keyring cannot be asked at all (a host

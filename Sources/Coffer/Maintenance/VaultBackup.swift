@@ -1,10 +1,10 @@
 import FoundationEssentials
 import Glibc
 
-/// Offline backup and restore of a vault directory (SPEC.md §10). A backup is the container's
+/// Offline backup and restore of a vault directory (SPEC.md §11). A backup is the container's
 /// sealed files as they are: it needs no key to make, and reveals nothing a copy would not.
 ///
-/// Every tree is walked through directory descriptors without following a link (§2.4): a link
+/// Every tree is walked through directory descriptors without following a link (§3.4): a link
 /// or a FIFO in a container or in a backup directory is refused, never read through, and a
 /// restore writes only beneath the directory it creates.
 public enum VaultBackup {

@@ -6,7 +6,7 @@ public struct VerificationReport: Sendable {
     public struct Problem: Equatable, Sendable, CustomStringConvertible {
         public let file: String
         public let message: String
-        /// The container or something in it is not private to this user (SPEC.md §2.5: exit
+        /// The container or something in it is not private to this user (SPEC.md §3.5: exit
         /// 78, as every other command reports it); otherwise the problem is damage (65).
         public let isUnsafeOwnership: Bool
         public var description: String { "\(file): \(message)" }
@@ -24,7 +24,7 @@ public struct VerificationReport: Sendable {
     /// Whether every record was decrypted (needs the vault unlocked).
     public internal(set) var checkedContents = false
     /// For a backup older than what this device has seen: the generation it has seen. Age is
-    /// information, not tampering (SPEC.md §10); in a live vault the same finding is a problem.
+    /// information, not tampering (SPEC.md §11); in a live vault the same finding is a problem.
     public internal(set) var olderThanSeen: UInt64?
 
     public var isClean: Bool { problems.isEmpty }
@@ -46,7 +46,7 @@ public struct VerificationReport: Sendable {
     }
 }
 
-/// Checks a vault as deeply as the available keys allow (SPEC.md §10): without any key, the
+/// Checks a vault as deeply as the available keys allow (SPEC.md §11): without any key, the
 /// structure, modes and sizes of every file; with the index key, that the index and the record
 /// files agree (revision, ciphertext hash, generation); with the vault key, every record.
 struct VaultVerifier {
@@ -87,7 +87,7 @@ struct VaultVerifier {
         return report
     }
 
-    // MARK: Without keys: the whole tree, never through a link (SPEC.md §2.4, §2.6)
+    // MARK: Without keys: the whole tree, never through a link (SPEC.md §3.4)
 
     /// Walks the container: every entry of the root, `records/`, `index/` and `tmp/` must be what
     /// belongs at its place (a regular file or a private directory); links, FIFOs, devices and
@@ -97,7 +97,7 @@ struct VaultVerifier {
         let expected: [(String, mode_t)] = [
             (GroupContainer.headerName, S_IFREG), (GroupContainer.lockName, S_IFREG), (GroupContainer.recordsName, S_IFDIR),
             (GroupContainer.indexName, S_IFDIR), (GroupContainer.temporaryName, S_IFDIR),
-            // A synced container (SPEC.md §16): git's own directory (not walked), the header
+            // A synced container (SPEC.md §15): git's own directory (not walked), the header
             // seal and the tombstones of deleted records.
             (GroupContainer.gitName, S_IFDIR), (GroupContainer.headerSealName, S_IFREG), (GroupContainer.tombstonesName, S_IFDIR),
         ]
@@ -357,7 +357,7 @@ extension Vault {
     ///   - asBackup: the container is a backup (or a restore's staging copy): a generation
     ///     older than this device has seen is reported in `olderThanSeen`, not as a problem.
     ///     Everything else — authentication, consistency — is checked as for a live vault.
-    ///   - live: the container the backup is of, whose generation mark (SPEC.md §6.7) it is
+    ///   - live: the container the backup is of, whose generation mark (SPEC.md §7.7) it is
     ///     compared with; the backup's own container when `nil`.
     public func verify(asBackup: Bool = false, of live: GroupContainer? = nil) -> VerificationReport {
         var verifier = VaultVerifier(vault: self, isBackup: asBackup)

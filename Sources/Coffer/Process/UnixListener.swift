@@ -71,7 +71,7 @@ public final class UnixListener {
     }
 
     /// Makes `directory` (0700) if missing; refuses one that is not this user's or that others
-    /// may enter, as the container's own check does (SPEC.md §2.5).
+    /// may enter, as the container's own check does (SPEC.md §3.5).
     static func preparePrivateDirectory(_ directory: String) throws(UnixListenerError) {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw .system("mkdir \(directory)", errno) }
         var info = stat()

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Coffer's `ASCredentialProviderViewController`: the extension logic, with Apple's four entry
-/// points and semantics (SPEC.md §7.2). It never hands out a password without user interaction
+/// points and semantics (SPEC.md §8.2). It never hands out a password without user interaction
 /// while the vault is locked, in this process and in the keyring.
 ///
 /// Each entry point answers through `extensionContext` exactly once.

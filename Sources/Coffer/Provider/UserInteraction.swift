@@ -8,7 +8,7 @@ public protocol UserInteraction: AnyObject {
     /// Lets the user pick one of `identities` (best first, each with its match level). `nil`
     /// means the user cancelled.
     /// - Warning: an interface with nobody to ask must not pick one whose `allowsAutomaticFill`
-    ///   is false: that would release a password to a host no person chose (SPEC.md §7.1).
+    ///   is false: that would release a password to a host no person chose (SPEC.md §8.1).
     func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity?
 
     /// Whether a person can pick among suggestions here (default: yes).
@@ -25,7 +25,7 @@ public protocol UserInteraction: AnyObject {
 extension UserInteraction {
     /// Whether a person can pick among suggestions here (a terminal, a window). A script that
     /// only supplies the master password can authenticate but cannot choose; the host then
-    /// fills nothing that needs a choice (SPEC.md §7.3).
+    /// fills nothing that needs a choice (SPEC.md §8.3).
     public var canChooseIdentity: Bool { true }
 
     /// Nobody to ask: declined.

@@ -1,4 +1,4 @@
-/// What makes an item of kind `ssh-key` an SSH key (SPEC.md §5.3): its private key in a hidden
+/// What makes an item of kind `ssh-key` an SSH key (SPEC.md §6.3): its private key in a hidden
 /// field `privateKey` (an unencrypted OpenSSH key file — the record's seal protects it), its
 /// public key in a field `publicKey` (an `authorized_keys` line), and a field `confirm` set to
 /// `yes` when the agent must ask before each signature. The names are Bitwarden's, so an SSH key

@@ -35,7 +35,7 @@ public struct SSHPublicKey: Equatable, Hashable, Sendable {
         self.init(blob: blob)
     }
 
-    /// `ssh-ed25519 AAAA…` without a comment: what an ssh-key item's index entry carries (SPEC.md §6.3).
+    /// `ssh-ed25519 AAAA…` without a comment: what an ssh-key item's index entry carries (SPEC.md §7.3).
     public var authorizedKeysText: String { Self.ed25519Type + " " + Base64.encode(blob) }
 
     /// `SHA256:…` as `ssh-keygen -l` prints it: unpadded base64 of the blob's SHA-256.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The keys the agent serves: the vault's ssh-key items (SPEC.md §5.3, §15). Listing reads the
+/// The keys the agent serves: the vault's ssh-key items (SPEC.md §6.3, §14). Listing reads the
 /// identity store, so it works while the vault is locked — public keys only, as suggestions are.
 /// Signing needs the vault unlocked: by a keyring session (`coffer unlock`), else through
 /// pinentry, whose unlock starts a session so `coffer lock` locks the agent too. No private key

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// How closely a stored identity matches a requested service, most specific highest (SPEC.md §7.1).
+/// How closely a stored identity matches a requested service, most specific highest (SPEC.md §8.1).
 public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {
     /// Same registrable domain (eTLD+1): `login.example.com` for `www.example.com`.
     case registrableDomain = 1
@@ -22,7 +22,7 @@ public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {
 }
 
 extension ServiceKey {
-    /// Takes `service` apart (SPEC.md §7.1): canonical host through libidn2, site through libpsl.
+    /// Takes `service` apart (SPEC.md §8.1): canonical host through libidn2, site through libpsl.
     /// An identifier that does not parse gets a key that matches nothing, filed under its
     /// lower-cased text (so `verify` can still check where it is filed).
     public init(parsing service: CredentialServiceIdentifier) {
@@ -107,7 +107,7 @@ struct ServiceKeyBytes {
     }
 }
 
-/// Decides whether, and how well, stored identities match a request (SPEC.md §7.1).
+/// Decides whether, and how well, stored identities match a request (SPEC.md §8.1).
 public enum ServiceMatcher {
     /// The registrable domain (or host) an identity is filed under; `nil` if unparseable.
     public static func site(of service: CredentialServiceIdentifier) -> String? {
@@ -169,7 +169,7 @@ public enum ServiceMatcher {
         }
     }
 
-    /// What orders suggestions (SPEC.md §7.1): match level, then earlier request entry, then
+    /// What orders suggestions (SPEC.md §8.1): match level, then earlier request entry, then
     /// `rank` (higher first), then most recently used, then record id for a stable order.
     /// Small integers only: comparing the structs themselves (strings and all) made listing
     /// 10,000 identities spend most of its time sorting.
@@ -234,7 +234,7 @@ public struct RankedIdentity: Sendable {
             tieBreak: (try? RecordID(hex: identity.recordIdentifier))?.words ?? IdentifierWords(high: .max, low: .max))
     }
 
-    /// The provision rule (SPEC.md §7.1): whether a host may release this identity's password
+    /// The provision rule (SPEC.md §8.1): whether a host may release this identity's password
     /// without a person choosing it. Only a match at or above the record's mode threshold may;
     /// any other match is a suggestion a person must pick.
     public var allowsAutomaticFill: Bool {

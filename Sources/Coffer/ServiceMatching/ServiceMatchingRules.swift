@@ -1,7 +1,7 @@
-/// What a host's own protocol adds to the matching of SPEC.md §7.1 before it fills anything
-/// (§11): git and docker name their servers more strictly than a web page does.
+/// What a host's own protocol adds to the matching of SPEC.md §8.1 before it fills anything
+/// (§12): git and docker name their servers more strictly than a web page does.
 public enum ServiceMatchingRules: Sendable {
-    /// The rules of §7.1 alone: a browser, `coffer fill`, an embedding app.
+    /// The rules of §8.1 alone: a browser, `coffer fill`, an embedding app.
     case web
     /// gitcredentials(7): protocol and host (with port) must agree, and when git sends a path
     /// (`credential.useHttpPath`) the stored URL's path must equal it. A `.domain` identity names

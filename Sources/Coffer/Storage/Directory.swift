@@ -3,9 +3,9 @@ import Glibc
 
 /// A directory held open as a descriptor. Every file Coffer reads, writes, renames or removes
 /// inside a container (and inside the device state and backup trees) is named relative to one
-/// of these, so nothing is ever resolved through a symbolic link (SPEC.md §2.4): a directory is
+/// of these, so nothing is ever resolved through a symbolic link (SPEC.md §3.4): a directory is
 /// reached from its parent with `O_DIRECTORY | O_NOFOLLOW` and checked to be ours and private
-/// (§2.5), and a file is opened beneath it with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`
+/// (§3.5), and a file is opened beneath it with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`
 /// (or `O_NOFOLLOW` on kernels without it; names are single components, checked).
 ///
 /// Closed when the last reference goes.
@@ -27,7 +27,7 @@ public final class Directory: Sendable, CustomStringConvertible {
     public func path(of name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
 }
 
-/// Which checks a directory passes when it is opened (SPEC.md §2.5).
+/// Which checks a directory passes when it is opened (SPEC.md §3.5).
 public enum DirectoryCheck: Sendable {
     /// Owned by the effective user, no group or other permission: every directory of a
     /// container and of the device state.
@@ -96,7 +96,7 @@ extension FileSystem {
     /// This process's effective user, asked once (a system call per directory otherwise).
     static let effectiveUser = geteuid()
 
-    // MARK: Resolution (SPEC.md §2.4)
+    // MARK: Resolution (SPEC.md §3.4)
 
     /// Opens `relative` (one or more components) beneath `directory` without following any
     /// link: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, else a walk of `O_NOFOLLOW`

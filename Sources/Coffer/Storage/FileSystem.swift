@@ -5,7 +5,7 @@ import Glibc
 /// the operation and path (swift-system's habit).
 ///
 /// Inside a container, the device state and backup trees, every call names a file relative to
-/// an open `Directory` and never follows a link (SPEC.md §2.4); the path-based calls at the end
+/// an open `Directory` and never follows a link (SPEC.md §3.4); the path-based calls at the end
 /// are for files the user names on the command line (an import, a password file, a backup
 /// archive), which are resolved as any tool resolves them.
 ///
@@ -164,7 +164,7 @@ public struct FileSystem: Sendable {
     }
 
     /// Creates `name` (mode 0600) with `bytes`, failing if anything of that name exists: for
-    /// files that nothing refers to until a later commit (SPEC.md §2.4), where a torn file after
+    /// files that nothing refers to until a later commit (SPEC.md §3.4), where a torn file after
     /// a crash is garbage that recovery removes, so the temp file and rename buy nothing.
     /// - Parameter durable: `false` skips the fsyncs, for bulk writes that end with one
     ///   `syncFileSystems` before anything refers to them.

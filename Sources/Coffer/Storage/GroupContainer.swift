@@ -4,7 +4,7 @@ import Synchronization
 /// The App Group container analogue: one private directory that the CLI, helpers and embedding
 /// apps share, like `FileManager.containerURL(forSecurityApplicationGroupIdentifier:)` on iOS.
 ///
-/// Layout (SPEC.md §2.1):
+/// Layout (SPEC.md §3.1):
 ///
 ///     <container>/vault.coffer         vault header
 ///     <container>/lock                 advisory lock file (empty)
@@ -64,14 +64,14 @@ public struct GroupContainer: Sendable, Equatable {
         return "/"
     }
 
-    // MARK: Layout (names within the container, SPEC.md §2.1)
+    // MARK: Layout (names within the container, SPEC.md §3.1)
 
     static let headerName = "vault.coffer"
     static let lockName = "lock"
     static let recordsName = "records"
     static let indexName = "index"
     static let temporaryName = "tmp"
-    /// Present only in a synced container (SPEC.md §16).
+    /// Present only in a synced container (SPEC.md §15).
     static let tombstonesName = "tombstones"
     static let headerSealName = "vault.seal"
     static let gitName = ".git"
@@ -94,7 +94,7 @@ public struct GroupContainer: Sendable, Equatable {
 
     /// Opens the container directory (creating it and its missing parents, 0700, when `create`
     /// is set) and checks that it is a directory of this user's that no one else may enter
-    /// (SPEC.md §2.5). Nothing beneath it is resolved through a link (§2.4).
+    /// (SPEC.md §3.5). Nothing beneath it is resolved through a link (§3.4).
     public func open(create: Bool = false, fileSystem: FileSystem) throws(StorageError) -> OpenContainer {
         OpenContainer(
             container: self, fileSystem: fileSystem,
@@ -103,7 +103,7 @@ public struct GroupContainer: Sendable, Equatable {
 }
 
 /// A container held open for one operation: its root, and its directories opened beneath it on
-/// first use (never through a link, each checked private, SPEC.md §2.4–§2.5).
+/// first use (never through a link, each checked private, SPEC.md §3.4–§3.5).
 ///
 /// Opened again for every operation rather than kept for the life of a process: a restore
 /// renames a new container into place, and a long-lived host must see it.

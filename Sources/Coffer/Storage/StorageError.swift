@@ -27,7 +27,7 @@ public enum StorageError: Error, Equatable, Sendable {
     }
 
     /// Something planted or misshapen in the container: a link, a wrong file type, an
-    /// oversized file (SPEC.md §2.6: exit 65, like any rejected file).
+    /// oversized file (SPEC.md §3.4: exit 65, like any rejected file).
     public var isRejectedFile: Bool {
         switch self {
         case .symbolicLink, .wrongFileType, .fileTooLarge, .unsafeName: true
@@ -35,7 +35,7 @@ public enum StorageError: Error, Equatable, Sendable {
         }
     }
 
-    /// The container or a directory in it is not private to this user (SPEC.md §2.5: exit 78).
+    /// The container or a directory in it is not private to this user (SPEC.md §3.5: exit 78).
     public var isUnsafeOwnership: Bool {
         switch self {
         case .insecurePermissions, .wrongOwner: true

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Every call Coffer makes to `git` (SPEC.md §16.1): plumbing only, so git never merges,
+/// Every call Coffer makes to `git` (SPEC.md §15.1): plumbing only, so git never merges,
 /// checks out or writes a file of the vault. Coffer reads fetched objects itself, authenticates
 /// them and writes the container through its own transactions; git stores history and moves
 /// objects between devices with the user's own transports and credentials.
@@ -125,7 +125,7 @@ final class Git {
     }
 
     /// Makes the container a repository whose `main` holds the vault, and keeps everything but
-    /// the vault's shared files out of it (SPEC.md §16.1).
+    /// the vault's shared files out of it (SPEC.md §15.1).
     func initialize() throws(SyncError) {
         if !exists {
             configurationChecked = true  // no repository yet: git reads no config of the container's
@@ -160,7 +160,7 @@ final class Git {
         }
     }
 
-    // MARK: The configuration Coffer owns (SPEC.md §16.1)
+    // MARK: The configuration Coffer owns (SPEC.md §15.1)
 
     /// The remote URL: the one this device pinned, once the config was checked to say it.
     func remoteURL() throws(SyncError) -> String? {
@@ -344,7 +344,7 @@ final class Git {
         try line(["write-tree"]) ?? ""
     }
 
-    /// A commit of `tree` with `parents`. The message counts, never names (SPEC.md §16.5).
+    /// A commit of `tree` with `parents`. The message counts, never names (SPEC.md §15.5).
     func commitTree(_ tree: String, parents: [String], message: String) throws(SyncError) -> String {
         try line(["commit-tree", tree, "--no-gpg-sign", "-m", message] + parents.flatMap { ["-p", $0] }) ?? ""
     }

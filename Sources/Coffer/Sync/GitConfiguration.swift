@@ -1,6 +1,6 @@
-/// `.git/config` as Coffer owns it (SPEC.md §16.1).
+/// `.git/config` as Coffer owns it (SPEC.md §15.1).
 ///
-/// The container is untrusted (SPEC.md §9a): whoever can write it can write `.git/config`, and
+/// The container is untrusted (SPEC.md §2): whoever can write it can write `.git/config`, and
 /// git obeys keys there that run programs (`core.sshCommand`, `remote.origin.uploadpack`,
 /// `credential.helper`, `core.askPass`, `protocol.ext.allow` with an `ext::` URL, `include.path`
 /// to a file that does…). Overriding each such key on the command line is a list that is never

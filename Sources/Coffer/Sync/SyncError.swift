@@ -1,5 +1,5 @@
 /// Why a sync could not run. What a remote holds that fails authentication is not here: it is
-/// `VaultError.corrupt`, like any other file that fails it (SPEC.md §16.4).
+/// `VaultError.corrupt`, like any other file that fails it (SPEC.md §15.4).
 public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The container is not a repository with a remote (`coffer sync remote URL` first).
     case notConfigured(container: String)
@@ -18,7 +18,7 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A remote URL with a password in it: git would store it in `.git/config` in clear.
     case credentialsInURL
     /// The repository's configuration is not the one Coffer wrote: a key that could choose a
-    /// program or a path git would obey (SPEC.md §16.1). Refused before git runs.
+    /// program or a path git would obey (SPEC.md §15.1). Refused before git runs.
     case plantedConfiguration(file: String, key: String)
 
     public var description: String {

@@ -58,7 +58,7 @@ struct MergeDecision: Equatable {
     var putBack = false
 }
 
-/// The merge rules of SPEC.md §16.3, as pure functions: no file, no git, no clock but the one
+/// The merge rules of SPEC.md §15.3, as pure functions: no file, no git, no clock but the one
 /// passed in. Any implementation that follows them merges two devices to the same records.
 enum SyncMerge {
     /// Decides one record id.

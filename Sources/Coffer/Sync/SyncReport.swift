@@ -13,7 +13,7 @@ public struct SyncOptions: Sendable {
     }
 }
 
-/// The steps of one sync, in order (SPEC.md §16.4).
+/// The steps of one sync, in order (SPEC.md §15.4).
 public enum SyncStep: String, Sendable, CaseIterable {
     /// This device's changes are committed (tombstones written for its deletions).
     case committed
@@ -66,7 +66,7 @@ public struct SyncReport: Sendable {
     public var remoteHistory = RemoteHistory.new
     /// The master password was changed elsewhere and this device took the new header.
     public var headerAdopted = false
-    /// Both sides changed the master password; the other side's change won (SPEC.md §16.3).
+    /// Both sides changed the master password; the other side's change won (SPEC.md §15.3).
     public var headerConflict = false
     public var pushed = false
     /// The commit this device's `main` is at afterwards.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Writing a decided merge into the container and committing it (SPEC.md §16.4, step 3).
+/// Writing a decided merge into the container and committing it (SPEC.md §15.4, step 3).
 extension SyncSession {
     /// Writes the merged state under the vault's lock and commits it: remote tombstones first
     /// (a crash then leaves a record beside a tombstone, which the next merge settles), the

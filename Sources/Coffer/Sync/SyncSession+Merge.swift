@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Reading and deciding a merge (SPEC.md §16.3): every changed file of the three states,
+/// Reading and deciding a merge (SPEC.md §15.3): every changed file of the three states,
 /// authenticated before anything is written.
 extension SyncSession {
     /// The three sides of every path that changed on either side since the last sync.
@@ -109,7 +109,7 @@ extension SyncSession {
         }
         let localHeaderObject = header?.local ?? header?.base ?? remoteHeaderObject
         // The remote's seal is judged whenever the remote changed it or the header (SPEC.md
-        // §16.3): a seal the remote replaced or removed must be authentic even beside a header
+        // §15.3): a seal the remote replaced or removed must be authentic even beside a header
         // that did not change.
         let remoteChangedSeal = seal.map { $0.remote != $0.base } ?? false
         guard let remoteSealObject = seal?.remote ?? remoteFiles[GroupContainer.headerSealName] else {

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// One `sync` of an unlocked vault with its remote (SPEC.md §16.4): commit this device's changes,
+/// One `sync` of an unlocked vault with its remote (SPEC.md §15.4): commit this device's changes,
 /// fetch, authenticate and merge what the remote changed, push.
 ///
 /// git only stores and carries: every fetched file is opened with the vault's keys before any of
@@ -167,7 +167,7 @@ final class SyncSession {
         }
     }
 
-    /// A commit message that counts and names nothing (SPEC.md §16.5).
+    /// A commit message that counts and names nothing (SPEC.md §15.5).
     static func message(_ count: Int, merge: Bool = false) -> String {
         "coffer: " + (merge ? "merge, " : "") + (count == 1 ? "1 change" : "\(count) changes")
     }
@@ -183,7 +183,7 @@ final class SyncSession {
     }
 
     /// A tombstone for each record file committed before and gone now, carrying the revision the
-    /// commit holds (SPEC.md §16.2). One already there for that revision or a later one (a
+    /// commit holds (SPEC.md §15.2). One already there for that revision or a later one (a
     /// remote deletion the merge wrote) is kept; an older one (left by a crash after an edit
     /// outlived it) is replaced, or the deletion would lose to that edit's revision.
     private func rememberDeletions(since head: String, in opened: OpenContainer) throws {

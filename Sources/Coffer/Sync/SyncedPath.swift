@@ -1,4 +1,4 @@
-/// A path a vault repository may hold (SPEC.md §16.1): the header, its seal, a record or a
+/// A path a vault repository may hold (SPEC.md §15.1): the header, its seal, a record or a
 /// tombstone. Everything else a remote offers is refused.
 enum SyncedPath: Hashable {
     case header

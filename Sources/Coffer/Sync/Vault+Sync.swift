@@ -29,7 +29,7 @@ extension Vault {
     }
 
     /// Commits this device's changes, fetches, merges and (unless `options.push` is off) pushes
-    /// (SPEC.md §16.4). Needs the vault unlocked: everything fetched is authenticated with the
+    /// (SPEC.md §15.4). Needs the vault unlocked: everything fetched is authenticated with the
     /// vault's keys before it is used.
     /// - Throws: `SyncError` when git cannot run or reach the remote; `VaultError.corrupt` when
     ///   the remote holds anything that is not an authentic part of this vault (nothing is
@@ -100,7 +100,7 @@ extension Vault {
             }
             let vault = try Vault.open(container, configuration: configuration)
             cloned = vault
-            // A new container starts its own generation mark here (SPEC.md §6.6): what another
+            // A new container starts its own generation mark here (SPEC.md §7.6): what another
             // container of this vault, or an earlier one at this path, had seen is not its.
             try mappingErrors(file: vault.deviceState.directory) {
                 try vault.deviceState.forgetGeneration()

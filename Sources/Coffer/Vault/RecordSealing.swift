@@ -1,5 +1,5 @@
 /// Seals and opens record files: padding, AEAD with the record associated data, canonical JSON
-/// (SPEC.md §5). No file I/O here.
+/// (SPEC.md §6). No file I/O here.
 public enum RecordSealing {
     /// - Parameter nonce: fixed only by the test-vector check; `nil` draws a fresh random nonce.
     public static func seal(_ record: Record, vaultID: VaultID, key: SecureBytes, nonce fixedNonce: [UInt8]? = nil) throws -> [UInt8] {

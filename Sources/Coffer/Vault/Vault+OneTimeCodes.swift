@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 extension Vault {
-    /// The current one-time code of record `id` (SPEC.md §5.2 `otp`). A time-based code only
+    /// The current one-time code of record `id` (SPEC.md §6.2 `otp`). A time-based code only
     /// reads the record; an HOTP code moves the record's counter on in the same transaction that
     /// reads it, so two processes never hand out the same code and none is skipped.
     /// - Throws: `.noOneTimeCode` when the record has none; `.invalidInput` when its `otp` does

@@ -7,7 +7,7 @@ public struct RecordDraft: Sendable {
     public var password: String
     public var notes: String
     public var fields: [RecordField]
-    /// When a host may fill it without a person choosing (SPEC.md §7.1).
+    /// When a host may fill it without a person choosing (SPEC.md §8.1).
     public var matchMode: MatchMode
     public var name: String
     public var kind: ItemKind
@@ -107,7 +107,7 @@ extension Vault {
     }
 
 
-    /// Reads record `id` and checks it against its ledger entry (SPEC.md §6.4).
+    /// Reads record `id` and checks it against its ledger entry (SPEC.md §7.4).
     func checkedRecord(_ id: RecordID, ledger: LedgerEntry?, keys: VaultKeys, in opened: OpenContainer) throws -> Record {
         let path = container.recordPath(id)
         return try mappingErrors(file: path) {

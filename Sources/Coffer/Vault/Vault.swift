@@ -16,7 +16,7 @@ public final class Vault: Sendable {
     private let unlockedKeys: Mutex<VaultKeys?>
     var fileSystem: FileSystem { configuration.fileSystem }
 
-    /// The container held open for one operation (SPEC.md §2.4): checked private, nothing
+    /// The container held open for one operation (SPEC.md §3.4): checked private, nothing
     /// beneath it resolved through a link.
     func openContainer() throws(StorageError) -> OpenContainer {
         try container.open(fileSystem: fileSystem)
@@ -157,7 +157,7 @@ public final class Vault: Sendable {
         }
     }
 
-    // MARK: Key wrapping (SPEC.md §3.3)
+    // MARK: Key wrapping (SPEC.md §4.3)
 
     /// Wraps `vaultKey` in a new header; `salt` and `nonce` are fixed only by test-vector checks.
     static func wrap(
@@ -184,7 +184,7 @@ public final class Vault: Sendable {
             return try VaultKeys(vaultKey: vaultKey)
         } catch CryptoError.authenticationFailed {
             // The header's own bytes are authenticated too, so a flipped header byte also lands
-            // here; SPEC.md §3.3 explains why the two cannot be told apart.
+            // here; SPEC.md §4.3 explains why the two cannot be told apart.
             throw VaultError.wrongPassword
         }
     }
@@ -192,7 +192,7 @@ public final class Vault: Sendable {
     /// Removes temp files of writers that died mid-write, if no writer is active right now.
     /// Best effort, and only in a `tmp/` that is a real directory of the container: a link
     /// planted there is left for `verify` to report and for the next writer to refuse, never
-    /// followed (SPEC.md §2.4).
+    /// followed (SPEC.md §3.4).
     func removeStaleTemporaryFiles(_ opened: OpenContainer) {
         guard let directory = try? opened.directoryIfPresent(GroupContainer.temporaryName),
               let names = try? fileSystem.contents(of: directory), !names.isEmpty

@@ -6,7 +6,7 @@ import FoundationEssentials
 public struct VaultConfiguration: Sendable {
     public var kdfPolicy: KDFPolicy
     public var fileSystem: FileSystem
-    /// Root of device-local state (SPEC.md §6.6): `$XDG_STATE_HOME/coffer`, by default
+    /// Root of device-local state (SPEC.md §7.6): `$XDG_STATE_HOME/coffer`, by default
     /// `~/.local/state/coffer`. Never inside the container, so a copy of the container alone
     /// cannot read the identity index.
     public var stateDirectory: String

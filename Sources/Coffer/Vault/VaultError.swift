@@ -1,5 +1,5 @@
 /// Failures of vault operations. Wrong password, tampering, absence and lock state are distinct
-/// cases so hosts can map them to distinct exit codes (SPEC.md §8).
+/// cases so hosts can map them to distinct exit codes (SPEC.md §10).
 public enum VaultError: Error, Equatable, Sendable {
     /// The master password did not unwrap the vault key.
     case wrongPassword
@@ -15,7 +15,7 @@ public enum VaultError: Error, Equatable, Sendable {
     case corrupt(file: String, reason: String)
     /// The header is valid but asks for KDF costs outside the accepted range.
     case kdfParametersOutOfRange(file: String)
-    /// The vault is older than one this device has seen (SPEC.md §6.7): a whole-vault rollback,
+    /// The vault is older than one this device has seen (SPEC.md §7.7): a whole-vault rollback,
     /// or a deliberate restore of an old backup (`acceptRollback()`).
     case rolledBack(generation: UInt64, highestSeen: UInt64)
     /// Invalid input from the caller (an empty service, an oversized note, …).

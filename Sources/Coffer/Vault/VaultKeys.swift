@@ -1,4 +1,4 @@
-/// The unlocked vault key and the subkeys derived from it once per unlock (SPEC.md §4.1).
+/// The unlocked vault key and the subkeys derived from it once per unlock (SPEC.md §5.1).
 ///
 /// Held only in guarded memory; dropping the last reference wipes every key.
 public final class VaultKeys: Sendable {

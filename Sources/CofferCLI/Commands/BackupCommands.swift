@@ -70,7 +70,7 @@ struct VerifyCommand: Command {
         let summary = "\(report.recordCount) record\(report.recordCount == 1 ? "" : "s"), \(depth)"
         guard report.isClean else {
             context.note("\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") in \(summary)")
-            // The code from the problems' kind, as every other command decides it (SPEC.md §8).
+            // The code from the problems' kind, as every other command decides it (SPEC.md §10).
             return report.hasUnsafeOwnership ? .unsafeContainer : .dataError
         }
         context.note("verified: \(summary)\(report.generation.map { ", generation \($0)" } ?? "")")

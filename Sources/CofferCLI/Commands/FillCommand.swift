@@ -73,7 +73,7 @@ struct FillCommand: Command {
     }
 
     /// Exit 66 when only other hosts of the site match and nobody can choose: names the
-    /// sibling and the two ways to allow it (SPEC.md §7.1).
+    /// sibling and the two ways to allow it (SPEC.md §8.1).
     static func siblingsOnly(_ service: CredentialServiceIdentifier, _ suggestions: [PasswordCredentialIdentity]) -> CLIError {
         let first = suggestions[0]
         let others = suggestions.count > 1 ? " (and \(suggestions.count - 1) more)" : ""
@@ -122,7 +122,7 @@ final class CommandLineInteraction: UserInteraction {
 
     /// On a terminal a numbered list, unless the only candidate may be filled without a choice
     /// anyway; with nobody to ask (a supplied password, no terminal), only what the provision
-    /// rule allows without a person (SPEC.md §7.1), else nothing.
+    /// rule allows without a person (SPEC.md §8.1), else nothing.
     func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity? {
         guard let terminal = context.terminal else { return identities.first(where: \.allowsAutomaticFill)?.identity }
         if identities.count == 1, identities[0].allowsAutomaticFill { return identities[0].identity }

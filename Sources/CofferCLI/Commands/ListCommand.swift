@@ -39,7 +39,7 @@ struct ListCommand: Command {
             throw CLIError("no credential for \(service)", code: .noInput)
         }
         if context.wantsJSON {
-            // Each with how it matched and whether it would fill without a choice (SPEC.md §7.1).
+            // Each with how it matched and whether it would fill without a choice (SPEC.md §8.1).
             context.print(JSONOutput.render(.array(listing.rows.map { JSONOutput.identity(listing.rankedIdentity($0)) })))
         } else {
             context.printIdentities(listing)

@@ -13,7 +13,7 @@ struct ShowCommand: Command {
         members as 'key: value' lines (custom fields in their order; hidden ones masked on a
         terminal), then the notes after a blank line, as pass does: 'coffer show ENTRY | head -1'
         is the password, and 'coffer show ENTRY | coffer edit ENTRY' reads the same text back. --json prints the whole record document
-        (SPEC.md §5.2). --qr draws the password as a QR code on the terminal (refused when
+        (SPEC.md §6.2). --qr draws the password as a QR code on the terminal (refused when
         standard output is not a terminal).
         """
     static let examples = ["coffer show GitHub", "coffer show 3fa1c0… --json | jq -r .password", "coffer show 'Wi-Fi at home' --qr"]
@@ -40,7 +40,7 @@ struct ShowCommand: Command {
         return .success
     }
 
-    /// The item as text (SPEC.md §8.3), the same text `coffer edit` reads: hidden fields are
+    /// The item as text (SPEC.md §10.2), the same text `coffer edit` reads: hidden fields are
     /// masked when the text goes to a terminal, in full through a pipe.
     static func text(of record: Record, masked: Bool) -> String {
         var text = ItemDocument(record).text(masked: masked)

@@ -2,7 +2,7 @@ import Coffer
 
 /// An item as plain text: what `coffer show` prints and what `coffer edit` opens in `$EDITOR`
 /// or reads from stdin — one format, so `coffer show X | coffer edit X` changes nothing
-/// (SPEC.md §8.3). pass's shape: the password on line 1, then `key: value` lines — `name`,
+/// (SPEC.md §10.2). pass's shape: the password on line 1, then `key: value` lines — `name`,
 /// `kind`, `user`, one `url` per service, `tags` (comma-separated), `match`, custom fields in
 /// order (a hidden one as `key (hidden): value`), `otp`, then the read-only `id`, `revision`,
 /// `modified` and `password history` — then, after a blank line, the notes, verbatim.

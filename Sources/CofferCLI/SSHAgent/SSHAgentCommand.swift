@@ -2,7 +2,7 @@ import Coffer
 import Glibc
 
 /// `coffer ssh-agent`: the vault's SSH keys for ssh, git and everything that speaks the agent
-/// protocol, as rbw's and 1Password's agents do (SPEC.md §15).
+/// protocol, as rbw's and 1Password's agents do (SPEC.md §14).
 struct SSHAgentCommand: Command {
     static let name = "ssh-agent"
     static let summary = "serve the vault's SSH keys to ssh (the agent protocol)"

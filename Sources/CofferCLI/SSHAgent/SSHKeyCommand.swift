@@ -1,7 +1,7 @@
 import Coffer
 import Glibc
 
-/// `coffer ssh-key`: SSH keys kept in the vault as ssh-key items (SPEC.md §5.3), for the agent.
+/// `coffer ssh-key`: SSH keys kept in the vault as ssh-key items (SPEC.md §6.3), for the agent.
 struct SSHKeyCommand: Command {
     static let name = "ssh-key"
     static let changesVault = true

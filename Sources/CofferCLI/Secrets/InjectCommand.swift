@@ -67,7 +67,7 @@ struct InjectCommand: Command {
         return .success
     }
 
-    /// A template as text and `{{ coffer://… }}` references (SPEC.md §8.1): inside the braces,
+    /// A template as text and `{{ coffer://… }}` references (SPEC.md §10.1): inside the braces,
     /// optional spaces, the reference — everything up to the closing braces on the same line,
     /// spaces included, as `coffer run` reads one — then optional spaces.
     enum Template: Equatable {

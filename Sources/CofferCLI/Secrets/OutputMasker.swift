@@ -2,7 +2,7 @@
 /// does, across chunk boundaries: bytes that could be the start of a secret are held back until
 /// the next chunk (or the end) decides. Values shorter than `minimumLength` bytes are not
 /// masked: concealing every "1" or "ab" would mangle ordinary output, and such a value is not
-/// a secret worth the name (SPEC.md §8.2 says so).
+/// a secret worth the name (SPEC.md §10.2 says so).
 struct OutputMasker {
     static let replacement = Array("<concealed by coffer>".utf8)
     static let minimumLength = 4

@@ -1,7 +1,7 @@
 import Coffer
 
 /// `coffer://ENTRY[/password|/user|/otp|/notes|/field/NAME]`: one member of one entry, as
-/// `coffer run` and `coffer inject` name them (SPEC.md §8.2). ENTRY is resolved as every command
+/// `coffer run` and `coffer inject` name them (SPEC.md §10.2). ENTRY is resolved as every command
 /// resolves it (`EntryOperand`), so `coffer://github.com/alice` is alice's GitHub password. The
 /// member is read off the end: a last segment `password`, `user`, `otp` or `notes`, or
 /// `field/NAME`; anything else is part of ENTRY. Segments are percent-decoded after splitting,

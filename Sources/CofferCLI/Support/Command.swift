@@ -120,7 +120,7 @@ final class CommandContext {
     ///
     /// With `--password-stdin` or `--password-file` the supplied line is the master password
     /// whatever the session: it is read and checked (a wrong one exits 77) even when a session
-    /// is live, so the next line of stdin is always the item's secret (SPEC.md §8.1).
+    /// is live, so the next line of stdin is always the item's secret (SPEC.md §10.1).
     func sessionVault(requireUnlocked: Bool) throws -> Vault {
         let vault = try openVault()
         unlockFromSession(vault)

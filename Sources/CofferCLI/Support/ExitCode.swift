@@ -1,6 +1,6 @@
 import Coffer
 
-/// sysexits(3) codes, as the CLI contract promises (SPEC.md §8).
+/// sysexits(3) codes, as the CLI contract promises (SPEC.md §10).
 public enum ExitCode: Int32, Sendable {
     case success = 0
     /// The command ran and the answer is no: cancelled or declined, nothing chosen or

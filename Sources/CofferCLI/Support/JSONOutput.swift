@@ -30,14 +30,14 @@ enum JSONOutput {
                 "type": "item", "kind": .string(row.kind.rawValue), "name": name, "user": .string(identity.user),
                 "recordIdentifier": .string(identity.recordIdentifier),
             ]
-            // The item's least service identifier (SPEC.md §6.3), as text: its type is not indexed.
+            // The item's least service identifier (SPEC.md §7.3), as text: its type is not indexed.
             if !identity.serviceIdentifier.identifier.isEmpty { object["service"] = .string(identity.serviceIdentifier.identifier) }
             return .object(object)
         }
     }
 
     /// A matched identity: `identity(_:)` plus `match` (exact-url, host, registrable-domain),
-    /// `matchMode` (the record's) and `automaticFill` (the provision rule, SPEC.md §7.1).
+    /// `matchMode` (the record's) and `automaticFill` (the provision rule, SPEC.md §8.1).
     static func identity(_ ranked: RankedIdentity) -> JSONValue {
         guard case .object(var object) = identity(ranked.identity) else { return .null }
         object["match"] = ranked.match.map { .string($0.level.description) } ?? .null
@@ -63,7 +63,7 @@ enum JSONOutput {
     }
 
     /// A whole record as `show --json` and `export` print it.
-    /// The record document (SPEC.md §5.2) with every member present, so a script need not know
+    /// The record document (SPEC.md §6.2) with every member present, so a script need not know
     /// the defaults.
     static func record(_ record: Record) -> JSONValue {
         .object(RecordCoding.document(record, omittingDefaults: false))

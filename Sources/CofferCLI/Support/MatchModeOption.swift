@@ -1,6 +1,6 @@
 import Coffer
 
-/// `--match MODE` of `add` and `edit`: when a login may be filled without asking you (SPEC.md §7.1).
+/// `--match MODE` of `add` and `edit`: when a login may be filled without asking you (SPEC.md §8.1).
 enum MatchModeOption {
     static let help = "when it fills without asking: site (any host of the registrable domain), host (the default), exact (same URL), never"
 

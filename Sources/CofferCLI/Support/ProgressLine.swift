@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// A one-line progress report on stderr for a long step (SPEC.md §8: import, export, backup,
+/// A one-line progress report on stderr for a long step (SPEC.md §10: import, export, backup,
 /// verify, restore, a sensitive KDF): drawn by a timer from a quarter second on, so a step done
 /// sooner prints nothing, and a step that cannot report counts (Argon2id in one C call) still
 /// shows it is working. Never drawn when stderr is not a terminal or with `--json`: logs and

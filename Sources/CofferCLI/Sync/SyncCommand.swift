@@ -1,6 +1,6 @@
 import Coffer
 
-/// `coffer sync`: one vault on several devices through a git remote (SPEC.md §16).
+/// `coffer sync`: one vault on several devices through a git remote (SPEC.md §15).
 struct SyncCommand: Command {
     static let name = "sync"
     static let summary = "sync the vault with a git remote: commit, fetch, merge, push"

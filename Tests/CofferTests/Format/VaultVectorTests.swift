@@ -1,7 +1,7 @@
 @testable import Coffer
 import XCTest
 
-/// The reference writer's container (SPEC.md §12) opens in Swift, and Swift reproduces its bytes.
+/// The reference writer's container (SPEC.md §16) opens in Swift, and Swift reproduces its bytes.
 final class VaultVectorTests: XCTestCase {
     var vector: VectorFile!
 
@@ -45,7 +45,7 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(records[1].notes, "line one\nline two")
         XCTAssertEqual(records[1].fields, [
             RecordField(name: "pin", value: "1234"), RecordField(name: "recovery code", value: "R3C0-V3RY", hidden: true),
-        ], "an ordered array of fields (SPEC.md §5.2)")
+        ], "an ordered array of fields (SPEC.md §6.2)")
         XCTAssertEqual(records[1].name, "Example Org")
         XCTAssertEqual(records[1].kind, .login)
         XCTAssertEqual(records[1].tags, ["work", "favorite"])
@@ -86,7 +86,7 @@ final class VaultVectorTests: XCTestCase {
                        "names are found case-insensitively in the one bucket of the name")
     }
 
-    /// The reference writer's listing snapshot (SPEC.md §6.6) opens under its manifest and
+    /// The reference writer's listing snapshot (SPEC.md §7.6) opens under its manifest and
     /// answers a whole listing alone: with every shard gone, the identities still list.
     func testReferenceListingSnapshotAnswersTheWholeListing() throws {
         let container = try copyOfContainer()
@@ -106,7 +106,7 @@ final class VaultVectorTests: XCTestCase {
                        "the note and the SSH key, listed by their names")
         let key = try XCTUnwrap(listing.rows.first { $0.kind == .sshKey })
         XCTAssertTrue(listing.identity(key).serviceIdentifier.identifier.hasPrefix("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINdamAGC"),
-                      "an SSH key's summary is its public key, readable without the vault key (SPEC.md §6.3)")
+                      "an SSH key's summary is its public key, readable without the vault key (SPEC.md §7.3)")
     }
 
     func testStandardPolicyRefusesTheCheapVectorBeforeDeriving() throws {
@@ -319,7 +319,7 @@ final class RecordCodingTests: XCTestCase {
         let record = try RecordCoding.decode(Array(json.utf8))
         XCTAssertEqual(record.user, "u")
         XCTAssertEqual(record.otherMembers, ["future": ["x": 1]])
-        // A rewrite keeps what a newer writer added (SPEC.md §5.2), in canonical order.
+        // A rewrite keeps what a newer writer added (SPEC.md §6.2), in canonical order.
         let rewritten = String(decoding: try RecordCoding.encode(record), as: UTF8.self)
         XCTAssertTrue(rewritten.hasPrefix(#"{"created":"2026-01-01T00:00:00Z","future":{"x":1},"id":"#), rewritten)
     }

@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-/// The provision rule of SPEC.md §7.1: a password leaves without a person choosing it only for a
+/// The provision rule of SPEC.md §8.1: a password leaves without a person choosing it only for a
 /// match at or above its record's mode threshold. Every row of the SPEC table is checked end to
 /// end: a record in a real vault, filled through `AutoFillHost` with nobody present.
 final class ProvisionRuleTests: XCTestCase {

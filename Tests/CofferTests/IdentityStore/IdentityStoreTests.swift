@@ -78,7 +78,7 @@ final class IdentityStoreTests: XCTestCase {
         XCTAssertEqual(vault.deviceState.lastUsed().entries.map(\.time), [3_000, 2_000, 1_500])
 
         // Only the most recent uses are kept; the oldest fall off the end. The full log is
-        // written as SPEC.md §6.6 spells it (id ‖ u64 little-endian seconds, newest first).
+        // written as SPEC.md §7.6 spells it (id ‖ u64 little-endian seconds, newest first).
         let capacity = DeviceState.usageCapacity
         var full = try (0..<capacity).flatMap { position in
             try RecordID.random().bytes + withUnsafeBytes(of: UInt64(20_000 - position).littleEndian, Array.init)
@@ -145,7 +145,7 @@ final class IdentityStoreTests: XCTestCase {
         XCTAssertTrue(locked.identityStore.state.isEnabled)
     }
 
-    /// The device's listing snapshot (SPEC.md §6.6) answers only for the manifest it was made
+    /// The device's listing snapshot (SPEC.md §7.6) answers only for the manifest it was made
     /// under: a change, a corrupted or an older snapshot all fall back to the shards (and a new
     /// snapshot); it is sealed, and disabling the store removes it.
     func testListingSnapshotIsUsedOnlyForItsOwnManifest() throws {

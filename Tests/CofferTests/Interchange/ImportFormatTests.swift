@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// Every export format, the report of what became of each column, messy rows, the duplicate rule
-/// and hostile input (SPEC.md §11).
+/// and hostile input (SPEC.md §12).
 final class ImportFormatTests: XCTestCase {
     func read(_ text: String, _ format: ImportFormat? = nil) throws -> (items: [ImportedItem], report: ImportReport) {
         try ItemImporter.read(text, format: format)

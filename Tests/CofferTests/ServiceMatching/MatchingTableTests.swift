@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-/// Checks exactly the table of SPEC.md §7.1, parsed from SPEC.md itself.
+/// Checks exactly the table of SPEC.md §8.1, parsed from SPEC.md itself.
 final class MatchingTableTests: XCTestCase {
     struct Row {
         let identity: CredentialServiceIdentifier

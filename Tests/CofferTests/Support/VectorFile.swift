@@ -1,6 +1,6 @@
 import Foundation
 
-/// A test-vector file: `# comment` lines and `name: value` lines (SPEC.md §12).
+/// A test-vector file: `# comment` lines and `name: value` lines (SPEC.md §16).
 struct VectorFile {
     let name: String
     let fields: [String: String]

@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-/// The merge rules of SPEC.md §16.3, one case each, without git or files.
+/// The merge rules of SPEC.md §15.3, one case each, without git or files.
 final class SyncMergeTests: XCTestCase {
     let id = try! RecordID(hex: "0123456789abcdef0123456789abcdef")
     let day = Date(timeIntervalSince1970: 1_800_000_000)

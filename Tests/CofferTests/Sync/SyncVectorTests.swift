@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-/// The reference implementation's sync files and merge decisions (SPEC.md §16, §12): Swift
+/// The reference implementation's sync files and merge decisions (SPEC.md §15, §16): Swift
 /// reproduces the bytes and decides all 1,920 combinations of states the same way.
 final class SyncVectorTests: XCTestCase {
     func testTombstoneAndHeaderSealMatchTheReference() throws {

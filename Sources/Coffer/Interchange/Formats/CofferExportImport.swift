@@ -1,8 +1,8 @@
-/// Coffer's own `export --format json`: an array of record documents (SPEC.md §5.2) with every
+/// Coffer's own `export --format json`: an array of record documents (SPEC.md §6.2) with every
 /// member present. Read back exactly, so export → import round-trips every member; the id, dates
 /// and revision are the new vault's.
 enum CofferExportImport {
-    /// The members of an exported record document this version reads (SPEC.md §5.2).
+    /// The members of an exported record document this version reads (SPEC.md §6.2).
     static let knownMembers: Set<String> = [
         "id", "revision", "name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory",
         "serviceIdentifiers", "match", "created", "modified",
@@ -28,7 +28,7 @@ enum CofferExportImport {
             // The id and revision are the new vault's; every member, the dates included, is kept.
             report.dropped("id, revision", because: "the new vault's own")
             // A member this version does not know (a newer Coffer's) is named in the report,
-            // never dropped without a word (SPEC.md §11).
+            // never dropped without a word (SPEC.md §12).
             for name in members.names where !Self.knownMembers.contains(name) {
                 report.dropped(name, because: "a member this version of Coffer does not know")
             }

@@ -1,4 +1,4 @@
-/// The sealed identity index in `<container>/index/` (SPEC.md §6): the manifest, immutable
+/// The sealed identity index in `<container>/index/` (SPEC.md §7): the manifest, immutable
 /// shard files, and the journal of an unfinished transaction.
 ///
 /// Readers take the container's shared lock; every change happens under the exclusive lock and
@@ -46,7 +46,7 @@ struct IdentityIndex {
         return try openManifest(bytes)
     }
 
-    /// A manifest file's layout is its version byte (SPEC.md §6.2), authenticated with the rest.
+    /// A manifest file's layout is its version byte (SPEC.md §7.2), authenticated with the rest.
     private func openManifest(_ bytes: [UInt8]) throws -> IndexManifest {
         let envelope = try SealedEnvelope.decode(bytes, as: .indexManifest)
         let layout = IndexLayout(rawValue: envelope.version) ?? .current  // decode admits versions 1 to 3 only
@@ -95,7 +95,7 @@ struct IdentityIndex {
         return try IndexShardCoding.ledgerEntry(for: recordID, in: readShard(slot: slot, id: id))
     }
 
-    // MARK: Filing (SPEC.md §6.3)
+    // MARK: Filing (SPEC.md §7.3)
 
     /// The first byte of the keyed hash of `name`: keying keeps bucket numbers from revealing
     /// which sites and hosts are stored.
@@ -114,7 +114,7 @@ struct IdentityIndex {
         }
     }
 
-    /// The bucket an item entry is filed in: the byte of its filing name (SPEC.md §6.3), so the
+    /// The bucket an item entry is filed in: the byte of its filing name (SPEC.md §7.3), so the
     /// items of one name share a bucket.
     func itemSlot(filingName: String) -> Int {
         bucketByte(filingName)
@@ -142,7 +142,7 @@ struct IdentityIndex {
     }
 
     /// Every non-empty identity bucket's payload in slot order, each framed as
-    /// `u32 LE length ‖ payload`: the listing snapshot's plaintext (SPEC.md §6.6).
+    /// `u32 LE length ‖ payload`: the listing snapshot's plaintext (SPEC.md §7.6).
     func framedBuckets(of manifest: IndexManifest) throws -> [UInt8] {
         let shards = manifest.shards.contains { $0 != nil } ? try opened.shards() : nil  // absent in a new vault
         var framed: [UInt8] = []
@@ -161,7 +161,7 @@ struct IdentityIndex {
         return try BLAKE2b.hash(bytes, length: 32)
     }
 
-    // MARK: A device's listing snapshot (SPEC.md §6.6)
+    // MARK: A device's listing snapshot (SPEC.md §7.6)
 
     /// Seals framed buckets into one file bound to the manifest they were read under: the
     /// digest is associated data, so a snapshot of any other state fails to open.
@@ -202,7 +202,7 @@ struct IdentityIndex {
     }
 
     /// Writes a shard under a fresh random name. `inPlace` when a journal covers the edit: until
-    /// a manifest names it a torn shard is garbage that recovery removes (SPEC.md §2.4).
+    /// a manifest names it a torn shard is garbage that recovery removes (SPEC.md §3.4).
     /// `durable: false` leaves the flush to the caller.
     func writeShard(_ payload: [UInt8], slot: Int, inPlace: Bool, durable: Bool) throws -> ShardID {
         let id = try ShardID.random()

@@ -1,6 +1,6 @@
 /// Edits a copy of the index in memory and commits it as a new generation: touched slots are
 /// written as new shard files, then the manifest is replaced, then the old shards are removed.
-/// Nothing a reader can see changes before the manifest rename (SPEC.md §6.5).
+/// Nothing a reader can see changes before the manifest rename (SPEC.md §7.5).
 struct IndexEditor {
     let index: IdentityIndex
     private(set) var manifest: IndexManifest
@@ -10,7 +10,7 @@ struct IndexEditor {
     private var dirtySlots = Set<Int>()
 
     /// Whether a journal covers this edit, so a crash's torn shard is removed by recovery
-    /// and shards may be created in place (SPEC.md §2.4); otherwise they are written atomically.
+    /// and shards may be created in place (SPEC.md §3.4); otherwise they are written atomically.
     let journaled: Bool
 
     init(index: IdentityIndex, manifest: IndexManifest, journaled: Bool = false) {
@@ -105,7 +105,7 @@ struct IndexEditor {
         }
     }
 
-    /// Rewrites an index of layout 1 or 2 (SPEC.md §6.3) as layout 3 within this edit: every
+    /// Rewrites an index of layout 1 or 2 (SPEC.md §7.3) as layout 3 within this edit: every
     /// identity is re-filed with its parsed service, each record gains the item entry a record
     /// of those formats has (a login, unnamed, not listed, its user and least service
     /// identifier), and every ledger entry's slots are recomputed. Runs once, in the first write

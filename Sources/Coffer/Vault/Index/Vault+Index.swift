@@ -64,7 +64,7 @@ extension Vault {
     // MARK: Transactions
 
     /// Applies `changes` under the exclusive lock: journal, record files, then the index commit
-    /// (SPEC.md §6.5). A failure part-way leaves a journal that the next access finishes.
+    /// (SPEC.md §7.5). A failure part-way leaves a journal that the next access finishes.
     /// - Parameter opened: the container the caller's `writeTransaction` holds open and locked.
     func commit(_ changes: [RecordChange], in opened: OpenContainer, undoAddsOnFailure: Bool = false) throws {
         let index = try identityIndex(opened)
@@ -102,7 +102,7 @@ extension Vault {
                 if let sealed = change.sealed {
                     let shard = try opened.shard(of: change.id, create: true)
                     if change.isAdd {
-                        // Only the journal names it until the commit: created in place (SPEC.md §2.4).
+                        // Only the journal names it until the commit: created in place (SPEC.md §3.4).
                         try fileSystem.writeNewFile(sealed, to: change.id.hex, in: shard, durable: durableEach)
                     } else {
                         try fileSystem.writeAtomically(sealed, to: change.id.hex, in: shard, via: opened.temporary, durable: durableEach)
@@ -162,7 +162,7 @@ extension Vault {
         try index.removeUnreferencedShards(keeping: editor.manifest)
     }
 
-    // MARK: Generations (whole-vault rollback, SPEC.md §6.7)
+    // MARK: Generations (whole-vault rollback, SPEC.md §7.7)
 
     func checkGeneration(of manifest: IndexManifest) throws {
         let highest = deviceState.highestGeneration()
@@ -174,7 +174,7 @@ extension Vault {
 
     /// Accepts the vault as it is now after `VaultError.rolledBack` (a deliberate restore of an
     /// older backup): this device forgets the newer generation it had seen.
-    /// The index's generation (SPEC.md §6.7); needs the index key (the store enabled here, or
+    /// The index's generation (SPEC.md §7.7); needs the index key (the store enabled here, or
     /// the vault unlocked).
     public func indexGeneration() throws(VaultError) -> UInt64 {
         try readingIndex { _, manifest in manifest.generation }
@@ -202,7 +202,7 @@ extension Vault {
         try? migrateIndexLayout()
     }
 
-    /// Rewrites an index of layout 1 or 2 as layout 3 (SPEC.md §6.3) in one commit, if
+    /// Rewrites an index of layout 1 or 2 as layout 3 (SPEC.md §7.3) in one commit, if
     /// it is one; any write does the same on its way. Needs only the index key.
     func migrateIndexLayout() throws(VaultError) {
         guard try readingIndex({ _, manifest in manifest.layout }) != .current else { return }
@@ -238,7 +238,7 @@ extension Vault {
         }
     }
 
-    /// A record's index entries (SPEC.md §6.3): a login has a password identity per service
+    /// A record's index entries (SPEC.md §7.3): a login has a password identity per service
     /// identifier and, when it has a one-time code, a one-time-code identity per service too;
     /// every record has one item entry, `listed` when it has no identity. Ranks are carried
     /// over from `previous`.
