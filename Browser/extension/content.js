@@ -13,53 +13,9 @@
 
   const send = (message) => api.runtime.sendMessage(message).catch((error) => ({ ok: false, error: { code: "failed", message: String(error) } }));
 
-  // ---- Fields ----
+  // ---- Fields: which are login fields and which belong together is fields.js's (SPEC.md §13.6) ----
 
-  const USER_TYPES = new Set(["text", "email", "tel", ""]);
-
-  function isPasswordField(element) {
-    return element instanceof HTMLInputElement && element.type === "password";
-  }
-
-  function isUserField(element) {
-    if (!(element instanceof HTMLInputElement) || !USER_TYPES.has(element.type)) return false;
-    const hint = `${element.autocomplete} ${element.name} ${element.id} ${element.type}`.toLowerCase();
-    return /user|login|email|e-mail|account|identifier/.test(hint) || Boolean(loginFields(element).password);
-  }
-
-  /** A field a person can see and reach: laid out, not hidden, not transparent, not covered
-   * by something else at its centre, and where scrolling can bring it (a field at
-   * `left: -9999px` cannot be scrolled to, so it is no field a person uses). Hidden, covered or
-   * unreachable fields are never filled. */
-  function isVisible(element) {
-    const rect = element.getBoundingClientRect();
-    if (rect.width < 2 || rect.height < 2) return false;
-    const style = getComputedStyle(element);
-    if (style.visibility !== "visible" || style.display === "none" || Number(style.opacity) < 0.1) return false;
-    const page = document.documentElement;
-    if (rect.right + scrollX <= 0 || rect.bottom + scrollY <= 0) return false;  // beyond the page's start: no scroll reaches it
-    if (rect.left + scrollX >= Math.max(page.scrollWidth, innerWidth) || rect.top + scrollY >= Math.max(page.scrollHeight, innerHeight)) return false;
-    const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
-    if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) return true;  // off screen but within the page: scrolling shows it
-    const top = document.elementFromPoint(x, y);
-    return top === element || element.contains(top) || (top instanceof HTMLLabelElement && top.control === element);
-  }
-
-  /** The username and password fields of the form (or page) around `field`. */
-  function loginFields(field) {
-    const scope = field.form ?? document;
-    const inputs = [...scope.querySelectorAll("input")].filter((input) => !input.disabled && !input.readOnly);
-    const passwords = inputs.filter(isPasswordField);
-    const password = isPasswordField(field) ? field : passwords.find(isVisible) ?? passwords[0] ?? null;
-    let user = isPasswordField(field) ? null : field;
-    if (!user && password) {
-      const before = inputs.slice(0, inputs.indexOf(password)).filter((input) => USER_TYPES.has(input.type));
-      user = before.reverse().find((input) => /username|email/.test(input.autocomplete)) ?? before[0] ?? null;
-    }
-    const isNew = password?.autocomplete === "new-password";
-    const confirm = isNew ? passwords.find((input) => input !== password && input.autocomplete === "new-password") ?? null : null;
-    return { user, password, confirm, isNew };
-  }
+  const { loginGroup, firstLoginGroup, submittedLogin, isVisible, deepActiveElement, eventTarget } = globalThis.cofferFields;
 
   /** Until when the focus moves of a fill must not open the list again. */
   let fillingUntil = 0;
@@ -69,16 +25,16 @@
     input.focus({ preventScroll: true });
     const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
     setter.call(input, value);  // past a page's own setter, as a person typing would be
-    input.dispatchEvent(new Event("input", { bubbles: true }));
-    input.dispatchEvent(new Event("change", { bubbles: true }));
+    // Composed, so a web component's listeners on its host hear them too (Lit, Material).
+    input.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+    input.dispatchEvent(new Event("change", { bubbles: true, composed: true }));
   }
 
-  function fillFields(fields, credential) {
-    let filled = 0;
-    if (fields.user && credential.user && isVisible(fields.user)) { setValue(fields.user, credential.user); filled++; }
-    if (fields.password && isVisible(fields.password)) { setValue(fields.password, credential.password); filled++; }
-    if (fields.confirm && isVisible(fields.confirm)) setValue(fields.confirm, credential.password);
-    return filled;
+  /** A chosen login goes into its group's user-name and current-password fields and nowhere
+   * else: never a new-password field, a card, search or one-time-code field. */
+  function fillFields(group, credential) {
+    if (group.user && credential.user && isVisible(group.user)) setValue(group.user, credential.user);
+    if (group.password && isVisible(group.password)) setValue(group.password, credential.password);
   }
 
   // ---- The inline list: a closed shadow root in the top layer ----
@@ -102,7 +58,7 @@
     "zoom: 1", "content-visibility: visible", "contain: none", "color-scheme: light", "z-index: 2147483647",
   ].map((rule) => rule + " !important").join("; ");
 
-  let list = null;  // { host, root, items, index, fields, anchor, shownAt, observers, visible }
+  let list = null;  // { host, root, items, index, group, anchor, shownAt, observers, visible }
 
   function closeList() {
     if (!list) return;
@@ -126,13 +82,12 @@
     return candidates.find(([left, top]) => !covers(left, top)) ?? [rect.left, rect.bottom + 2];
   }
 
-  function render(anchor, identities, locked, fields) {
+  function render(anchor, identities, locked, group) {
     closeList();
     // A field that asks for a new password gets a generated one, never a saved one; every
     // other login field gets the saved logins.
-    const asksNew = fields.isNew && (anchor === fields.password || anchor === fields.confirm);
-    const entries = asksNew ? [{ generated: true, action: () => fillGenerated(fields) }]
-      : identities.map((identity) => ({ identity, action: () => fillChosen(identity.recordIdentifier, fields) }));
+    const entries = group.offer === "generated" ? [{ generated: true, action: () => fillGenerated(group) }]
+      : identities.map((identity) => ({ identity, action: () => fillChosen(identity.recordIdentifier, group) }));
     if (entries.length === 0) return;
     const host = document.createElement("coffer-suggestions");
     host.setAttribute("popover", "manual");
@@ -151,7 +106,7 @@
     const box = root.querySelector(".list");
     const head = document.createElement("div");
     head.className = "head";
-    head.textContent = locked ? "Coffer 🔒 — choose a login, then unlock" : "Coffer";
+    head.textContent = locked && group.offer === "logins" ? "Coffer 🔒 — choose a login, then unlock" : "Coffer";
     box.append(head);
     const items = [];
     for (const entry of entries) {
@@ -199,7 +154,7 @@
     try { host.showPopover(); } catch { host.remove(); return; }  // no top layer: no list
     const size = box.getBoundingClientRect();  // measured before the first paint, then placed
     place(placement(anchor, size.width, size.height));
-    list = { host, root, items, index: -1, fields, anchor, shownAt: performance.now(), observers: [], visible: new Map() };
+    list = { host, root, items, index: -1, group, anchor, shownAt: performance.now(), observers: [], visible: new Map() };
     watch(list);
   }
 
@@ -268,53 +223,55 @@
     entry?.action();
   }
 
-  async function fillChosen(recordIdentifier, fields) {
+  async function fillChosen(recordIdentifier, group) {
     // A password field no person can reach (off the page, hidden, covered) gets nothing, and
     // nothing is asked of the host for it: such a field is a page's trap, not a login form.
-    if (fields.password && !isVisible(fields.password)) return;
-    if (!fields.password && !(fields.user && isVisible(fields.user))) return;
+    if (group.password && !isVisible(group.password)) return;
+    if (!group.password && !(group.user && isVisible(group.user))) return;
     const started = performance.now();
     const answer = await send({ type: "fill", trigger: "choice", recordIdentifier });
     if (answer?.ok) {
-      fillFields(fields, answer);
+      fillFields(group, answer);
       document.documentElement.dataset.cofferFillMs = String(Math.round((performance.now() - started) * 10) / 10);
     }
   }
 
-  async function fillGenerated(fields) {
+  /** A generated password into the new-password field and its confirmations. */
+  async function fillGenerated(group) {
     const answer = await send({ type: "generate" });
-    if (!answer?.ok || !fields.password) return;
-    setValue(fields.password, answer.password);
-    if (fields.confirm) setValue(fields.confirm, answer.password);
+    if (!answer?.ok) return;
+    for (const field of group.newPasswords) if (isVisible(field)) setValue(field, answer.password);
   }
 
   async function suggestFor(field) {
-    const fields = loginFields(field);
-    if (!fields.password && !fields.user) return;
-    const answer = await send({ type: "suggest" });
-    if (!answer?.ok || document.activeElement !== field) return;
-    render(field, answer.identities ?? [], answer.locked, fields);
+    const group = loginGroup(field);
+    if (!group.offer) return;  // a card, search, newsletter, one-time-code or sign-up user field: nothing
+    const answer = group.offer === "logins" ? await send({ type: "suggest" }) : { ok: true, identities: [] };
+    if (!answer?.ok || deepActiveElement() !== field) return;
+    render(field, answer.identities ?? [], answer.locked, group);
   }
 
   function offerFor(event) {
     if (!event.isTrusted || performance.now() < fillingUntil) return;
-    const field = event.target;
+    const field = eventTarget(event);
+    if (!(field instanceof HTMLInputElement)) return;
     if (list?.anchor === field && list.host.isConnected) return;
-    if ((isPasswordField(field) || isUserField(field)) && isVisible(field)) suggestFor(field);
+    if (isVisible(field)) suggestFor(field);
   }
 
-  // Focusing a login field, or clicking one that already has the focus, shows the list.
+  // Focusing a login field, or clicking one that already has the focus, shows the list. Both
+  // events are composed: a field inside a shadow root is found through the event's path.
   document.addEventListener("focusin", offerFor, true);
-  document.addEventListener("mousedown", (event) => { if (event.target === document.activeElement) offerFor(event); }, true);
+  document.addEventListener("mousedown", (event) => { if (eventTarget(event) === deepActiveElement()) offerFor(event); }, true);
 
   document.addEventListener("focusout", (event) => {
-    if (event.isTrusted && list && event.target === list.anchor) setTimeout(() => { if (document.activeElement !== list?.anchor) closeList(); }, 150);
+    if (event.isTrusted && list && eventTarget(event) === list.anchor) setTimeout(() => { if (deepActiveElement() !== list?.anchor) closeList(); }, 150);
   }, true);
 
   // Keyboard: ArrowDown from the field moves into the list, Enter fills, Escape closes, as the
   // browser's own autofill list does.
   document.addEventListener("keydown", (event) => {
-    if (!event.isTrusted || !list || event.target !== list.anchor) return;
+    if (!event.isTrusted || !list || eventTarget(event) !== list.anchor) return;
     if (event.key === "ArrowDown") { highlight(list.index + 1); event.preventDefault(); }
     else if (event.key === "ArrowUp") { highlight(list.index - 1); event.preventDefault(); }
     else if (event.key === "Enter" && list.index >= 0) { event.preventDefault(); event.stopPropagation(); choose(list.index); }
@@ -326,10 +283,10 @@
   // Something else entering the top layer could sit above the list: close it.
   document.addEventListener("toggle", (event) => { if (list && event.target !== list.host && event.newState === "open") closeList(); }, true);
   // Typing means the person is not choosing from the list: it closes, as the browsers' own do.
-  document.addEventListener("input", (event) => { if (event.isTrusted && list && event.target === list.anchor) closeList(); }, true);
+  document.addEventListener("input", (event) => { if (event.isTrusted && list && eventTarget(event) === list.anchor) closeList(); }, true);
   // A press outside the list closes it and goes on to whatever it was meant for.
   document.addEventListener("mousedown", (event) => {
-    if (list && event.target !== list.host && event.target !== list.anchor) closeList();
+    if (list && event.target !== list.host && eventTarget(event) !== list.anchor) closeList();
   }, true);
 
   // ---- The keyboard command and the popup ----
@@ -338,19 +295,20 @@
     if (sender.id !== api.runtime.id) return false;
     if (message.type === "commandFill") {
       if (!document.hasFocus()) return false;
-      const field = document.activeElement;
-      const fields = field instanceof HTMLInputElement ? loginFields(field) : firstLoginForm();
-      if (!fields?.password) return false;
+      const field = deepActiveElement();
+      const focused = field instanceof HTMLInputElement ? loginGroup(field) : null;
+      const group = focused?.offer === "logins" && focused.password ? focused : firstLoginGroup();
+      if (!group?.password) return false;
       send({ type: "fill", trigger: "command" }).then((answer) => {
-        if (answer?.ok) fillFields(fields, answer);
+        if (answer?.ok) fillFields(group, answer);
         respond(answer);
       });
       return true;
     }
     if (message.type === "fillChosen" && window === window.top) {
-      const fields = firstLoginForm();
-      if (!fields) { respond({ ok: false, error: { code: "notFound", message: "no login form here" } }); return false; }
-      fillChosen(message.recordIdentifier, fields).then(() => respond({ ok: true }));
+      const group = firstLoginGroup();
+      if (!group) { respond({ ok: false, error: { code: "notFound", message: "no login form here" } }); return false; }
+      fillChosen(message.recordIdentifier, group).then(() => respond({ ok: true }));
       return true;
     }
     if (message.type === "showSaveBar" && window === window.top) {
@@ -360,18 +318,11 @@
     return false;
   });
 
-  function firstLoginForm() {
-    const password = [...document.querySelectorAll("input[type=password]")].find(isVisible);
-    return password ? loginFields(password) : null;
-  }
-
   // ---- Saving after a submitted login ----
 
   function submitted(form) {
-    const password = [...(form ?? document).querySelectorAll("input[type=password]")].find((input) => input.value);
-    if (!password) return;
-    const fields = loginFields(password);
-    send({ type: "submitted", user: fields.user?.value ?? "", password: password.value });
+    const login = submittedLogin(form);
+    if (login) send({ type: "submitted", ...login });
   }
 
   document.addEventListener("submit", (event) => submitted(event.target), true);
@@ -409,10 +360,10 @@
       const answer = await send({ type: "pendingSave" });
       if (answer?.pending) showSaveBar(answer.pending);
     }
-    const fields = firstLoginForm();
-    if (fields && window === window.top) {
+    const group = firstLoginGroup();
+    if (group?.password && window === window.top) {
       const answer = await send({ type: "fill", trigger: "pageLoad" });
-      if (answer?.ok) fillFields(fields, answer);
+      if (answer?.ok) fillFields(group, answer);
     }
   }
 

@@ -73,12 +73,14 @@ FRAME = """<!doctype html><html><head><meta charset="utf-8"></head><body><h1>Top
 
 # The DOM-based extension clickjacking of 2025, both variants, on a sibling host of the saved
 # login: the page hides Coffer's list with its own CSS (or its script) under an "Accept"
-# button, or covers it with a decoy in the top layer that lets clicks through.
+# button, or covers it with a decoy in the top layer that lets clicks through. (The original
+# attack's off-screen password field is no login field at all, SPEC §13.6; these pages keep the
+# password on screen so that the list does appear.)
 CLICKJACK_CSS = """<!doctype html><html><head><meta charset="utf-8"><style>
 coffer-suggestions, coffer-suggestions * { opacity: 0 !important; filter: opacity(0) !important; }
-</style></head><body><h1>Newsletter</h1>
+</style></head><body><h1>Sign in</h1>
 <form><label>Email <input id="username" type="email" autocomplete="email"></label>
-<input id="password" type="password" style="position:absolute;left:-9999px;top:0"></form>
+<input id="password" type="password" style="position:absolute;left:8px;top:300px"></form>
 <button id="accept" style="position:absolute;left:8px;top:110px;width:400px;height:120px">Accept and continue</button>
 <script>window.__stolen = ""; setInterval(() => { const p = document.getElementById("password"); if (p.value) window.__stolen = p.value; }, 20);
 if (location.search.includes("script")) new MutationObserver(() => { const host = document.querySelector("coffer-suggestions");
@@ -92,6 +94,9 @@ CLICKJACK_DECOY = """<!doctype html><html><head><meta charset="utf-8"></head><bo
 <script>window.__stolen = ""; setInterval(() => { const p = document.getElementById("password"); if (p.value) window.__stolen = p.value; }, 20);
 new MutationObserver(() => { if (document.querySelector("coffer-suggestions")) setTimeout(() => document.getElementById("decoy").showPopover(), 50); })
   .observe(document.documentElement, {childList: true});</script></body></html>"""
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+BANK_USER, BANK_PASSWORD = "12345678", "BankPw-1"
 
 WELCOME = "<!doctype html><html><head><meta charset='utf-8'><title>Welcome</title></head><body><h1>Welcome</h1></body></html>"
 
@@ -112,7 +117,13 @@ class Site(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
-        self.reply(self.pages.get(self.path.split("?")[0], "<p>not here</p>"))
+        path = self.path.split("?")[0]
+        name = path[len("/corpus/"):] if path.startswith("/corpus/") else ""
+        if name and "/" not in name and name.endswith(".html") and os.path.isfile(os.path.join(CORPUS, name)):
+            with open(os.path.join(CORPUS, name), encoding="utf-8") as f:
+                self.reply(f.read())
+            return
+        self.reply(self.pages.get(path, "<p>not here</p>"))
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -222,6 +233,7 @@ class Harness:
     def prepare_vault(self):
         assert self.coffer("init", "--kdf", "interactive", "--password-stdin", stdin=MASTER + "\n")[0] == 0
         assert self.coffer("add", "https://login.example.com", "alice", "--password-stdin", stdin=f"{MASTER}\n{ALICE}\n")[0] == 0
+        assert self.coffer("add", "https://bank.example.org", BANK_USER, "--password-stdin", stdin=f"{MASTER}\n{BANK_PASSWORD}\n")[0] == 0
 
     def install_host(self, profile):
         """The manifest goes into the throw-away profile; its path is a wrapper that records
@@ -392,6 +404,66 @@ class Harness:
         return [a for a in self.frames("out")[since:] if requests.get(a.get("id"), {}).get("type") == "fill"
                 and requests.get(a.get("id"), {}).get("origin") == origin and "password" in a]
 
+    # ---- the form corpus (Tests/Browser/corpus): one page a shape, its expectation inside ----
+
+    DEEP = """(selector) => { let node = document;
+        for (const part of selector.split(">>>").map((p) => p.trim())) { node = (node.shadowRoot ?? node).querySelector(part); if (!node) return null; }
+        return node; }"""
+    SNAPSHOT = """(() => { const values = {};
+        const walk = (root, prefix) => { for (const element of root.querySelectorAll("*")) {
+            if ((element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement) && element.id) values[prefix + "#" + element.id] = element.value;
+            if (element.shadowRoot && element.id) walk(element.shadowRoot, prefix + "#" + element.id + " >>> "); } };
+        walk(document, ""); return values; })()"""
+
+    def click_deep(self, page, selector):
+        """Clicks the centre of a field, inside open shadow roots too: a real pointer event there."""
+        box = page.evaluate(f"(() => {{ const r = ({self.DEEP})({json.dumps(selector)}).getBoundingClientRect();"
+                            " return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+        page.click_at(*box)
+
+    def corpus_shape(self, page, name):
+        """One shape: a person clicks what the page says, then (when a list should appear) its
+        first item; every field of the page then holds what the shape expects, and every field
+        it names no value for holds what it held before."""
+        host = "bank.example.org" if '"site": "bank"' in open(os.path.join(CORPUS, name)).read() else "login.example.com"
+        page.navigate(f"https://{host}/corpus/{name}")
+        expect = json.loads(page.evaluate("document.getElementById('coffer-expect').textContent"))
+        user, password = (BANK_USER, BANK_PASSWORD) if host.startswith("bank.") else ("alice", ALICE)
+        for selector in expect.get("before", []):
+            self.click_deep(page, selector)
+            time.sleep(0.1)
+        before = page.evaluate(self.SNAPSHOT)
+        self.click_deep(page, expect["focus"])
+        if expect["offer"] == "none":
+            time.sleep(0.7)
+            self.check(page.evaluate("document.querySelector('coffer-suggestions') === null"), f"{name}: a list was offered on {expect['focus']}")
+            self.check(page.evaluate(self.SNAPSHOT) == before, f"{name}: a field changed")
+            return
+        self.check(page.wait("!!document.querySelector('coffer-suggestions')", timeout=5), f"{name}: no list on {expect['focus']}")
+        time.sleep(0.5)
+        text = page.shadow_text("coffer-suggestions")
+        if expect["offer"] == "generated":
+            self.check("generated" in text and user not in text, f"{name}: a new-password field should offer only a generated password: {text[-160:]!r}")
+        else:
+            self.check(user in text and "generated" not in text, f"{name}: the list should offer the saved login: {text[-160:]!r}")
+        page.click_at(*page.shadow_items("coffer-suggestions", "item")[0])
+        wanted = {key: {"$user": user, "$password": password}.get(value, value) for key, value in expect["expect"].items()}
+        first = next(key for key, value in wanted.items() if value == "$generated" or value != before.get(key))
+        self.check(page.wait(f"({self.DEEP})({json.dumps(first)}).value !== {json.dumps(before.get(first, ''))}", timeout=5),
+                   f"{name}: {first} was not filled")
+        time.sleep(0.1)
+        after = page.evaluate(self.SNAPSHOT)
+        generated = {after.get(key) for key, value in wanted.items() if value == "$generated"}
+        if generated:
+            self.check(len(generated) == 1 and "" not in generated and password not in generated,
+                       f"{name}: the new-password fields should hold one generated password: {generated}")
+        for key, value in after.items():
+            target = wanted.get(key, before.get(key))
+            if target != "$generated":
+                self.check(value == target, f"{name}: {key} holds {value!r}, expected {target!r}")
+        if "check" in expect:
+            self.check(page.evaluate(expect["check"]), f"{name}: {expect['check']}")
+
     def values(self, page, *ids):
         return [page.evaluate(f"document.getElementById({json.dumps(i)}).value") for i in ids]
 
@@ -402,6 +474,7 @@ def main():
     parser.add_argument("--extension", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--browser", choices=["chromium", "firefox"], default="chromium")
+    parser.add_argument("--only", help="run only the cases whose name contains this")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     h = Harness(args)
@@ -582,7 +655,9 @@ def main():
         time.sleep(1.0)
         code, out, _ = h.coffer("list", "new.example.com")
         check(code == 0 and "nina" in out, f"the new login was not saved: {out}")
-        signup.navigate("https://new.example.com/signup.html")
+        # Back on the site's sign-in page the new login is offered (a sign-up form offers none:
+        # its password fields are new-password fields, SPEC §13.6).
+        signup.navigate("https://new.example.com/login.html")
         check(h.open_list(signup), "the saved login is not suggested")
         signup.close()
 
@@ -591,16 +666,22 @@ def main():
             since = len(h.frames("out"))
             trap = h.browser.new_page(url)
             trap.click("#username")
-            time.sleep(0.8)
             if "script" in url:  # the page's script restyles the list as soon as it appears
+                time.sleep(0.8)
                 check(trap.evaluate("document.querySelector('coffer-suggestions') === null"),
                       "the list stayed open after the page restyled it")
+                # The person clicks "Accept and continue", where the list's first item was.
+                trap.click_at(200, 140)
             else:
-                check(trap.evaluate("!!document.querySelector('coffer-suggestions')"), "no list on the trap page")
+                # The page's CSS cannot make the list transparent: a person sees what is under
+                # the pointer. The attack's click comes with the gesture that opened the list
+                # (the list appears under a pointer already on its way): too soon to count.
+                check(trap.wait("!!document.querySelector('coffer-suggestions')", timeout=5), "no list on the trap page")
                 check(trap.evaluate("getComputedStyle(document.querySelector('coffer-suggestions')).opacity") == "1",
                       "the page's CSS made the list transparent")
-            # The person clicks "Accept and continue", where the list's first item is (or was).
-            trap.click_at(200, 140)
+                items = trap.shadow_items("coffer-suggestions", "item")
+                check(items, "the list has no items")
+                trap.click_at(*items[0])
             time.sleep(1.0)
             check(trap.evaluate("window.__stolen") == "" and h.values(trap, "password") == [""], "the page got the password")
             check(not h.fill_answers_to("https://other.example.com", since), "the host released a password to the trap page")
@@ -644,6 +725,20 @@ def main():
                 check(request.get("type") == "fill" and request.get("trigger") in ("choice", "command", "pageLoad"),
                       f"the host sent a password in answer to {request.get('type')}")
 
+    def form_corpus():
+        """Every shape of Tests/Browser/corpus, each on its own; the failures are listed together."""
+        failures = []
+        shapes = sorted(f for f in os.listdir(CORPUS) if f.endswith(".html"))
+        corpus_page = h.browser.new_page("about:blank")
+        for name in shapes:
+            try:
+                h.corpus_shape(corpus_page, name)
+            except Exception as error:  # noqa: BLE001 - every shape is tried
+                failures.append(f"{name}: {type(error).__name__}: {error}")
+        corpus_page.close()
+        h.timings["corpusShapes"] = len(shapes)
+        check(not failures, f"{len(failures)} of {len(shapes)} form shapes: " + "; ".join(failures))
+
     # (name, case, runs in Firefox too): the Chromium-only ones reach into the extension's
     # service worker or a frame's own target through the DevTools protocol.
     for name, function, both in [
@@ -659,9 +754,10 @@ def main():
         ("clickjacking: a list the page hides with CSS or script releases nothing", clickjacking_hidden_list, True),
         ("clickjacking: a decoy in the top layer over the list releases nothing", clickjacking_decoy, True),
         ("fill on page load: https, unlocked, host-level only", fill_on_load, False),
+        ("every form shape of the corpus fills the fields a person means, or offers nothing", form_corpus, True),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
     ]:
-        if both or h.kind == "chromium":
+        if (both or h.kind == "chromium") and (not args.only or args.only in name):
             h.case(name, function)
     summary = {"results": h.results, "timings": h.timings}
     with open(os.path.join(h.out, "results.json"), "w") as f:
