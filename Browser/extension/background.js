@@ -92,8 +92,13 @@ async function fromContentScript(message, sender) {
       }
       return { ok: false, error: { code: "badRequest", message: "unknown trigger" } };
     }
-    case "generate":
-      return ask({ type: "generate", length: 20 });
+    case "generate": {
+      // The field's passwordrules, then the rule published for the page's host (SPEC §12.1):
+      // the host chooses; the origin is the browser's, never the page's word.
+      const request = { type: "generate", length: 20, origin };
+      if (typeof message.rules === "string" && message.rules.trim()) request.rules = message.rules.slice(0, 1024);
+      return ask(request);
+    }
     case "submitted": {
       const user = String(message.user ?? ""), password = String(message.password ?? "");
       if (!password) return { ok: true, state: "none" };

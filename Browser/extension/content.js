@@ -238,7 +238,8 @@
 
   /** A generated password into the new-password field and its confirmations. */
   async function fillGenerated(group) {
-    const answer = await send({ type: "generate" });
+    const ruled = group.newPasswords.find((field) => field.hasAttribute("passwordrules"));
+    const answer = await send({ type: "generate", rules: ruled ? ruled.getAttribute("passwordrules") : undefined });
     if (!answer?.ok) return;
     for (const field of group.newPasswords) if (isVisible(field)) setValue(field, answer.password);
   }

@@ -66,9 +66,15 @@ public final class BrowserHost {
     // MARK: Requests
 
     func handle(_ request: BrowserRequest) throws -> JSONObject {
-        if case .generate(let length) = request {  // needs no vault
-            let generated = try PasswordGenerator.characters(length: length)
-            return ["password": .string(generated.password), "entropyBits": .double(generated.entropyBits)]
+        if case .generate(let length, let origin, let rules) = request {  // needs no vault
+            let host = origin.flatMap { DomainNames.canonicalHost($0.host) }
+            let quirks = host == nil ? nil : WebQuirks.installed(environment: .process)
+            let chosen = ChosenPasswordRule(pageRules: rules, host: host, quirks: quirks)
+            let generated = try chosen.generate(length: length)
+            return [
+                "password": .string(generated.password), "entropyBits": .double(generated.entropyBits),
+                "rules": chosen.rules.map { .string($0.description) } ?? .null, "rulesFrom": .string(chosen.source),
+            ]
         }
         let vault = try openVault()
         switch request {

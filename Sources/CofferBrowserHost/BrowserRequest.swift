@@ -22,7 +22,8 @@ enum BrowserRequest: Equatable {
     case save(BrowserOrigin, user: String, password: String)
     case update(BrowserOrigin, RecordID, password: String)
     case reveal(RecordID)
-    case generate(length: Int)
+    /// `origin` and the field's `passwordrules` choose the rule (SPEC.md §12.1); both optional.
+    case generate(length: Int, origin: BrowserOrigin?, rules: String?)
     case lock
 
     static let maximumSecretLength = 4096
@@ -62,7 +63,8 @@ enum BrowserRequest: Equatable {
         case "generate":
             let length = object["length"].map { $0.int64Value.map(Int.init) } ?? 20
             guard let length, (8...128).contains(length) else { throw .badRequest("length must be 8 to 128") }
-            self = .generate(length: length)
+            let rules = object["rules"] == nil ? nil : try text("rules", limit: 1024)
+            self = .generate(length: length, origin: object["origin"] == nil ? nil : try origin(), rules: rules)
         case "lock": self = .lock
         default: throw .unknownType(type)
         }

@@ -19,6 +19,7 @@ import select
 import signal
 import socket
 import json
+import re
 import os
 import shutil
 import socketserver
@@ -57,6 +58,15 @@ SIGNUP = """<!doctype html><html><head><meta charset="utf-8"><title>Sign up</tit
 <form method="post" action="/welcome"><input id="username" name="username" autocomplete="username">
 <input id="password" name="password" type="password" autocomplete="new-password">
 <input id="confirm" name="confirm" type="password" autocomplete="new-password">
+<button id="submit" type="submit">Sign up</button></form></body></html>"""
+
+# A sign-up form whose new-password fields say what the site accepts (Safari's passwordrules).
+RULES_PAGE = "minlength: 12; maxlength: 12; required: digit; allowed: [abc]"
+RULES_PUBLISHED = "minlength: 16; maxlength: 16; required: digit; allowed: [xyz]"
+RULES_SIGNUP = f"""<!doctype html><html><head><meta charset="utf-8"><title>Sign up</title></head><body><h1>Create an account</h1>
+<form method="post" action="/welcome"><input id="username" name="username" autocomplete="username">
+<input id="password" name="password" type="password" autocomplete="new-password" passwordrules="{RULES_PAGE}">
+<input id="confirm" name="confirm" type="password" autocomplete="new-password" passwordrules="{RULES_PAGE}">
 <button id="submit" type="submit">Sign up</button></form></body></html>"""
 
 HIDDEN = """<!doctype html><html><head><meta charset="utf-8"></head><body>
@@ -102,7 +112,7 @@ WELCOME = "<!doctype html><html><head><meta charset='utf-8'><title>Welcome</titl
 
 
 class Site(http.server.BaseHTTPRequestHandler):
-    pages = {"/login.html": LOGIN, "/signup.html": SIGNUP, "/hidden.html": HIDDEN, "/frame.html": FRAME,
+    pages = {"/login.html": LOGIN, "/signup.html": SIGNUP, "/rules-signup.html": RULES_SIGNUP, "/hidden.html": HIDDEN, "/frame.html": FRAME,
              "/clickjack-css.html": CLICKJACK_CSS, "/clickjack-decoy.html": CLICKJACK_DECOY}
 
     def log_message(self, *args):
@@ -239,8 +249,13 @@ class Harness:
         """The manifest goes into the throw-away profile; its path is a wrapper that records
         every frame in and out, so the cases can check what the host sent and when."""
         wrapper = self.root + "/host-wrapper"
+        # The web's published password rules, as the host reads them (SPEC §12.1), for one test site.
+        os.makedirs(self.root + "/web-quirks", exist_ok=True)
+        with open(self.root + "/web-quirks/password-rules.json", "w") as f:
+            json.dump({"rules.example.net": {"password-rules": RULES_PUBLISHED}}, f)
         with open(wrapper, "w") as f:
-            f.write(f"#!/bin/sh\ntee -a '{self.root}/host-in.log' | '{self.bin}/coffer-browser-host' \"$@\" | tee -a '{self.root}/host-out.log'\n")
+            f.write(f"#!/bin/sh\nexport COFFER_WEB_QUIRKS='{self.root}/web-quirks'\n"
+                    f"tee -a '{self.root}/host-in.log' | '{self.bin}/coffer-browser-host' \"$@\" | tee -a '{self.root}/host-out.log'\n")
         os.chmod(wrapper, 0o755)
         where = ["--browser", "firefox"] if self.kind == "firefox" else ["--user-data-dir", profile]
         code, out, err = self.coffer("browser", "install", *where, "--host", wrapper)
@@ -661,6 +676,28 @@ def main():
         check(h.open_list(signup), "the saved login is not suggested")
         signup.close()
 
+    def password_rules():
+        # The field's passwordrules wins; without it, the rule published for the page's host;
+        # without either, the default generator.
+        for url, pattern, what in [
+            ("https://new.example.com/rules-signup.html", r"^[abc0-9]{12}$", "the field's passwordrules"),
+            ("https://rules.example.net/rules-signup.html", r"^[abc0-9]{12}$", "the field's passwordrules over the published rule"),
+            ("https://rules.example.net/signup.html", r"^[xyz0-9]{16}$", "the rule published for the host"),
+            ("https://new.example.com/signup.html", r"^.{20}$", "the default generator"),
+        ]:
+            page = h.browser.new_page(url)
+            page.click("#password")
+            check(page.wait("!!document.querySelector('coffer-suggestions')", timeout=5), f"{url}: no list on the new-password field")
+            time.sleep(0.5)
+            check("generated" in page.shadow_text("coffer-suggestions"), f"{url}: no generated password offered")
+            page.click_at(*page.shadow_items("coffer-suggestions", "item")[0])
+            check(page.wait("document.getElementById('password').value !== ''", timeout=5), f"{url}: nothing was filled")
+            password, confirm = h.values(page, "password", "confirm")
+            check(password == confirm, f"{url}: the confirmation differs")
+            check(re.match(pattern, password) is not None and (pattern.startswith("^.") or re.search(r"[0-9]", password)),
+                  f"{url}: the generated password does not follow {what}: {password!r}")
+            page.close()
+
     def clickjacking_hidden_list():
         for url in ("https://other.example.com/clickjack-css.html", "https://other.example.com/clickjack-css.html?script"):
             since = len(h.frames("out"))
@@ -751,6 +788,7 @@ def main():
         ("click to filled within 50 ms (median of 20)", timing, True),
         ("locked: pinentry, wrong, cancel, and coffer lock", locked_with_pinentry, True),
         ("sign-up clicked and typed as a person: what was typed lands, then offered for saving, saved, suggested", save_new_login, True),
+        ("a field's passwordrules, else the site's published rule, shapes the generated password", password_rules, True),
         ("clickjacking: a list the page hides with CSS or script releases nothing", clickjacking_hidden_list, True),
         ("clickjacking: a decoy in the top layer over the list releases nothing", clickjacking_decoy, True),
         ("fill on page load: https, unlocked, host-level only", fill_on_load, False),

@@ -150,6 +150,25 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(ask(["type": "generate", "length": 24])["password"]?.stringValue?.count, 24)
     }
 
+    /// A field's `passwordrules` shapes the password (SPEC.md §12.1); one that is malformed or
+    /// cannot be met is passed over for the default, never an error the page could provoke.
+    func testGenerateFollowsThePagesRule() {
+        let ruled = ask(["type": "generate", "origin": "https://shop.example.com", "rules": "minlength: 12; maxlength: 12; required: digit; allowed: [abc]"])
+        let password = ruled["password"]?.stringValue ?? ""
+        XCTAssertNotNil(password.range(of: "^[abc0-9]{12}$", options: .regularExpression), password)
+        XCTAssertTrue(password.contains(where: \.isNumber))
+        XCTAssertEqual(ruled["rulesFrom"]?.stringValue, "page")
+        XCTAssertEqual(ruled["rules"]?.stringValue, "minlength: 12; maxlength: 12; required: digit; allowed: digit, [abc]")
+        for broken in ["minlength: 40; maxlength: 8", "frobnicate: 3", "allowed: [abc"] {
+            let answer = ask(["type": "generate", "origin": "https://shop.example.com", "rules": .string(broken)])
+            XCTAssertEqual(answer["ok"], true, broken)
+            XCTAssertEqual(answer["rulesFrom"]?.stringValue, "default", broken)
+            XCTAssertEqual(answer["password"]?.stringValue?.count, 20, broken)
+        }
+        XCTAssertEqual(error(host.respond(to: Array(#"{"type":"generate","rules":"a\u0000b"}"#.utf8)).objectValue ?? [:]), "badRequest")
+        XCTAssertEqual(error(host.respond(to: Array(#"{"type":"generate","origin":"javascript:1"}"#.utf8)).objectValue ?? [:]), "badRequest")
+    }
+
     func testOnlyCoffersExtensionIsACaller() {
         XCTAssertTrue(BrowserExtension.callerIsCoffer(["host", "chrome-extension://\(BrowserExtension.chromiumID)/"]))
         XCTAssertTrue(BrowserExtension.callerIsCoffer(["host", "/home/u/.mozilla/native-messaging-hosts/x.json", BrowserExtension.firefoxID]))

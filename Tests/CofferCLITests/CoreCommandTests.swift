@@ -162,6 +162,50 @@ final class UsageTests: XCTestCase {
         XCTAssertEqual(cli.run(["generate", "--length", "2"]).code, 64)
         XCTAssertEqual(cli.run(["generate", "--style", "nope"]).code, 64)
     }
+
+    /// `--rules` and `--for` (SPEC.md §12.1): the rule shapes the password, `--json` names it and
+    /// where it came from; a typed rule that is malformed or cannot be met is a usage error, a
+    /// published one that is unusable falls back to the default with a warning.
+    func testGenerateForASiteRule() throws {
+        let cli = CLIHarness()
+        cli.environment["COFFER_WEB_QUIRKS"] = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Data/web-quirks").standardized.path
+        func object(_ arguments: [String]) throws -> [String: Any] {
+            let result = cli.run(arguments + ["--json"])
+            XCTAssertEqual(result.code, 0, result.stderr)
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        }
+        let typed = try object(["generate", "--rules", "minlength: 8; maxlength: 12; required: digit; allowed: lower"])
+        let password = try XCTUnwrap(typed["password"] as? String)
+        XCTAssertEqual(password.count, 12)
+        XCTAssertTrue(password.allSatisfy { $0.isLowercase || $0.isNumber } && password.contains(where: \.isNumber), password)
+        XCTAssertEqual(typed["rules"] as? String, "minlength: 8; maxlength: 12; required: digit; allowed: lower, digit")
+        XCTAssertEqual(typed["rulesFrom"] as? String, "rules")
+        XCTAssertEqual((try object(["generate", "10", "--rules", "allowed: [ab]"])["password"] as? String)?.count, 10)
+
+        let amex = try object(["generate", "--for", "https://online.americanexpress.com/myca/logon"])
+        XCTAssertEqual(amex["rulesFrom"] as? String, "americanexpress.com", "a subdomain takes its site's published rule")
+        let rules = try PasswordRules(parsing: try XCTUnwrap(amex["rules"] as? String))
+        XCTAssertTrue(rules.accepts(try XCTUnwrap(amex["password"] as? String)))
+        XCTAssertLessThanOrEqual((amex["password"] as? String)?.count ?? 99, 20)
+        let unknown = try object(["generate", "--for", "example.org"])
+        XCTAssertEqual(unknown["rulesFrom"] as? String, "default")
+        XCTAssertTrue(unknown["rules"] is NSNull)
+
+        for bad in [["--rules", "minlength: 9; maxlength: 3"], ["--rules", "foo: 3"], ["--rules", "x", "--for", "a.com"], ["--rules", "allowed: lower", "--style", "apple"], ["--for", "not a host"]] {
+            XCTAssertEqual(cli.run(["generate"] + bad).code, 64, bad.joined(separator: " "))
+        }
+
+        // A published rule that cannot be met: warned about, the default used.
+        let directory = FileSystem.parentDirectory(of: cli.container) + "/quirks"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(#"{"broken.example": {"password-rules": "minlength: 30; maxlength: 10"}}"#.utf8).write(to: URL(fileURLWithPath: directory + "/password-rules.json"))
+        cli.environment["COFFER_WEB_QUIRKS"] = directory
+        let broken = cli.run(["generate", "--for", "broken.example", "--json"])
+        XCTAssertEqual(broken.code, 0, broken.stderr)
+        XCTAssertTrue(broken.stdout.contains(#""rulesFrom":"default""#), broken.stdout)
+        XCTAssertTrue(broken.stderr.contains("the published rule for broken.example is unusable"), broken.stderr)
+    }
 }
 
 final class ListAndSearchTests: XCTestCase {

@@ -39,12 +39,18 @@ dpkg -x "$deb" "$scratch/root"
 grep -q '"path":"/usr/bin/coffer-browser-host"' "$scratch/root/etc/chromium/native-messaging-hosts/org.coffer.browser_host.json" \
     || fail "host manifest path"
 zcat "$scratch/root/usr/share/man/man1/coffer.1.gz" | grep '^\.TH' >/dev/null || fail "man page"
+# The web's password rules ship beside the executable, and the installed coffer finds them there.
+[ -s "$scratch/root/usr/share/coffer/web-quirks/LICENSE.md" ] || fail "web-quirks licence"
+env -u COFFER_WEB_QUIRKS "$scratch/root/usr/bin/coffer" generate --for www.americanexpress.com --json \
+    | grep '"rulesFrom":"americanexpress.com"' >/dev/null || fail "installed coffer does not find the web's password rules"
 
 # scripts/install into a prefix (staged, so the machine's /etc is left alone), twice: idempotent.
 scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" > /dev/null
 scripts/install --prefix "$scratch/prefix" --destdir "$scratch/stage" > /dev/null
 installed=$scratch/stage$scratch/prefix
 "$installed/bin/coffer" --version | grep "^coffer " >/dev/null || fail "scripts/install: coffer --version"
+env -u COFFER_WEB_QUIRKS "$installed/bin/coffer" generate --for americanexpress.com --json | grep '"rulesFrom":"americanexpress.com"' >/dev/null \
+    || fail "scripts/install: coffer does not find the web's password rules"
 bash -c "source '$installed/share/bash-completion/completions/coffer' && complete -p coffer" | grep _coffer >/dev/null || fail "bash completion"
 [ "$(wc -l < "$installed/share/coffer/installed-files")" -ge 20 ] || fail "installed-files list"
 # A prefix outside /usr writes nothing outside it, even as root (no system manifests unless asked).

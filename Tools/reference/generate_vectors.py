@@ -291,4 +291,6 @@ if __name__ == "__main__":
     vault()
     vault("vault-layout1", layout=1)
     vault("vault-layout2", layout=2)
+    import runpy
+    runpy.run_path(os.path.join(os.path.dirname(__file__), "password_rules.py"), run_name="__main__")
     print("vectors written to", os.path.normpath(ROOT))

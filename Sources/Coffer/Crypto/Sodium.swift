@@ -55,3 +55,39 @@ public enum SecureRandom {
         return Sodium.randomUniform(upperBound)
     }
 }
+
+/// Many small random numbers from few calls into libsodium: a buffer of its randomness, refilled
+/// when used up (a generator drawing thousands of characters would otherwise ask the kernel for
+/// each one).
+public struct SecureRandomStream {
+    private var buffer: [UInt8] = []
+    private var offset = 0
+
+    public init() {}
+
+    public mutating func uint32() throws(CryptoError) -> UInt32 {
+        if offset + 4 > buffer.count {
+            buffer = try SecureRandom.bytes(512)
+            offset = 0
+        }
+        defer { offset += 4 }
+        return UInt32(buffer[offset]) | UInt32(buffer[offset + 1]) << 8 | UInt32(buffer[offset + 2]) << 16 | UInt32(buffer[offset + 3]) << 24
+    }
+
+    /// Uniform in `0..<upperBound` without modulo bias, as `randombytes_uniform` draws it: values
+    /// below 2³² mod `upperBound` are drawn again (less than half of the time, for any bound).
+    public mutating func uniform(_ upperBound: UInt32) throws(CryptoError) -> UInt32 {
+        precondition(upperBound > 0)
+        let minimum = (0 &- upperBound) % upperBound
+        while true {
+            let value = try uint32()
+            if value >= minimum { return value % upperBound }
+        }
+    }
+
+    /// A double in [0, 1) from 53 random bits.
+    public mutating func unitInterval() throws(CryptoError) -> Double {
+        let bits = UInt64(try uint32()) << 21 ^ UInt64(try uint32() >> 11)
+        return Double(bits & (1 << 53 - 1)) * 0x1p-53
+    }
+}

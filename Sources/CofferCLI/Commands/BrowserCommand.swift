@@ -142,10 +142,7 @@ struct BrowserCommand: Command {
             guard path.hasPrefix("/"), access(path, X_OK) == 0 else { throw CLIError("--host must be an absolute path to an executable", code: .usage) }
             return path
         }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if length > 0 {
-            let own = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if let own = OwnExecutable.path {
             let beside = FileSystem.parentDirectory(of: own) + "/coffer-browser-host"
             if access(beside, X_OK) == 0 { return beside }
         }

@@ -59,13 +59,7 @@ struct SSHAgentCommand: Command {
 
     /// This program's file, so the agent runs as `coffer` (in `ps`, `pgrep coffer`) rather
     /// than as `exe`; `/proc/self/exe` when the link cannot be read.
-    static func ownExecutable() -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return "/proc/self/exe" }
-        let path = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return path.hasSuffix(" (deleted)") ? "/proc/self/exe" : path
-    }
+    static func ownExecutable() -> String { OwnExecutable.path ?? "/proc/self/exe" }
 
     /// `SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK;` as ssh-agent prints it, or fish's `set -x`.
     static func shellLines(_ path: String, environment: Environment, pid: pid_t? = nil) -> String {
