@@ -103,7 +103,14 @@ async function fromContentScript(message, sender) {
       const user = String(message.user ?? ""), password = String(message.password ?? "");
       if (!password) return { ok: true, state: "none" };
       if ((await settings()).neverSave.includes(origin)) return { ok: true, state: "never" };
-      const answer = await ask({ type: "saveState", origin, user, password });
+      // A frame of another site says whose page it is in: a payment processor's frame asking
+      // for a bank login is no login of its own (the host decides, from the web's data).
+      const request = { type: "saveState", origin, user, password };
+      if (sender.frameId !== 0) {
+        try { request.topOrigin = new URL(sender.tab.url).origin; } catch { /* no top page to name */ }
+        if (!/^https?:/.test(request.topOrigin ?? "")) delete request.topOrigin;
+      }
+      const answer = await ask(request);
       if (answer.ok && ["new", "changed", "unknown"].includes(answer.state)) {
         const pending = { origin, user, password, state: answer.state, recordIdentifier: answer.recordIdentifier, at: Date.now() };
         pendingSaves.set(tabId, pending);
@@ -143,16 +150,27 @@ async function fromContentScript(message, sender) {
 
 // ---- Requests of the popup. ----
 
+/** The http(s) origin of the active tab, as the browser reports it; null otherwise. */
+async function activeTabOrigin() {
+  const [tab] = await api.tabs.query({ active: true, currentWindow: true });
+  let origin = null;
+  try { origin = tab?.url ? new URL(tab.url).origin : null; } catch { origin = null; }
+  return origin && /^https?:/.test(origin) ? origin : null;
+}
+
 async function fromPopup(message) {
   switch (message.type) {
     case "status":
       return ask({ type: "hello" });
     case "suggest": {
       const [tab] = await api.tabs.query({ active: true, currentWindow: true });
-      let origin = null;
-      try { origin = tab?.url ? new URL(tab.url).origin : null; } catch { origin = null; }
-      if (!origin || !/^https?:/.test(origin)) return { ok: true, identities: [], origin: null };
+      const origin = await activeTabOrigin();
+      if (!origin) return { ok: true, identities: [], origin: null };
       return { ...(await ask({ type: "suggest", origin })), origin, tabId: tab.id };
+    }
+    case "audit": {
+      const origin = await activeTabOrigin();
+      return origin ? ask({ type: "audit", origin }) : { ok: true, logins: [] };
     }
     case "search":
       return ask({ type: "search", query: String(message.query ?? "") });

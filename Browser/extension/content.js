@@ -124,10 +124,12 @@
         site.className = "site";
         site.textContent = identity.serviceIdentifier;
         item.append(user, site);
-        if (identity.match === "registrable-domain") {
+        const noteText = identity.match === "registrable-domain" ? "another host of this site"
+          : identity.match === "shared-credential" ? `saved for ${identity.savedFor}, which shares its logins with this site` : null;
+        if (noteText) {
           const note = document.createElement("span");
           note.className = "note";
-          note.textContent = "another host of this site";
+          note.textContent = noteText;
           item.append(note);
         }
       }

@@ -16,7 +16,8 @@ function row(identity, { canFill }) {
   who.textContent = identity.user || "(no user name)";
   const site = document.createElement("span");
   site.className = "site";
-  site.textContent = identity.serviceIdentifier + (identity.match === "registrable-domain" ? " · another host" : "");
+  site.textContent = identity.serviceIdentifier + (identity.match === "registrable-domain" ? " · another host"
+    : identity.match === "shared-credential" ? ` · saved for ${identity.savedFor}` : "");
   who.append(site);
   item.append(who);
   if (canFill) {
@@ -37,7 +38,26 @@ function row(identity, { canFill }) {
     say("Copied; it stays on the clipboard until you copy something else.");
   });
   item.append(copy);
+  item.dataset.record = identity.recordIdentifier;
   return item;
+}
+
+/** What audit flags among this tab's logins (unlocked only): a "Change password" button that
+ * opens the page where that password is changed. */
+async function flagTabLogins() {
+  const answer = await send({ type: "audit" });
+  for (const login of answer?.logins ?? []) {
+    const item = [...$("site").children].find((element) => element.dataset.record === login.recordIdentifier);
+    if (!item || !/^https?:\/\//.test(login.changePasswordURL ?? "")) continue;
+    const flag = document.createElement("span");
+    flag.className = "flag";
+    flag.textContent = login.findings.join(", ");
+    const change = document.createElement("button");
+    change.textContent = "Change password";
+    change.title = login.changePasswordURL;
+    change.addEventListener("click", () => { api.tabs.create({ url: login.changePasswordURL }); window.close(); });
+    item.append(flag, change);
+  }
 }
 
 async function load() {
@@ -47,6 +67,7 @@ async function load() {
   tabId = site?.tabId ?? null;
   $("site-title").textContent = site?.origin ? `Logins for ${new URL(site.origin).host}` : "No site in this tab";
   $("site").replaceChildren(...(site?.identities ?? []).map((identity) => row(identity, { canFill: true })));
+  await flagTabLogins();
   const { fillOnLoad } = await send({ type: "settings" });
   $("fill-on-load").checked = Boolean(fillOnLoad);
 }

@@ -68,7 +68,7 @@ public final class BrowserHost {
     func handle(_ request: BrowserRequest) throws -> JSONObject {
         if case .generate(let length, let origin, let rules) = request {  // needs no vault
             let host = origin.flatMap { DomainNames.canonicalHost($0.host) }
-            let quirks = host == nil ? nil : WebQuirks.installed(environment: .process)
+            let quirks = host == nil ? nil : session.webQuirks
             let chosen = ChosenPasswordRule(pageRules: rules, host: host, quirks: quirks)
             let generated = try chosen.generate(length: length)
             return [
@@ -95,8 +95,10 @@ public final class BrowserHost {
                     "locked": .bool(!vault.isUnlocked)]
         case .fill(let origin, let chosen, let trigger):
             return try fill(origin, chosen: chosen, trigger: trigger, in: vault)
-        case .saveState(let origin, let user, let password):
-            return try saveState(origin, user: user, password: password, in: vault)
+        case .saveState(let origin, let user, let password, let topOrigin):
+            return try saveState(origin, user: user, password: password, topOrigin: topOrigin, in: vault)
+        case .audit(let origin):
+            return try audit(origin, in: vault)
         case .save(let origin, let user, let password):
             try unlock(vault, reason: "to save a login for \(origin.host)")
             guard try hostLevel(origin, in: vault).first(where: { $0.identity.user == user }) == nil else { throw BrowserHostError.exists }
@@ -126,7 +128,7 @@ public final class BrowserHost {
     func suggestions(for origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
         let ranked: [RankedIdentity]
         do {
-            ranked = try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier])
+            ranked = try suggestions(for: origin, in: vault.identityStore)
         } catch {
             guard error == .storeDisabled else { throw error }
             return ["identities": [], "locked": true, "suggestionsOff": true]
@@ -147,7 +149,7 @@ public final class BrowserHost {
         case .choice:
             guard let chosen else { throw BrowserHostError.badRequest("a choice names its recordIdentifier") }
             if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault, reason: "to fill on \(origin.host)") }
-            guard let offered = try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier])
+            guard let offered = try suggestions(for: origin, in: vault.identityStore)
                 .first(where: { $0.identity.recordIdentifier == chosen.hex })?.identity
             else { throw BrowserHostError.notFound }
             // The same provide as every host's (AutoFillHost): silent, else the provider asks.
@@ -182,9 +184,23 @@ public final class BrowserHost {
         return ["user": .string(credential.user), "password": .string(credential.password), "recordIdentifier": .string(identity.recordIdentifier)]
     }
 
+    /// The origin's own logins, then those of the sites sharing its accounts (SPEC.md §8.1.1).
+    private func suggestions(for origin: BrowserOrigin, in store: CredentialIdentityStore) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
+        try store.credentialIdentities(for: [origin.serviceIdentifier], minimumLevel: .sharedCredential, sharing: session.sharedCredentials)
+    }
+
     /// Whether a submitted login is new, a changed password, or what the vault holds: what the
     /// extension's save bar offers. Locked, it compares only what the identity store shows.
-    func saveState(_ origin: BrowserOrigin, user: String, password: String, in vault: Vault) throws -> JSONObject {
+    /// Nothing is offered for a frame of a site that asks for other services' credentials when
+    /// embedded (`embedded`), and a stored password followed by a code on a site that asks for
+    /// that is no change (SPEC.md §13.3).
+    func saveState(_ origin: BrowserOrigin, user: String, password: String, topOrigin: BrowserOrigin?, in vault: Vault) throws -> JSONObject {
+        let quirks = session.webQuirks
+        if let topOrigin, let host = DomainNames.canonicalHost(origin.host), let top = DomainNames.canonicalHost(topOrigin.host),
+           (DomainNames.registrableDomain(ofCanonicalHost: host) ?? host) != (DomainNames.registrableDomain(ofCanonicalHost: top) ?? top),
+           (try? quirks?.asksForOtherServicesWhenEmbedded(host: host)) == true {
+            return ["state": "embedded"]
+        }
         let existing: RankedIdentity?
         do {
             existing = try hostLevel(origin, in: vault).first { $0.identity.user == user }
@@ -194,7 +210,39 @@ public final class BrowserHost {
         guard let existing, let id = try? RecordID(hex: existing.identity.recordIdentifier) else { return ["state": "new"] }
         guard vault.isUnlocked else { return ["state": "unknown", "recordIdentifier": .string(id.hex)] }
         let stored = try vault.record(withID: id)
-        return ["state": .string(stored.password == password ? "unchanged" : "changed"), "recordIdentifier": .string(id.hex)]
+        if stored.password == password { return ["state": "unchanged", "recordIdentifier": .string(id.hex)] }
+        if Self.isCodeAppended(to: stored.password, in: password), let host = DomainNames.canonicalHost(origin.host),
+           (try? quirks?.appendsCodeToPassword(host: host)) == true {
+            return ["state": "unchanged", "recordIdentifier": .string(id.hex), "appendedCode": true]
+        }
+        return ["state": "changed", "recordIdentifier": .string(id.hex)]
+    }
+
+    /// `submitted` is `stored` followed by 4 to 10 ASCII digits: a one-time code typed after
+    /// the password, as some sites ask.
+    static func isCodeAppended(to stored: String, in submitted: String) -> Bool {
+        guard !stored.isEmpty, submitted.hasPrefix(stored) else { return false }
+        let code = submitted.utf8.dropFirst(stored.utf8.count)
+        return (4...10).contains(code.count) && code.allSatisfy { (0x30...0x39).contains($0) }
+    }
+
+    /// What `coffer audit` would say of the origin's own logins (weak, old, sent over http),
+    /// each with where its password is changed: the popup's "Change password". Only while
+    /// unlocked, and it never asks: opening the popup is no reason for a prompt.
+    func audit(_ origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
+        guard vault.isUnlocked else { return ["logins": [], "locked": true] }
+        let quirks = session.webQuirks
+        var logins: [JSONValue] = []
+        for ranked in try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier]).prefix(Self.maximumSuggestions) {
+            guard let id = try? RecordID(hex: ranked.identity.recordIdentifier), let record = try? vault.record(withID: id) else { continue }
+            let findings = VaultAudit.findings(of: record, quirks: quirks)
+            guard !findings.isEmpty else { continue }
+            logins.append([
+                "recordIdentifier": .string(id.hex), "findings": .array(findings.map { .string($0.kind.rawValue) }),
+                "changePasswordURL": VaultAudit.changePasswordURL(for: record, quirks: quirks).map { .string($0) } ?? .null,
+            ])
+        }
+        return ["logins": .array(logins), "locked": false]
     }
 
     // MARK: Vault access
@@ -238,6 +286,8 @@ public final class BrowserHost {
             "recordIdentifier": .string(ranked.identity.recordIdentifier), "user": .string(ranked.identity.user),
             "serviceIdentifier": .string(ranked.identity.serviceIdentifier.identifier),
             "match": ranked.match.map { .string($0.level.description) } ?? .null, "automaticFill": .bool(ranked.allowsAutomaticFill),
+            // A shared site's login names the site it was saved for (the data's own terms).
+            "savedFor": ranked.match?.level == .sharedCredential ? .string(ServiceKey(parsing: ranked.identity.serviceIdentifier).host) : .null,
         ]
     }
 }

@@ -18,10 +18,13 @@ enum BrowserRequest: Equatable {
     case suggest(BrowserOrigin)
     case search(String)
     case fill(BrowserOrigin, chosen: RecordID?, trigger: Trigger)
-    case saveState(BrowserOrigin, user: String, password: String)
+    /// `topOrigin`: the tab's page when the login was submitted in a frame of another origin.
+    case saveState(BrowserOrigin, user: String, password: String, topOrigin: BrowserOrigin?)
     case save(BrowserOrigin, user: String, password: String)
     case update(BrowserOrigin, RecordID, password: String)
     case reveal(RecordID)
+    /// The popup's question: what audit flags among the tab's logins, and where to change them.
+    case audit(BrowserOrigin)
     /// `origin` and the field's `passwordrules` choose the rule (SPEC.md §12.1); both optional.
     case generate(length: Int, origin: BrowserOrigin?, rules: String?)
     case lock
@@ -56,7 +59,15 @@ enum BrowserRequest: Equatable {
             default: throw .badRequest("trigger must be choice, command or pageLoad")
             }
             self = .fill(try origin(), chosen: object["recordIdentifier"] == nil ? nil : try record(), trigger: trigger)
-        case "saveState": self = .saveState(try origin(), user: try text("user"), password: try text("password", limit: Self.maximumSecretLength))
+        case "saveState":
+            let top: BrowserOrigin?
+            if let text = object["topOrigin"]?.stringValue { top = try BrowserOrigin(parsing: text) } else if object["topOrigin"] == nil {
+                top = nil
+            } else {
+                throw .badRequest("topOrigin is not an origin")
+            }
+            self = .saveState(try origin(), user: try text("user"), password: try text("password", limit: Self.maximumSecretLength), topOrigin: top)
+        case "audit": self = .audit(try origin())
         case "save": self = .save(try origin(), user: try text("user"), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))
         case "update": self = .update(try origin(), try record(), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))
         case "reveal": self = .reveal(try record())

@@ -132,6 +132,65 @@ final class BrowserHostTests: XCTestCase {
                        "an update names a login of this origin")
     }
 
+    /// The web's data as shipped (SPEC.md §12.1), for the host's lookups.
+    func useShippedWebQuirks() {
+        host.session.environment = ["COFFER_WEB_QUIRKS": URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Data/web-quirks").standardized.path]
+    }
+
+    /// A login saved for airbnb.com on airbnb.co.uk (SPEC.md §8.1.1): suggested last, naming the
+    /// site it was saved for, filled for a click, never for the keyboard command.
+    func testASharingSitesLoginIsASuggestionNamingItsSite() throws {
+        useShippedWebQuirks()
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://airbnb.com")], user: "abe", password: "AirbnbPassword"))
+        let origin: JSONValue = "https://www.airbnb.co.uk"
+        let shared = try XCTUnwrap(ask(["type": "suggest", "origin": origin])["identities"]?.arrayValue?.first?.objectValue)
+        XCTAssertEqual(shared["match"], "shared-credential")
+        XCTAssertEqual(shared["savedFor"], "airbnb.com")
+        XCTAssertEqual(shared["automaticFill"], false)
+        try unlockBySession()
+        XCTAssertEqual(error(ask(["type": "fill", "origin": origin, "trigger": "command"])), "choiceRequired")
+        XCTAssertEqual(ask(["type": "fill", "origin": origin, "trigger": "choice", "recordIdentifier": shared["recordIdentifier"] ?? .null])["password"],
+                       "AirbnbPassword", "a person's click fills it")
+        XCTAssertEqual(ask(["type": "suggest", "origin": "https://airbnb.com.evil.net"])["identities"], [])
+    }
+
+    /// On a site that asks for a code after the password, the stored password followed by digits
+    /// is no change; a payment processor's frame in a shop's page offers no save; audit's flags
+    /// for the popup come with the page to change the password, and only while unlocked.
+    func testTwoFactorAppendEmbeddedFramesAndThePopupsAudit() throws {
+        useShippedWebQuirks()
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://www.usaa.com")], user: "una", password: "Uq7#Rm2!Zx9$Kp4&"))
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://github.com")], user: "gina", password: "password"))
+        try unlockBySession()
+        func state(_ origin: String, _ password: String, top: String? = nil) -> JSONObject {
+            var request: JSONObject = ["type": "saveState", "origin": .string(origin), "user": "una", "password": .string(password)]
+            if let top { request["topOrigin"] = .string(top) }
+            return ask(request)
+        }
+        XCTAssertEqual(state("https://www.usaa.com", "Uq7#Rm2!Zx9$Kp4&123456")["state"], "unchanged")
+        XCTAssertEqual(state("https://www.usaa.com", "Uq7#Rm2!Zx9$Kp4&123456")["appendedCode"], true)
+        XCTAssertEqual(state("https://www.usaa.com", "Uq7#Rm2!Zx9$Kp4&X23456")["state"], "changed", "only digits are a code")
+        XCTAssertEqual(state("https://www.usaa.com", "Uq7#Rm2!Zx9$Kp4&12")["state"], "changed", "too short for a code")
+        XCTAssertEqual(state("https://login.example.com", "AlicePassword123456")["state"], "new", "another user")
+
+        XCTAssertEqual(state("https://cdn.plaid.com", "BankPassword", top: "https://shop.example.com")["state"], "embedded")
+        XCTAssertEqual(state("https://cdn.plaid.com", "BankPassword", top: "https://dashboard.plaid.com")["state"], "new", "plaid's own page")
+        XCTAssertEqual(state("https://pay.example.com", "BankPassword", top: "https://shop.example.com")["state"], "new", "not in the data")
+        XCTAssertEqual(error(ask(["type": "saveState", "origin": "https://a.example.com", "user": "u", "password": "p", "topOrigin": 7])), "badRequest")
+
+        let audit = ask(["type": "audit", "origin": "https://github.com"])
+        let logins = audit["logins"]?.arrayValue ?? []
+        XCTAssertEqual(logins.count, 1, "\(audit)")
+        XCTAssertEqual(logins.first?.objectValue?["findings"], ["weak"])
+        XCTAssertEqual(logins.first?.objectValue?["changePasswordURL"], "https://github.com/settings/security")
+        XCTAssertFalse(JSONValue.object(audit).canonicalText.contains("\"password\""))
+        XCTAssertEqual(ask(["type": "audit", "origin": "https://www.usaa.com"])["logins"], [], "nothing to flag")
+        XCTAssertEqual(ask(["type": "lock"])["locked"], true)
+        XCTAssertEqual(ask(["type": "audit", "origin": "https://github.com"])["locked"], true)
+        XCTAssertEqual(pinentryPrompts, 0, "the popup's question never asks")
+    }
+
     func testBadRequestsAreAnsweredAndServingGoesOn() {
         for (bytes, code) in [
             (Array("not json".utf8), "badRequest"), (Array("[1]".utf8), "badRequest"), (Array(#"{"type":"frobnicate"}"#.utf8), "unknownType"),

@@ -35,8 +35,55 @@ final class AuditTests: XCTestCase {
         XCTAssertEqual(Set(found.filter { $0.kind == "reused" }.map(\.title)), ["weak.example.com", "http://plain.example.com/login"])
         XCTAssertEqual(found.filter { $0.kind == "old" }.map(\.title), ["old.example.com"])
         XCTAssertEqual(found.filter { $0.kind == "insecure" }.map(\.title), ["http://plain.example.com/login"])
-        XCTAssertFalse(result.stdout.contains("password\""), "no password in the report")
+        XCTAssertFalse(result.stdout.contains("\"password\""), "no password in the report")
         XCTAssertFalse(cli.run(["audit", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.contains("Kp9!"))
+    }
+
+    /// Each finding names where its password is changed (SPEC.md §12.2): the page Apple's data
+    /// publishes, else the site's well-known URL; logins of sites that share (or shared) one
+    /// account are not reused with each other, but still with anyone else.
+    func testChangePasswordPagesAndSharedAccounts() throws {
+        let cli = CLIHarness()
+        cli.environment["COFFER_WEB_QUIRKS"] = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Data/web-quirks").standardized.path
+        cli.initVault()
+        _ = cli.add("https://github.com/login", "gina", password: "password")
+        _ = cli.add("alltrails.com", "ann", password: "Hx7!kq2#Vm9$Lw4&Tz")  // historical: alltrails.com ~ alltrails.io
+        _ = cli.add("alltrails.io", "ann", password: "Hx7!kq2#Vm9$Lw4&Tz")
+        _ = cli.add("airbnb.com", "abe", password: "Jr5@np8%Qs3^Xc6*Bd")  // today's: airbnb.com ~ airbnb.de
+        _ = cli.add("airbnb.de", "abe", password: "Jr5@np8%Qs3^Xc6*Bd")
+        _ = cli.add("trails.example.org", "ann", password: "Jr5@np8%Qs3^Xc6*Bd")
+        let result = cli.run(["audit", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let found = (object["findings"] as! [[String: Any]]).map {
+            (kind: $0["kind"] as! String, title: $0["title"] as! String, url: $0["changePasswordURL"] as? String)
+        }
+        XCTAssertEqual(found.first { $0.kind == "weak" }?.url, "https://github.com/settings/security", "the published page")
+        let reused = found.filter { $0.kind == "reused" }
+        XCTAssertFalse(reused.contains { $0.title.hasPrefix("alltrails") }, "sites that once shared one account: not reuse")
+        XCTAssertEqual(Set(reused.map(\.title)), ["airbnb.com", "airbnb.de", "trails.example.org"], "still reused with an unrelated site")
+        XCTAssertEqual(reused.first { $0.title == "trails.example.org" }?.url, "https://trails.example.org/.well-known/change-password")
+        let text = cli.run(["audit", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertTrue(text.stdout.contains("change at https://github.com/settings/security"), text.stdout)
+    }
+
+    /// `list SITE` and `fill SITE` with a login saved for a site that shares its accounts
+    /// (SPEC.md §8.1.1): listed last, marked; never filled without a choice.
+    func testASharingSitesLoginIsListedNotFilled() throws {
+        let cli = CLIHarness()
+        cli.environment["COFFER_WEB_QUIRKS"] = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Data/web-quirks").standardized.path
+        cli.initVault()
+        _ = cli.add("airbnb.com", "abe", password: "Jr5@np8%Qs3^Xc6*Bd")
+        let listed = cli.run(["list", "https://www.airbnb.co.uk/login", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows.map { $0["match"] as? String }, ["shared-credential"], listed.stdout)
+        XCTAssertEqual(rows.first?["automaticFill"] as? Bool, false)
+        let fill = cli.run(["fill", "https://www.airbnb.co.uk/login", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(fill.code, 66, "nobody chose it: nothing filled")
+        XCTAssertFalse(fill.stdout.contains("Jr5@"))
+        XCTAssertTrue(fill.stderr.contains("shares its logins"), fill.stderr)
+        XCTAssertEqual(cli.run(["list", "discordapp.com", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 66, "no relation: nothing")
     }
 
     /// The range API on 127.0.0.1: the server must see only 5-hex-digit prefixes.

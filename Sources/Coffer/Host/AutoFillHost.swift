@@ -4,8 +4,9 @@
 ///
 /// It is also the one place that applies the provision rule (SPEC.md §8.1): a password is
 /// released without a person choosing it only for a match at or above its record's mode
-/// threshold (host level by default). A sibling on the same registrable domain is only a
-/// suggestion, as QuickType only *shows* it: a person picks it, or nothing is filled.
+/// threshold (host level by default). A sibling on the same registrable domain, or a login of a
+/// site that shares its accounts with this one (SPEC.md §8.1.1), is only a suggestion, as
+/// QuickType only *shows* it: a person picks it, or nothing is filled.
 ///
 /// `coffer fill`, the git and docker credential helpers, the browser host and the examples
 /// are all this host.
@@ -48,9 +49,13 @@ public struct AutoFillHost {
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         let suggestions: [RankedIdentity]
         do {
-            let hostLevel = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .host, kind: kind)
+            let hostLevel = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .host, sharing: nil, kind: kind)
             if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best, kind: kind, allowInteraction: allowInteraction) }
-            suggestions = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .registrableDomain, kind: kind)
+            // Then the whole sites, and (on the web) the sites that share their accounts with them.
+            let sharing = rules == .web && kind == .password ? provider.sharedCredentials?() : nil
+            suggestions = try candidates(
+                serviceIdentifiers, request, user: user, minimumLevel: sharing == nil ? .registrableDomain : .sharedCredential,
+                sharing: sharing, kind: kind)
         } catch CredentialIdentityStoreError.storeDisabled {
             // No QuickType suggestions: the user opens the provider's list instead.
             guard allowInteraction else {
@@ -91,11 +96,12 @@ public struct AutoFillHost {
     /// The store's identities for the request, for `user` if given, that this host's protocol
     /// admits.
     private func candidates(
-        _ services: [CredentialServiceIdentifier], _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel, kind: IdentityKind
+        _ services: [CredentialServiceIdentifier], _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel,
+        sharing: SharedCredentials?, kind: IdentityKind
     ) throws -> [RankedIdentity] {
         let store = provider.vault.identityStore
         let found = switch kind {
-        case .password: try store.credentialIdentities(for: services, minimumLevel: minimumLevel)
+        case .password: try store.credentialIdentities(for: services, minimumLevel: minimumLevel, sharing: sharing)
         case .oneTimeCode: try store.oneTimeCodeIdentities(for: services, minimumLevel: minimumLevel)
         }
         return found.filter { ranked in

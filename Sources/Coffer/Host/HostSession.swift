@@ -20,6 +20,15 @@ public final class HostSession {
     /// is the person's explicit choice to start one.
     public var startsSessions = true
 
+    /// Which sites share their accounts, from the web quirks installed with Coffer: read once,
+    /// on the first request that reaches past a site's own logins (never on a fill that finds
+    /// one). `nil` when the data is missing or damaged: suggestions then stay within each site.
+    public lazy var sharedCredentials: SharedCredentials? = webQuirks.flatMap { try? $0.sharedCredentials() }
+    /// The web quirks installed with Coffer (SPEC.md §12.1), found once.
+    public lazy var webQuirks: WebQuirks? = WebQuirks.installed(environment: environment)
+    /// Where the web quirks are looked for (`$COFFER_WEB_QUIRKS`).
+    public var environment: Environment = .process
+
     /// How many times a person may give the master password for one request (the provider's).
     public static let passwordAttempts = CredentialProvider.passwordAttempts
 
@@ -109,6 +118,8 @@ public final class HostSession {
     /// The provider for a request on `vault`, with this host's sessions and — when the request
     /// may ask a person (`mayAsk`) — its interaction.
     public func provider(for vault: Vault, mayAsk: Bool = true) -> CredentialProvider {
-        CredentialProvider(vault: vault, interaction: mayAsk ? interaction : nil, sessions: sessions)
+        let provider = CredentialProvider(vault: vault, interaction: mayAsk ? interaction : nil, sessions: sessions)
+        provider.sharedCredentials = { self.sharedCredentials }
+        return provider
     }
 }

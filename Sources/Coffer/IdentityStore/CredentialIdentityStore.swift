@@ -32,15 +32,19 @@ public final class CredentialIdentityStore: Sendable {
     /// and recent use.
     ///
     /// Reads only the buckets of the requested sites (16 per site), never the whole index.
-    /// - Parameter minimumLevel: `.host` (or `.exactURL`) reads only the one bucket of each
-    ///   requested host: what a fill needs first, and what keeps its cost flat when thousands of
-    ///   logins share one site.
+    /// - Parameters:
+    ///   - minimumLevel: `.host` (or `.exactURL`) reads only the one bucket of each requested
+    ///     host: what a fill needs first, and what keeps its cost flat when thousands of logins
+    ///     share one site. `.sharedCredential` adds the logins of sites that share their accounts
+    ///     with a requested one, by `sharing` (SPEC.md §8.1.1), after every other match.
+    ///   - sharing: which sites share accounts; read only at `.sharedCredential`.
     public func credentialIdentities(
-        for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
+        for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain,
+        sharing: SharedCredentials? = nil
     ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
         let listing = serviceIdentifiers.isEmpty
             ? try identityListing().filter { $0.entry == .password }
-            : try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel)
+            : try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel, sharing: sharing)
         return listing.rows.map(listing.rankedIdentity)
     }
 
@@ -105,11 +109,12 @@ public final class CredentialIdentityStore: Sendable {
     /// thousands of them (`coffer list SERVICE` of a site with 10,000 hosts).
     public func identityListing(
         for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain,
-        kind: IdentityKind = .password
+        kind: IdentityKind = .password, sharing: SharedCredentials? = nil
     ) throws(CredentialIdentityStoreError) -> IdentityListing {
         try readable()
         let usage = vault.deviceState.lastUsed()
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
+        let shared = minimumLevel == .sharedCredential ? sharing.map { Self.sharedRequests(request, $0) } ?? [] : []
         return try mapped {
             try vault.readingIndex { index, manifest in
                 // A request names a handful of services: arrays, not hash tables (a fill builds
@@ -117,13 +122,28 @@ public final class CredentialIdentityStore: Sendable {
                 let wanted = request.filter(\.isParsed)
                 let slots = minimumLevel >= .host
                     ? wanted.map { index.identitySlot(for: $0, layout: manifest.layout) }
-                    : wanted.map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
+                    : (wanted + shared.map(\.key)).map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
                 let payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest) }
                 return try IdentityListing(
-                    matching: request, minimumLevel: minimumLevel, kind: kind, payloads: payloads, layout: manifest.layout, usage: usage,
-                    legacyKey: IdentityIndex.legacyKey)
+                    matching: request, shared: shared, minimumLevel: minimumLevel, kind: kind, payloads: payloads, layout: manifest.layout,
+                    usage: usage, legacyKey: IdentityIndex.legacyKey)
             }
         }
+    }
+
+    /// The sites sharing accounts with each requested host, as keys that carry the request's
+    /// scheme and port (an `https` login stays off an `http` page on a shared site too).
+    private static func sharedRequests(_ request: [ServiceKey], _ sharing: SharedCredentials) -> [SharedRequest] {
+        var shared: [SharedRequest] = []
+        for (index, wanted) in request.enumerated() where wanted.isParsed {
+            for source in sharing.sources(forHost: wanted.host) {
+                let key = ServiceKey(
+                    site: DomainNames.registrableDomain(ofCanonicalHost: source.domain) ?? source.domain, host: source.domain,
+                    scheme: wanted.scheme, port: wanted.port, path: "/")
+                shared.append(SharedRequest(key: key, requestIndex: index))
+            }
+        }
+        return shared
     }
 
     /// Every identity (password and one-time code) and every listed item, best first, as

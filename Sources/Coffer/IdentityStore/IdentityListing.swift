@@ -85,8 +85,8 @@ public struct IdentityListing: Sendable {
     /// Entries of layout 2 are matched on their stored keys where they lie in the buffer;
     /// entries of layout 1, which store only the identifier, are parsed (`legacyKey`).
     init(
-        matching request: [ServiceKey], minimumLevel: MatchLevel, kind: IdentityKind = .password, payloads: [[UInt8]],
-        layout: IndexLayout, usage: UsageLog, legacyKey: (CredentialServiceIdentifier, _ site: String) -> ServiceKey
+        matching request: [ServiceKey], shared: [SharedRequest] = [], minimumLevel: MatchLevel, kind: IdentityKind = .password,
+        payloads: [[UInt8]], layout: IndexLayout, usage: UsageLog, legacyKey: (CredentialServiceIdentifier, _ site: String) -> ServiceKey
     ) throws(FormatError) {
         var text: [UInt8] = []
         text.reserveCapacity(payloads.reduce(0) { $0 + $1.count })
@@ -99,7 +99,7 @@ public struct IdentityListing: Sendable {
             text += payload
         }
         guard text.count <= Int32.max else { throw .badLength }
-        let wanted = RequestBytes(request)
+        let wanted = RequestBytes(request, shared: shared)
         defer { wanted.deallocate() }
         var rows: [Row] = []
         let buffer = text
@@ -255,14 +255,26 @@ public struct IdentityListing: Sendable {
     }
 }
 
+/// A site that shares its accounts with request entry `requestIndex` (SPEC.md §8.1.1): an
+/// identity whose host is `key.host` or under it, and that meets the request's scheme and port
+/// rules, matches at `sharedCredential`.
+struct SharedRequest {
+    /// The shared domain, with the request entry's scheme and port.
+    let key: ServiceKey
+    let requestIndex: Int
+}
+
 /// A request's keys as bytes in one allocation that outlives the scan, so matching an entry
 /// makes no copy and no closure per request. Released with `deallocate()`.
 private struct RequestBytes {
     let keys: [ServiceKeyBytes]
+    /// The shared sites' keys, each with the request entry it stands for.
+    let shared: [(key: ServiceKeyBytes, requestIndex: Int)]
     private let storage: UnsafeMutableBufferPointer<UInt8>
 
-    init(_ request: [ServiceKey]) {
-        let total = request.reduce(0) { $0 + $1.site.utf8.count + $1.host.utf8.count + $1.scheme.utf8.count + $1.path.utf8.count }
+    init(_ request: [ServiceKey], shared sharedRequests: [SharedRequest] = []) {
+        let all = request + sharedRequests.map(\.key)
+        let total = all.reduce(0) { $0 + $1.site.utf8.count + $1.host.utf8.count + $1.scheme.utf8.count + $1.path.utf8.count }
         let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(total, 1))
         self.storage = storage
         var offset = 0
@@ -272,18 +284,32 @@ private struct RequestBytes {
             defer { offset += bytes.count }
             return UnsafeBufferPointer(rebasing: storage[offset..<offset + bytes.count])
         }
-        keys = request.map { key in
+        func bytes(_ key: ServiceKey) -> ServiceKeyBytes {
             ServiceKeyBytes(site: place(key.site), host: place(key.host), scheme: place(key.scheme), path: place(key.path), port: key.port)
         }
+        keys = request.map(bytes)
+        shared = sharedRequests.map { (bytes($0.key), $0.requestIndex) }
     }
 
+    /// The best match over the request; a shared site's only when nothing else matched.
     func bestMatch(of stored: ServiceKeyBytes) -> ServiceMatcher.Match? {
         var best: ServiceMatcher.Match?
         for (index, wanted) in keys.enumerated() {
             guard let level = ServiceMatcher.matchLevel(stored, wanted) else { continue }
             if best == nil || level > best!.level { best = ServiceMatcher.Match(level: level, requestIndex: index) }
         }
+        if best != nil { return best }
+        for (wanted, requestIndex) in shared where ServiceMatcher.matchLevel(stored, wanted) != nil && Self.host(stored.host, isUnder: wanted.host) {
+            if best == nil || requestIndex < best!.requestIndex { best = ServiceMatcher.Match(level: .sharedCredential, requestIndex: requestIndex) }
+        }
         return best
+    }
+
+    /// `host` is `domain` or one of its subdomains (compared as bytes, both canonical).
+    private static func host(_ host: UnsafeBufferPointer<UInt8>, isUnder domain: UnsafeBufferPointer<UInt8>) -> Bool {
+        if ServiceKeyBytes.equal(host, domain) { return true }
+        guard host.count > domain.count, host[host.count - domain.count - 1] == UInt8(ascii: ".") else { return false }
+        return ServiceKeyBytes.equal(UnsafeBufferPointer(rebasing: host[(host.count - domain.count)...]), domain)
     }
 
     func deallocate() { storage.deallocate() }

@@ -10,6 +10,11 @@ public final class CredentialProvider {
     public let extensionContext: CredentialProviderExtensionContext
     let interaction: UserInteraction?
     let sessions: KeyringSessions?
+    /// Which sites share their accounts (Apple's shared-credentials data, SPEC.md §8.1.1): the
+    /// list a person chooses from then offers a login saved for a sibling site too, labelled
+    /// with that site. Asked only when a request reaches past a site's own logins; `nil`, or
+    /// an answer of `nil`: only the requested sites' own logins.
+    public var sharedCredentials: (() -> SharedCredentials?)?
     /// Wrong passwords tolerated on the interactive path before it fails.
     public var maximumPasswordAttempts = CredentialProvider.passwordAttempts
     /// How many times a person may give the master password for one request (as sudo and
@@ -91,7 +96,8 @@ public final class CredentialProvider {
         guard authenticate(reason: "to choose a login") else { return }
         let candidates: [RankedIdentity]
         do {
-            candidates = try vault.identityStore.credentialIdentities(for: serviceIdentifiers)
+            candidates = try vault.identityStore.credentialIdentities(
+                for: serviceIdentifiers, minimumLevel: .sharedCredential, sharing: sharedCredentials?())
         } catch {
             extensionContext.cancelRequest(withError: ExtensionError.failed(error))
             return

@@ -3,17 +3,21 @@ import Glibc
 
 /// How closely a stored identity matches a requested service, most specific highest (SPEC.md §8.1).
 public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {
+    /// Another site that shares its accounts with the requested one (SPEC.md §8.1.1):
+    /// `airbnb.com`'s login on `airbnb.co.uk`. Always a suggestion, never filled unasked.
+    case sharedCredential = 1
     /// Same registrable domain (eTLD+1): `login.example.com` for `www.example.com`.
-    case registrableDomain = 1
+    case registrableDomain = 2
     /// Same host name.
-    case host = 2
+    case host = 3
     /// The same URL: scheme, host, port and path.
-    case exactURL = 3
+    case exactURL = 4
 
     public static func < (lhs: MatchLevel, rhs: MatchLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public var description: String {
         switch self {
+        case .sharedCredential: "shared-credential"
         case .registrableDomain: "registrable-domain"
         case .host: "host"
         case .exactURL: "exact-url"

@@ -12,7 +12,11 @@ struct AuditCommand: Command {
         plain http:. --hibp also asks Have I Been Pwned's range API how often each password was
         seen in breaches, with k-anonymity: only the first 5 hex digits of its SHA-1 leave the
         machine (--hibp-url for a mirror); --hibp-file searches a downloaded, sorted SHA-1 list
-        offline instead. Passwords are never printed. Exit 0 when nothing is found, 1 otherwise.
+        offline instead. Each finding names the page where that password is changed: the site's
+        published page (Apple's change-password-URLs data), else its
+        /.well-known/change-password. Logins on sites that share (or shared) their accounts, as
+        airbnb.com and airbnb.co.uk do, are one account, not reuse. Passwords are never printed.
+        Exit 0 when nothing is found, 1 otherwise.
         """
     static let examples = ["coffer audit", "coffer audit --hibp", "coffer audit --hibp-file pwnedpasswords.txt --json"]
     static let options: [OptionSpec] = [
@@ -20,14 +24,14 @@ struct AuditCommand: Command {
         .flag("hibp", "check breaches through the HIBP range API (k-anonymity)"),
         .value("hibp-url", "the range API's base URL (default https://api.pwnedpasswords.com)"),
         .value("hibp-file", "check breaches against a local sorted SHA-1 list instead"),
-        .flag("json", "print {\"checked\", \"findings\": [{\"kind\", \"recordIdentifier\", \"title\", \"detail\"}]}"),
+        .flag("json", "print {\"checked\", \"findings\": [{\"kind\", \"recordIdentifier\", \"title\", \"detail\", \"changePasswordURL\"}]}"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         _ = try context.positionals(0...0, names: "")
         guard let days = Int(context.arguments.value("max-age") ?? "365"), days > 0 else { throw UsageError("--max-age takes a number of days") }
         let records = try context.unlockedVault().allRecords()
-        var audit = VaultAudit(records, maximumAge: TimeInterval(days) * 86_400)
+        var audit = VaultAudit(records, maximumAge: TimeInterval(days) * 86_400, quirks: WebQuirks.installed(environment: context.io.environment))
         let logins = records.filter { $0.kind == .login && !$0.password.isEmpty }
         let counts: [Int]?
         do {
@@ -43,21 +47,22 @@ struct AuditCommand: Command {
             throw CLIError("\(error)", code: .temporaryFailure)
         }
         for (record, count) in zip(logins, counts ?? []) where count > 0 {
-            audit.add(VaultAudit.Finding(kind: .breached, recordID: record.id, title: record.title, detail: "seen \(count) times in breaches"))
+            audit.add(.breached, record, detail: "seen \(count) times in breaches")
         }
         if context.wantsJSON {
             context.print(JSONOutput.render([
                 "checked": .integer(audit.checked), "breachCheck": .bool(counts != nil),
                 "findings": .array(audit.findings.map { finding in
                     ["kind": .string(finding.kind.rawValue), "recordIdentifier": .string(finding.recordID.hex), "title": .string(finding.title),
-                     "detail": .string(finding.detail)]
+                     "detail": .string(finding.detail), "changePasswordURL": finding.changePasswordURL.map { .string($0) } ?? .null]
                 }),
             ]))
         } else if audit.findings.isEmpty {
             context.note("checked \(audit.checked) logins: nothing found" + (counts == nil ? " (breaches not checked: --hibp)" : ""))
         } else {
             for finding in audit.findings {
-                context.print("\(finding.kind.rawValue)\t\(finding.title)\t\(finding.detail)\t\(finding.recordID.hex.prefix(8))")
+                let change = finding.changePasswordURL.map { "\tchange at \($0)" } ?? ""
+                context.print("\(finding.kind.rawValue)\t\(finding.title)\t\(finding.detail)\t\(finding.recordID.hex.prefix(8))\(change)")
             }
             context.note("checked \(audit.checked) logins: \(audit.findings.count) finding\(audit.findings.count == 1 ? "" : "s")")
         }

@@ -77,6 +77,13 @@ struct FillCommand: Command {
     static func siblingsOnly(_ service: CredentialServiceIdentifier, _ suggestions: [PasswordCredentialIdentity]) -> CLIError {
         let first = suggestions[0]
         let others = suggestions.count > 1 ? " (and \(suggestions.count - 1) more)" : ""
+        if ServiceMatcher.site(of: first.serviceIdentifier) != ServiceMatcher.site(of: service) {
+            // A login of a site that shares its accounts with this one (SPEC.md §8.1.1).
+            return CLIError(
+                "no login for \(service) itself; \(first.user.isEmpty ? "" : first.user + "@")\(first.serviceIdentifier) was saved for a site that shares its logins with it\(others), and is not filled without your choice",
+                hint: "run 'coffer fill \(service.identifier)' on a terminal to choose it, or add this site to it with 'coffer edit \(first.recordIdentifier.prefix(8)) --add-service \(service.identifier)'",
+                code: .noInput)
+        }
         return CLIError(
             "no login for \(service) itself; \(first.user.isEmpty ? "" : first.user + "@")\(first.serviceIdentifier) is a login for another host of the same site\(others), and is not filled without your choice",
             hint: "run 'coffer fill \(service.identifier)' on a terminal to choose it, or let it fill this whole site with 'coffer edit \(first.recordIdentifier.prefix(8)) --match site'",
@@ -127,7 +134,11 @@ final class CommandLineInteraction: UserInteraction {
         guard let terminal = context.terminal else { return identities.first(where: \.allowsAutomaticFill)?.identity }
         if identities.count == 1, identities[0].allowsAutomaticFill { return identities[0].identity }
         for (number, ranked) in identities.enumerated() {
-            let note = ranked.match?.level == .registrableDomain ? "  (another host of the same site)" : ""
+            let note = switch ranked.match?.level {
+            case .registrableDomain?: "  (another host of the same site)"
+            case .sharedCredential?: "  (saved for a site that shares its logins with this one)"
+            default: ""
+            }
             terminal.write("  \(number + 1)) \(ranked.identity.serviceIdentifier.identifier)  \(ranked.identity.user)\(note)\n")
         }
         guard let answer = terminal.readLine(prompt: "Choose 1-\(identities.count), or Enter to cancel: "), let number = Int(answer),

@@ -7,8 +7,11 @@ struct ListCommand: Command {
     static let usage = "list [SERVICE] [--json | --format TEMPLATE]"
     static let discussion = """
         Lists the identities the provider would suggest: service, user and id, best match first
-        when SERVICE is given, other hosts of the same site included (with --json, "match" says
-        how each matched and "automaticFill" whether fill would use it without asking you).
+        when SERVICE is given, other hosts of the same site included, then logins saved for sites
+        that share their accounts with it (airbnb.com's on airbnb.co.uk, from Apple's
+        shared-credentials data). With --json, "match" says how each matched (exact-url, host,
+        registrable-domain, shared-credential) and "automaticFill" whether fill would use it
+        without asking you.
         Without SERVICE, items that offer no identity (notes, cards, logins without a site) are
         listed by name too; --json then gives each row a "type": "password", "oneTimeCode" or
         "item". Without SERVICE the list is sorted by service (or name), then user, except with
@@ -34,7 +37,11 @@ struct ListCommand: Command {
             context.printIdentities(context.arguments.has("format") ? listing : listing.sortedByService())
             return .success
         }
-        let listing = try context.readingStore { try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)]) }
+        // Then the logins of sites that share their accounts with it (SPEC.md §8.1.1).
+        let sharing = try? WebQuirks.installed(environment: context.io.environment)?.sharedCredentials()
+        let listing = try context.readingStore {
+            try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)], minimumLevel: .sharedCredential, sharing: sharing)
+        }
         if listing.count == 0 && !context.wantsJSON {
             throw CLIError("no credential for \(service)", code: .noInput)
         }
