@@ -105,6 +105,15 @@ CLICKJACK_DECOY = """<!doctype html><html><head><meta charset="utf-8"></head><bo
 new MutationObserver(() => { if (document.querySelector("coffer-suggestions")) setTimeout(() => document.getElementById("decoy").showPopover(), 50); })
   .observe(document.documentElement, {childList: true});</script></body></html>"""
 
+# A payment processor's sign-in in a shop's checkout (the web's data names pay.example.net as one
+# that asks for other services' logins when embedded); the same shape from another frame site.
+# The frame's fields sit at fixed places so a person's clicks can be aimed from the top page.
+PAY = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0} input,button{position:absolute;left:10px;width:200px;height:30px}</style>
+</head><body><form method="post" action="/welcome"><input id="username" style="top:10px" autocomplete="username">
+<input id="password" style="top:60px" type="password" autocomplete="current-password"><button id="submit" style="top:110px">Link bank</button></form></body></html>"""
+CHECKOUT = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><h1>Checkout</h1>
+<iframe id="pay" src="https://{frame}/pay.html" style="position:absolute;left:20px;top:120px;width:420px;height:200px;border:0"></iframe></body></html>"""
+
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 BANK_USER, BANK_PASSWORD = "12345678", "BankPw-1"
 
@@ -113,7 +122,8 @@ WELCOME = "<!doctype html><html><head><meta charset='utf-8'><title>Welcome</titl
 
 class Site(http.server.BaseHTTPRequestHandler):
     pages = {"/login.html": LOGIN, "/signup.html": SIGNUP, "/rules-signup.html": RULES_SIGNUP, "/hidden.html": HIDDEN, "/frame.html": FRAME,
-             "/clickjack-css.html": CLICKJACK_CSS, "/clickjack-decoy.html": CLICKJACK_DECOY}
+             "/clickjack-css.html": CLICKJACK_CSS, "/clickjack-decoy.html": CLICKJACK_DECOY, "/pay.html": PAY,
+             "/checkout-pay.html": CHECKOUT.format(frame="pay.example.net"), "/checkout-other.html": CHECKOUT.format(frame="other.example.net")}
 
     def log_message(self, *args):
         pass
@@ -253,6 +263,12 @@ class Harness:
         os.makedirs(self.root + "/web-quirks", exist_ok=True)
         with open(self.root + "/web-quirks/password-rules.json", "w") as f:
             json.dump({"rules.example.net": {"password-rules": RULES_PUBLISHED}}, f)
+        # ... and which sites share logins, append codes, or ask for others' logins when embedded.
+        for name, data in [("shared-credentials.json", [{"from": ["bank.example.org"], "to": ["partner.example.net"]}]),
+                           ("websites-that-append-2fa-to-password.json", ["bank.example.org"]),
+                           ("websites-that-ask-for-credentials-for-other-services-when-embedded-as-third-party.json", ["pay.example.net"])]:
+            with open(self.root + "/web-quirks/" + name, "w") as f:
+                json.dump(data, f)
         with open(wrapper, "w") as f:
             f.write(f"#!/bin/sh\nexport COFFER_WEB_QUIRKS='{self.root}/web-quirks'\n"
                     f"tee -a '{self.root}/host-in.log' | '{self.bin}/coffer-browser-host' \"$@\" | tee -a '{self.root}/host-out.log'\n")
@@ -762,6 +778,76 @@ def main():
                 check(request.get("type") == "fill" and request.get("trigger") in ("choice", "command", "pageLoad"),
                       f"the host sent a password in answer to {request.get('type')}")
 
+    def shared_site():
+        # bank.example.org's login is offered on partner.example.net, naming where it was saved,
+        # and filled only when the person clicks it.
+        partner = h.browser.new_page("https://partner.example.net/login.html")
+        items = h.open_list(partner)
+        check(len(items) == 1, f"the sharing site's login should be offered once: {len(items)} items")
+        check("saved for bank.example.org" in partner.shadow_text("coffer-suggestions"), "the suggestion does not name the site it was saved for")
+        check(h.values(partner, "username", "password") == ["", ""], "something was filled before the person chose")
+        partner.click_at(*items[0])
+        check(partner.wait(f"document.getElementById('password').value === {json.dumps(BANK_PASSWORD)}"), "the clicked suggestion did not fill")
+        check(h.values(partner, "username") == [BANK_USER], "the user name was not filled")
+        partner.close()
+        # Not the other way round: from → to only.
+        other = h.browser.new_page("https://bank.example.org/login.html")
+        items = h.open_list(other)
+        check(all("partner" not in text for text in [other.shadow_text("coffer-suggestions")]), "a to-site's login offered on the from-site")
+        other.close()
+
+    def sign_in_typed(page, user, password):
+        """A person signs in by hand: click, type, close the list, click, type, close, submit."""
+        for selector, text in (("#username", user), ("#password", password)):
+            page.click(selector)
+            time.sleep(0.4)
+            page.type_text(text)
+            page.key("Escape", "Escape", 27)
+        check(h.values(page, "username", "password") == [user, password], f"what was typed did not land: {h.values(page, 'username', 'password')}")
+        page.click("#submit")
+        check(page.wait("location.pathname === '/welcome' && document.readyState === 'complete'", timeout=10), "the form was not submitted")
+        time.sleep(1.5)
+        return page.evaluate("!!document.querySelector('coffer-save-bar')")
+
+    def appended_code():
+        # On a site that asks for a code after the password, the stored password + digits is no
+        # new password: no "Update"; elsewhere the same shape is one.
+        h.unlock()
+        bank = h.browser.new_page("https://bank.example.org/login.html")
+        check(not sign_in_typed(bank, BANK_USER, BANK_PASSWORD + "123456"), "the save bar offered to update a password with a code appended")
+        answers = [f for f in h.frames("out") if f.get("appendedCode") is True]
+        check(answers, "the host did not recognise the appended code")
+        bank.close()
+        control = h.browser.new_page("https://login.example.com/login.html")
+        check(sign_in_typed(control, "alice", ALICE + "123456"), "no Update offered for a changed password on a site that appends no code")
+        control.close()
+
+    def embedded_frame():
+        # A payment processor's frame in a shop asks for a bank login: no save offer; a frame of a
+        # site not in the data gets one.
+        h.unlock()
+
+        def submit_in_frame(url):
+            page = h.browser.new_page(url)
+            check(page.wait("document.getElementById('pay').contentWindow !== null"), "no frame")
+            time.sleep(1.0)
+            left, top = page.evaluate("(() => { const r = document.getElementById('pay').getBoundingClientRect(); return [r.left, r.top]; })()")
+            for y, text in ((25, "payer"), (75, "Bank-Login-1")):
+                page.click_at(left + 110, top + y)
+                time.sleep(0.4)
+                page.type_text(text)
+                page.key("Escape", "Escape", 27)
+            page.click_at(left + 110, top + 125)
+            time.sleep(2.0)
+            shown = page.evaluate("!!document.querySelector('coffer-save-bar')")
+            page.close()
+            return shown
+        check(not submit_in_frame("https://shop.example.com/checkout-pay.html"), "a save was offered for a login typed into a payment processor's frame")
+        states = [f.get("state") for f in h.frames("out") if "state" in f]
+        asked = [(f.get("type"), f.get("topOrigin")) for f in h.frames("in") if "pay.example.net" in str(f.get("origin"))]
+        check("embedded" in states, f"the host did not see the embedded frame: states {states}, the frame asked {asked}")
+        check(submit_in_frame("https://shop.example.com/checkout-other.html"), "no save offered for a login typed into an ordinary frame")
+
     def form_corpus():
         """Every shape of Tests/Browser/corpus, each on its own; the failures are listed together."""
         failures = []
@@ -792,6 +878,10 @@ def main():
         ("clickjacking: a list the page hides with CSS or script releases nothing", clickjacking_hidden_list, True),
         ("clickjacking: a decoy in the top layer over the list releases nothing", clickjacking_decoy, True),
         ("fill on page load: https, unlocked, host-level only", fill_on_load, False),
+        ("a sharing site's login is suggested, naming its site, and filled only when chosen", shared_site, True),
+        ("a password with a code appended is no new password where the site asks for that", appended_code, True),
+        # (Firefox's WebDriver BiDi here delivers no pointer input into a cross-site frame.)
+        ("a payment processor's frame asking for a bank login gets no save offer", embedded_frame, False),
         ("every form shape of the corpus fills the fields a person means, or offers nothing", form_corpus, True),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
     ]:
