@@ -64,6 +64,42 @@ func ruledGeneration() throws -> (rule: Double, published: Double) {
     return (median(rule), median(published))
 }
 
+/// What Apple's shared-credentials data costs `list SITE` (SPEC.md §8.1.1): reading and indexing
+/// the file (once per process), and a lookup that also reads the sharing sites' host buckets,
+/// beside the same lookup without them, on a 1,000-login vault: for discord.com (one sharing
+/// site) and for airbnb.co.uk (the largest group, 52 others). Medians of 200, in ms.
+func sharedSuggestions() throws -> (load: Double, rows: [(site: String, plain: Double, shared: Double)]) {
+    let quirks = WebQuirks(directory: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Data/web-quirks").standardized.path)
+    let load = try (0..<50).map { _ in try time { _ = try quirks.sharedCredentials() } }
+    let table = try quirks.sharedCredentials()
+    let directory = NSTemporaryDirectory() + "coffer-bench-shared-\(getpid())"
+    mkdir(directory, 0o700)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let vault = try makeVault(size: 1_000, in: directory)
+    for saved in ["airbnb.com", "discordapp.com"] {
+        try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(identifier: saved, type: .domain)], user: "abe", password: "x"))
+    }
+    let store = vault.identityStore
+    return (median(load), try ["discord.com", "airbnb.co.uk"].map { site in
+        let request = [CredentialServiceIdentifier(identifier: "https://www.\(site)/", type: .URL)]
+        let plain = try (0..<200).map { _ in try time { _ = try store.identityListing(for: request) } }
+        let shared = try (0..<200).map { _ in
+            try time {
+                let count = try store.identityListing(for: request, minimumLevel: .sharedCredential, sharing: table).count
+                precondition(count == 1)
+            }
+        }
+        return (site, median(plain), median(shared))
+    })
+}
+
+let sharing = try sharedSuggestions()
+print(String(format: "shared-credentials data read and indexed: %.3f ms", sharing.load))
+for row in sharing.rows {
+    print(String(format: "list %@: %.3f ms; with the sharing sites' logins: %.3f ms", row.site, row.plain, row.shared))
+}
+
 let generation = try ruledGeneration()
 print(String(format: "generate under a rule: %.3f ms; under a published rule, its lookup included: %.3f ms", generation.rule, generation.published))
 

@@ -21,6 +21,15 @@ final class AuditTests: XCTestCase {
         return cli
     }
 
+    /// A new vault whose `coffer` reads the web's data as shipped (SPEC.md §12.1).
+    func withShippedWebQuirks() -> CLIHarness {
+        let cli = CLIHarness()
+        cli.environment["COFFER_WEB_QUIRKS"] = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Data/web-quirks").standardized.path
+        cli.initVault()
+        return cli
+    }
+
     func findings(_ result: RunResult) throws -> [(kind: String, title: String, detail: String)] {
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
         return (object["findings"] as! [[String: Any]]).map { ($0["kind"] as! String, $0["title"] as! String, $0["detail"] as! String) }
@@ -43,10 +52,7 @@ final class AuditTests: XCTestCase {
     /// publishes, else the site's well-known URL; logins of sites that share (or shared) one
     /// account are not reused with each other, but still with anyone else.
     func testChangePasswordPagesAndSharedAccounts() throws {
-        let cli = CLIHarness()
-        cli.environment["COFFER_WEB_QUIRKS"] = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Data/web-quirks").standardized.path
-        cli.initVault()
+        let cli = withShippedWebQuirks()
         _ = cli.add("https://github.com/login", "gina", password: "password")
         _ = cli.add("alltrails.com", "ann", password: "Hx7!kq2#Vm9$Lw4&Tz")  // historical: alltrails.com ~ alltrails.io
         _ = cli.add("alltrails.io", "ann", password: "Hx7!kq2#Vm9$Lw4&Tz")
@@ -70,10 +76,7 @@ final class AuditTests: XCTestCase {
     /// `list SITE` and `fill SITE` with a login saved for a site that shares its accounts
     /// (SPEC.md §8.1.1): listed last, marked; never filled without a choice.
     func testASharingSitesLoginIsListedNotFilled() throws {
-        let cli = CLIHarness()
-        cli.environment["COFFER_WEB_QUIRKS"] = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Data/web-quirks").standardized.path
-        cli.initVault()
+        let cli = withShippedWebQuirks()
         _ = cli.add("airbnb.com", "abe", password: "Jr5@np8%Qs3^Xc6*Bd")
         let listed = cli.run(["list", "https://www.airbnb.co.uk/login", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
         let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])

@@ -120,9 +120,12 @@ public final class CredentialIdentityStore: Sendable {
                 // A request names a handful of services: arrays, not hash tables (a fill builds
                 // no Set or Dictionary, whose first use costs a scan of every protocol conformance).
                 let wanted = request.filter(\.isParsed)
+                // A sharing site's logins are looked for in its hosts' buckets alone (its domain
+                // and `www.` under it): a group of 50 sites must not read the whole index.
                 let slots = minimumLevel >= .host
                     ? wanted.map { index.identitySlot(for: $0, layout: manifest.layout) }
-                    : (wanted + shared.map(\.key)).map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
+                    : wanted.map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
+                        + shared.map { index.identitySlot(for: $0.key, layout: manifest.layout) }
                 let payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest) }
                 return try IdentityListing(
                     matching: request, shared: shared, minimumLevel: minimumLevel, kind: kind, payloads: payloads, layout: manifest.layout,
@@ -137,10 +140,12 @@ public final class CredentialIdentityStore: Sendable {
         var shared: [SharedRequest] = []
         for (index, wanted) in request.enumerated() where wanted.isParsed {
             for source in sharing.sources(forHost: wanted.host) {
-                let key = ServiceKey(
-                    site: DomainNames.registrableDomain(ofCanonicalHost: source.domain) ?? source.domain, host: source.domain,
-                    scheme: wanted.scheme, port: wanted.port, path: "/")
-                shared.append(SharedRequest(key: key, requestIndex: index))
+                for host in [source.domain, "www." + source.domain] {
+                    let key = ServiceKey(
+                        site: DomainNames.registrableDomain(ofCanonicalHost: source.domain) ?? source.domain, host: host,
+                        scheme: wanted.scheme, port: wanted.port, path: "/")
+                    shared.append(SharedRequest(key: key, requestIndex: index))
+                }
             }
         }
         return shared

@@ -255,11 +255,12 @@ public struct IdentityListing: Sendable {
     }
 }
 
-/// A site that shares its accounts with request entry `requestIndex` (SPEC.md §8.1.1): an
-/// identity whose host is `key.host` or under it, and that meets the request's scheme and port
-/// rules, matches at `sharedCredential`.
+/// A host of a site that shares its accounts with request entry `requestIndex` (SPEC.md
+/// §8.1.1): an identity of that very host that meets the request's scheme and port rules
+/// matches at `sharedCredential`.
 struct SharedRequest {
-    /// The shared domain, with the request entry's scheme and port.
+    /// The sharing site's host (its domain, or `www.` under it), with the request entry's
+    /// scheme and port.
     let key: ServiceKey
     let requestIndex: Int
 }
@@ -299,17 +300,10 @@ private struct RequestBytes {
             if best == nil || level > best!.level { best = ServiceMatcher.Match(level: level, requestIndex: index) }
         }
         if best != nil { return best }
-        for (wanted, requestIndex) in shared where ServiceMatcher.matchLevel(stored, wanted) != nil && Self.host(stored.host, isUnder: wanted.host) {
+        for (wanted, requestIndex) in shared where ServiceMatcher.matchLevel(stored, wanted) != nil && ServiceKeyBytes.equal(stored.host, wanted.host) {
             if best == nil || requestIndex < best!.requestIndex { best = ServiceMatcher.Match(level: .sharedCredential, requestIndex: requestIndex) }
         }
         return best
-    }
-
-    /// `host` is `domain` or one of its subdomains (compared as bytes, both canonical).
-    private static func host(_ host: UnsafeBufferPointer<UInt8>, isUnder domain: UnsafeBufferPointer<UInt8>) -> Bool {
-        if ServiceKeyBytes.equal(host, domain) { return true }
-        guard host.count > domain.count, host[host.count - domain.count - 1] == UInt8(ascii: ".") else { return false }
-        return ServiceKeyBytes.equal(UnsafeBufferPointer(rebasing: host[(host.count - domain.count)...]), domain)
     }
 
     func deallocate() { storage.deallocate() }
