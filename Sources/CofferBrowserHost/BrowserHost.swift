@@ -231,15 +231,15 @@ public final class BrowserHost {
     /// unlocked, and it never asks: opening the popup is no reason for a prompt.
     func audit(_ origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
         guard vault.isUnlocked else { return ["logins": [], "locked": true] }
-        let quirks = session.webQuirks
+        let pages = (try? session.webQuirks?.changePasswordPages()) ?? .wellKnownOnly
         var logins: [JSONValue] = []
         for ranked in try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier]).prefix(Self.maximumSuggestions) {
             guard let id = try? RecordID(hex: ranked.identity.recordIdentifier), let record = try? vault.record(withID: id) else { continue }
-            let findings = VaultAudit.findings(of: record, quirks: quirks)
+            let findings = VaultAudit.findings(of: record, pages: pages)
             guard !findings.isEmpty else { continue }
             logins.append([
                 "recordIdentifier": .string(id.hex), "findings": .array(findings.map { .string($0.kind.rawValue) }),
-                "changePasswordURL": VaultAudit.changePasswordURL(for: record, quirks: quirks).map { .string($0) } ?? .null,
+                "changePasswordURL": VaultAudit.changePasswordURL(for: record, pages: pages).map { .string($0) } ?? .null,
             ])
         }
         return ["logins": .array(logins), "locked": false]

@@ -25,20 +25,21 @@ public struct VaultAudit: Sendable {
 
     public private(set) var findings: [Finding] = []
     public let checked: Int
-    private let quirks: WebQuirks?
+    private let pages: ChangePasswordPages
 
     /// - Parameters:
     ///   - maximumAge: a password last set longer ago than this is old.
     ///   - quirks: the web's data: published change-password pages, and the sites that share (or
     ///     shared) their accounts, whose logins with one password are one account, not reuse.
     public init(_ records: [Record], now: Date = Date(), maximumAge: TimeInterval = 365 * 86_400, quirks: WebQuirks? = nil) {
-        self.quirks = quirks
+        let pages = (try? quirks?.changePasswordPages()) ?? .wellKnownOnly
+        self.pages = pages
         let logins = records.filter { $0.kind == .login && !$0.password.isEmpty }
         checked = logins.count
         var byPassword: [String: [Record]] = [:]
         for record in logins {
             byPassword[record.password, default: []].append(record)
-            findings += Self.findings(of: record, now: now, maximumAge: maximumAge, quirks: quirks)
+            findings += Self.findings(of: record, now: now, maximumAge: maximumAge, pages: pages)
         }
         let sharing = (try? quirks?.everSharedCredentials()) ?? []
         // Groups in a stable order (by their first member's id), each member naming the others
@@ -50,7 +51,7 @@ public struct VaultAudit: Sendable {
                 guard !others.isEmpty else { continue }
                 findings.append(Finding(
                     kind: .reused, recordID: record.id, title: record.title, detail: "same password as " + others.joined(separator: ", "),
-                    changePasswordURL: Self.changePasswordURL(for: record, quirks: quirks)))
+                    changePasswordURL: Self.changePasswordURL(for: record, pages: pages)))
             }
         }
         findings.sort { ($0.kind.rawValue, $0.title, $0.recordID) < ($1.kind.rawValue, $1.title, $1.recordID) }
@@ -59,15 +60,17 @@ public struct VaultAudit: Sendable {
     /// A finding made outside (a breach count), with the record's change-password page.
     public mutating func add(_ kind: Finding.Kind, _ record: Record, detail: String) {
         findings.append(Finding(
-            kind: kind, recordID: record.id, title: record.title, detail: detail, changePasswordURL: Self.changePasswordURL(for: record, quirks: quirks)))
+            kind: kind, recordID: record.id, title: record.title, detail: detail, changePasswordURL: Self.changePasswordURL(for: record, pages: pages)))
     }
 
     /// What one login shows by itself: weak, old, sent over http (what the browser's popup
     /// asks about the tab's logins, without reading the rest of the vault).
-    public static func findings(of record: Record, now: Date = Date(), maximumAge: TimeInterval = 365 * 86_400, quirks: WebQuirks?) -> [Finding] {
+    public static func findings(
+        of record: Record, now: Date = Date(), maximumAge: TimeInterval = 365 * 86_400, pages: ChangePasswordPages
+    ) -> [Finding] {
         guard record.kind == .login, !record.password.isEmpty else { return [] }
         var found: [Finding] = []
-        let url = changePasswordURL(for: record, quirks: quirks)
+        let url = changePasswordURL(for: record, pages: pages)
         let context = [record.user, record.name] + record.serviceIdentifiers.map { ServiceKey(parsing: $0).host }
         let strength = PasswordStrength(of: record.password, context: context)
         if strength.isWeak {
@@ -87,9 +90,9 @@ public struct VaultAudit: Sendable {
     /// Where `record`'s password is changed (SPEC.md §12.2): for its first service with a
     /// host name, the published page, else `https://HOST/.well-known/change-password`; `nil`
     /// when no service names a host.
-    public static func changePasswordURL(for record: Record, quirks: WebQuirks?) -> String? {
+    public static func changePasswordURL(for record: Record, pages: ChangePasswordPages) -> String? {
         guard let host = record.serviceIdentifiers.lazy.map({ ServiceKey(parsing: $0) }).first(where: \.isParsed)?.host else { return nil }
-        return (try? quirks?.changePasswordURL(forHost: host)) ?? WebQuirks.wellKnownChangePasswordURL(forHost: host)
+        return pages.url(forHost: host)
     }
 
     /// Whether two logins are known to be one account on sites that share (or shared) it.

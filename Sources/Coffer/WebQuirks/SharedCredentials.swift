@@ -19,8 +19,6 @@ public struct SharedCredentials: Sendable {
         let from: [String]
         let to: [String]
         let obsoleted: Bool
-        /// A `shared` group: every member is both a source and a target.
-        let isGroup: Bool
     }
 
     private let relations: [Relation]
@@ -38,11 +36,10 @@ public struct SharedCredentials: Sendable {
             let relation: Relation
             if let shared = object["shared"] {
                 let members = try Self.domains(shared, file)
-                relation = Relation(from: members, to: members, obsoleted: false, isGroup: true)
+                relation = Relation(from: members, to: members, obsoleted: false)
             } else if let from = object["from"], let to = object["to"] {
                 relation = Relation(
-                    from: try Self.domains(from, file), to: try Self.domains(to, file), obsoleted: object["fromDomainsAreObsoleted"]?.boolValue == true,
-                    isGroup: false)
+                    from: try Self.domains(from, file), to: try Self.domains(to, file), obsoleted: object["fromDomainsAreObsoleted"]?.boolValue == true)
             } else {
                 throw .malformed(file: file, reason: "an entry has neither 'shared' nor 'from' and 'to'")
             }

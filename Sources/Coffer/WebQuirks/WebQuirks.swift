@@ -55,21 +55,17 @@ public struct WebQuirks: Sendable {
          try SharedCredentials(parsing: bytes("shared-credentials-historical.json"), file: "shared-credentials-historical.json")]
     }
 
-    /// Where a password for `host` is changed: the published page for the host or its nearest
-    /// parent domain, else the host's well-known change-password URL (W3C "A Well-Known URL for
-    /// Changing Passwords").
-    public func changePasswordURL(forHost host: String) throws(WebQuirksError) -> String {
+    /// The published change-password pages (`change-password-URLs.json`), read once for as
+    /// many lookups as an audit makes.
+    public func changePasswordPages() throws(WebQuirksError) -> ChangePasswordPages {
         guard case .object(let table) = try document("change-password-URLs.json") else {
             throw .malformed(file: "change-password-URLs.json", reason: "not a JSON object")
         }
-        for domain in SharedCredentials.domainsCovering(host) {
-            if let url = table[domain]?.stringValue, url.hasPrefix("https://") || url.hasPrefix("http://") { return url }
-        }
-        return Self.wellKnownChangePasswordURL(forHost: host)
+        return ChangePasswordPages(table: table)
     }
 
     /// `https://HOST/.well-known/change-password`: what a site without a published page offers.
-    public static func wellKnownChangePasswordURL(forHost host: String) -> String {
+    static func wellKnownChangePasswordURL(forHost host: String) -> String {
         "https://\(host.contains(":") ? "[\(host)]" : host)/.well-known/change-password"
     }
 
@@ -107,5 +103,22 @@ public struct WebQuirks: Sendable {
         let path = directory + "/" + name
         guard let bytes = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path) }
         return Array(bytes)
+    }
+}
+
+/// Where passwords are changed (SPEC.md §12.2): the published page for a host or its nearest
+/// parent domain, else the host's well-known change-password URL (W3C "A Well-Known URL for
+/// Changing Passwords").
+public struct ChangePasswordPages: Sendable {
+    let table: JSONObject
+
+    /// No published pages: every host gets its well-known URL.
+    public static let wellKnownOnly = ChangePasswordPages(table: [:])
+
+    public func url(forHost host: String) -> String {
+        for domain in SharedCredentials.domainsCovering(host) {
+            if let url = table[domain]?.stringValue, url.hasPrefix("https://") || url.hasPrefix("http://") { return url }
+        }
+        return WebQuirks.wellKnownChangePasswordURL(forHost: host)
     }
 }
