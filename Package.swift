@@ -3,7 +3,7 @@
 //
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
 // vault and records → format → crypto. Each C library is imported by exactly one folder of
-// the `Coffer` module: CSodium by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
+// the `Coffer` module: CSodium and CCrypto (OpenSSL's libcrypto: P-256 only) by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
 // COath (liboath) by OneTimeCodes/; CZxcvbn by Audit/; CZlib and CZstd by Compression/ (backups); CLibXML2 and CZip by Interchange/Readers/; CQRencode by
 // CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
 // CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift;
@@ -38,12 +38,13 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZip", providers: [.apt(["libzip-dev"])]),
 
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CProcessShims"),
 
         .target(
             name: "Coffer", dependencies: [
-                "CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd",
+                "CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd", "CCrypto",
             ],
             swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),

@@ -121,6 +121,8 @@ async function fromContentScript(message, sender) {
       }
       return { ok: true, state: answer.ok ? answer.state : "error" };
     }
+    case "passkeyList": case "passkeyGet": case "passkeyCreate":
+      return passkey(message, sender, origin);
     case "pendingSave": {
       if (sender.frameId !== 0) return { ok: true, pending: null };
       const pending = pendingSave(tabId, origin);
@@ -146,6 +148,46 @@ async function fromContentScript(message, sender) {
     default:
       return { ok: false, error: { code: "forbidden", message: "not a request a page's frame may make" } };
   }
+}
+
+// ---- Passkeys: the WebAuthn client's part (SPEC.md §13.5.1). ----
+
+const b64url = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const strings = (list, limit) => Array.isArray(list) ? list.slice(0, limit).map(String) : [];
+
+/** A passkey request of a frame: the origin is the browser's; a frame of another origin than
+ * its tab's page needs the top page's delegation (`allow="publickey-credentials-…"`); the
+ * client data is built here, never taken from the page; the rpId defaults to the origin's host
+ * and the host checks it against the origin. */
+async function passkey(message, sender, origin) {
+  let top = null;
+  try { top = new URL(sender.tab.url).origin; } catch { top = null; }
+  const crossOrigin = sender.frameId !== 0 && top !== origin;
+  if (crossOrigin && message.delegated !== true) {
+    return { ok: false, error: { code: "forbidden", message: "a frame of another site may not use passkeys unless the page allows it" } };
+  }
+  const rpId = typeof message.rpId === "string" ? message.rpId : new URL(origin).hostname;
+  const allowed = strings(message.type === "passkeyCreate" ? message.excludeCredentials : message.allowCredentials, 64);
+  const userVerification = ["required", "preferred", "discouraged"].includes(message.userVerification) ? message.userVerification : "preferred";
+  if (message.type === "passkeyList") {
+    return ask({ type: "passkeyList", origin, rpId, credentials: allowed, unlock: message.unlock === true });
+  }
+  if (typeof message.challenge !== "string" || message.challenge.length < 22 || message.challenge.length > 5462) {
+    return { ok: false, error: { code: "forbidden", message: "the challenge must be 16 to 4096 bytes" } };
+  }
+  const clientData = { type: message.type === "passkeyCreate" ? "webauthn.create" : "webauthn.get", challenge: message.challenge, origin, crossOrigin };
+  if (crossOrigin && top) clientData.topOrigin = top;
+  const clientDataJSON = new TextEncoder().encode(JSON.stringify(clientData));
+  const clientDataHash = b64url(await crypto.subtle.digest("SHA-256", clientDataJSON));
+  const request = { type: message.type, origin, rpId, clientDataHash, userVerification, credentials: allowed };
+  if (message.type === "passkeyGet") request.recordIdentifier = String(message.recordIdentifier ?? "");
+  else {
+    const user = message.user ?? {};
+    request.user = { id: String(user.id ?? ""), name: String(user.name ?? ""), displayName: String(user.displayName ?? "") };
+    request.algorithms = Array.isArray(message.algorithms) ? message.algorithms.slice(0, 32).map(Number).filter(Number.isInteger) : [];
+  }
+  const answer = await ask(request);
+  return answer.ok ? { ...answer, clientDataJSON: b64url(clientDataJSON) } : answer;
 }
 
 // ---- Requests of the popup. ----

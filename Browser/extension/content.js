@@ -88,6 +88,13 @@
     // other login field gets the saved logins.
     const entries = group.offer === "generated" ? [{ generated: true, action: () => fillGenerated(group) }]
       : identities.map((identity) => ({ identity, action: () => fillChosen(identity.recordIdentifier, group) }));
+    // A page waiting for a passkey (`mediation: "conditional"`) under a `username webauthn`
+    // field gets its relying party's passkeys in the same list (SPEC.md §13.5.1).
+    if (/\bwebauthn\b/i.test(anchor.getAttribute("autocomplete") ?? "")) {
+      for (const passkey of globalThis.__cofferPasskeys?.conditionalPasskeys() ?? []) {
+        entries.unshift({ passkey, action: () => globalThis.__cofferPasskeys.chooseConditional(passkey.recordIdentifier) });
+      }
+    }
     if (entries.length === 0) return;
     const host = document.createElement("coffer-suggestions");
     host.setAttribute("popover", "manual");
@@ -115,6 +122,14 @@
       item.setAttribute("role", "option");
       if (entry.generated) {
         item.textContent = "Use a strong generated password";
+      } else if (entry.passkey) {
+        const user = document.createElement("span");
+        user.className = "user";
+        user.textContent = entry.passkey.userName || "(no user name)";
+        const site = document.createElement("span");
+        site.className = "site";
+        site.textContent = `passkey for ${entry.passkey.rpId}`;
+        item.append(user, site);
       } else {
         const { identity } = entry;
         const user = document.createElement("span");
@@ -248,8 +263,10 @@
 
   async function suggestFor(field) {
     const group = loginGroup(field);
-    if (!group.offer) return;  // a card, search, newsletter, one-time-code or sign-up user field: nothing
+    const waitingForPasskey = /\bwebauthn\b/i.test(field.getAttribute("autocomplete") ?? "") && (globalThis.__cofferPasskeys?.conditionalPasskeys().length ?? 0) > 0;
+    if (!group.offer && !waitingForPasskey) return;  // a card, search, newsletter, one-time-code or sign-up user field: nothing
     const answer = group.offer === "logins" ? await send({ type: "suggest" }) : { ok: true, identities: [] };
+    if (!group.offer) group.offer = "logins";  // passkeys only
     if (!answer?.ok || deepActiveElement() !== field) return;
     render(field, answer.identities ?? [], answer.locked, group);
   }

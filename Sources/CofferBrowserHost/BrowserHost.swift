@@ -115,6 +115,12 @@ public final class BrowserHost {
             return ["user": .string(record.user), "password": .string(record.password)]
         case .generate:
             return [:]  // answered above
+        case .passkeyList(let origin, let options, let unlock):
+            return try passkeyList(origin, options, unlock: unlock, in: vault)
+        case .passkeyGet(let origin, let options, let chosen):
+            return try passkeyGet(origin, options, chosen: chosen, in: vault)
+        case .passkeyCreate(let origin, let options, let account):
+            return try passkeyCreate(origin, options, account, in: vault)
         case .lock:
             vault.lock()
             _ = try? sessions?.revoke(for: vault.vaultID)

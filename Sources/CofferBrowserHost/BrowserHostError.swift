@@ -23,6 +23,14 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The request is not allowed in this context (fill on page load over http, …).
     case forbidden(String)
     case wrongPassword
+    /// A passkey request whose relying party id is not the page's host or a registrable domain
+    /// above it (WebAuthn §5.1.3 step 8): the page's `SecurityError`.
+    case relyingParty(String)
+    /// A registration for an account whose passkey the vault holds (`excludeCredentials`): the
+    /// page's `InvalidStateError`.
+    case excluded
+    /// A passkey request Coffer cannot serve (no algorithm it has): the browser's own flow runs.
+    case unsupported(String)
     /// Anything else: a corrupt vault, a failing disk; the message says what.
     case failed(String)
 
@@ -39,6 +47,9 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .exists: "exists"
         case .forbidden: "forbidden"
         case .wrongPassword: "wrongPassword"
+        case .relyingParty: "relyingParty"
+        case .excluded: "excluded"
+        case .unsupported: "unsupported"
         case .failed: "failed"
         }
     }
@@ -56,6 +67,9 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .exists: "a login for this user already exists here; update it instead"
         case .forbidden(let reason): reason
         case .wrongPassword: "wrong master password"
+        case .relyingParty(let reason): reason
+        case .excluded: "a passkey for this account is already saved"
+        case .unsupported(let reason): reason
         case .failed(let reason): reason
         }
     }
@@ -67,6 +81,7 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .userInteractionRequired: .locked
         case .userCanceled: .cancelled
         case .credentialIdentityNotFound: .notFound
+        case .matchedExcludedCredential: .excluded
         case .failed:
             if case .wrongPassword? = error.underlyingError { .wrongPassword } else { .failed(error.failureReason ?? "failed") }
         }

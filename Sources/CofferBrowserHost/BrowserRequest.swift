@@ -28,6 +28,32 @@ enum BrowserRequest: Equatable {
     /// `origin` and the field's `passwordrules` choose the rule (SPEC.md §12.1); both optional.
     case generate(length: Int, origin: BrowserOrigin?, rules: String?)
     case lock
+    /// A relying party's passkeys for the page (the sheet, conditional mediation): suggestions,
+    /// answered while locked as passwords are; `unlock` (the person clicked "Unlock Coffer")
+    /// asks for the master password when suggestions are off.
+    case passkeyList(BrowserOrigin, PasskeyOptions, unlock: Bool)
+    /// A sign-in with the passkey the person chose in the sheet.
+    case passkeyGet(BrowserOrigin, PasskeyOptions, chosen: RecordID)
+    /// A registration the person accepted in the sheet.
+    case passkeyCreate(BrowserOrigin, PasskeyOptions, PasskeyAccount)
+
+    /// What every passkey request carries (SPEC.md §13.3): the relying party's id, the hash of the
+    /// `clientDataJSON` the service worker built, and the relying party's wishes.
+    struct PasskeyOptions: Equatable {
+        let relyingPartyIdentifier: String
+        let clientDataHash: [UInt8]
+        let userVerification: UserVerificationPreference
+        /// `allowCredentials` of a sign-in, `excludeCredentials` of a registration.
+        let credentials: [[UInt8]]
+    }
+
+    /// The account a registration is for.
+    struct PasskeyAccount: Equatable {
+        let userHandle: [UInt8]
+        let userName: String
+        let displayName: String
+        let algorithms: [Int]
+    }
 
     static let maximumSecretLength = 4096
 
@@ -77,8 +103,39 @@ enum BrowserRequest: Equatable {
             let rules = object["rules"] == nil ? nil : try text("rules", limit: 1024)
             self = .generate(length: length, origin: object["origin"] == nil ? nil : try origin(), rules: rules)
         case "lock": self = .lock
+        case "passkeyList": self = .passkeyList(try origin(), try Self.passkeyOptions(object, hashed: false), unlock: object["unlock"]?.boolValue == true)
+        case "passkeyGet": self = .passkeyGet(try origin(), try Self.passkeyOptions(object, hashed: true), chosen: try record())
+        case "passkeyCreate":
+            guard let user = object["user"]?.objectValue, let handle = user["id"]?.stringValue.flatMap(Base64.decodeURL),
+                  (1...64).contains(handle.count)
+            else { throw .badRequest("user.id must be 1 to 64 bytes, base64url") }
+            let displayName = user["displayName"]?.stringValue ?? ""
+            guard let name = user["name"]?.stringValue, name.utf8.count <= 256, displayName.utf8.count <= 256 else { throw .badRequest("user.name and user.displayName are strings of at most 256 bytes") }
+            guard let algorithms = object["algorithms"]?.arrayValue, algorithms.count <= 32 else { throw .badRequest("algorithms") }
+            let numbers = algorithms.compactMap { $0.int64Value.map(Int.init) }
+            guard numbers.count == algorithms.count else { throw .badRequest("algorithms are COSE numbers") }
+            self = .passkeyCreate(try origin(), try Self.passkeyOptions(object, hashed: true),
+                                  PasskeyAccount(userHandle: handle, userName: name, displayName: displayName, algorithms: numbers))
         default: throw .unknownType(type)
         }
+    }
+
+    /// `rpId`, `clientDataHash` (32 bytes, base64url; a list needs none), `userVerification`
+    /// and `credentials` (at most 64 ids of at most 1023 bytes).
+    private static func passkeyOptions(_ object: JSONObject, hashed: Bool) throws(BrowserHostError) -> PasskeyOptions {
+        guard let rpId = object["rpId"]?.stringValue, (1...253).contains(rpId.utf8.count) else { throw .badRequest("rpId must be a domain") }
+        var hash: [UInt8] = []
+        if hashed {
+            guard let value = object["clientDataHash"]?.stringValue.flatMap(Base64.decodeURL), value.count == 32 else {
+                throw .badRequest("clientDataHash must be 32 bytes, base64url")
+            }
+            hash = value
+        }
+        let preference = object["userVerification"]?.stringValue.flatMap(UserVerificationPreference.init(rawValue:)) ?? .preferred
+        let list = object["credentials"]?.arrayValue ?? []
+        let credentials = list.compactMap { $0.stringValue.flatMap(Base64.decodeURL) }.filter { Passkey.credentialIDLengths.contains($0.count) }
+        guard list.count <= 64, credentials.count == list.count else { throw .badRequest("credentials must be at most 64 base64url ids") }
+        return PasskeyOptions(relyingPartyIdentifier: rpId, clientDataHash: hash, userVerification: preference, credentials: credentials)
     }
 
     private static func nonEmpty(_ value: String) throws(BrowserHostError) -> String {

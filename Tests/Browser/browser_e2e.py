@@ -35,6 +35,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bidi  # noqa: E402
 from cdp import Browser, CDPError  # noqa: E402
+from relying_party import FRAME as PASSKEY_FRAME, FRAMED as PASSKEY_FRAMED, PASSKEYS, RelyingParty  # noqa: E402
+
+RELYING_PARTIES = {}
 
 MASTER = "browser test master"
 ALICE = "AlicePw-1"
@@ -123,7 +126,8 @@ WELCOME = "<!doctype html><html><head><meta charset='utf-8'><title>Welcome</titl
 class Site(http.server.BaseHTTPRequestHandler):
     pages = {"/login.html": LOGIN, "/signup.html": SIGNUP, "/rules-signup.html": RULES_SIGNUP, "/hidden.html": HIDDEN, "/frame.html": FRAME,
              "/clickjack-css.html": CLICKJACK_CSS, "/clickjack-decoy.html": CLICKJACK_DECOY, "/pay.html": PAY,
-             "/checkout-pay.html": CHECKOUT.format(frame="pay.example.net"), "/checkout-other.html": CHECKOUT.format(frame="other.example.net")}
+             "/checkout-pay.html": CHECKOUT.format(frame="pay.example.net"), "/checkout-other.html": CHECKOUT.format(frame="other.example.net"),
+             "/passkeys.html": PASSKEYS, "/passkeys-framed.html": PASSKEY_FRAMED, "/passkey-frame.html": PASSKEY_FRAME}
 
     def log_message(self, *args):
         pass
@@ -146,7 +150,17 @@ class Site(http.server.BaseHTTPRequestHandler):
         self.reply(self.pages.get(path, "<p>not here</p>"))
 
     def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.startswith("/webauthn/"):
+            host = (self.headers.get("Host") or "").split(":")[0]
+            party = RELYING_PARTIES.setdefault(host, RelyingParty(host))
+            data = json.dumps(party.handle(self.path, json.loads(body or b"{}"))).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         self.reply(WELCOME)
 
 
@@ -316,8 +330,26 @@ class Harness:
         context.load_cert_chain(certificate + ".crt", certificate + ".key")
         self.https, self.http = serve(context), serve()
         https_port, http_port = self.https.server_address[1], self.http.server_address[1]
+        self.ports = (https_port, http_port)
         profile = self.root + "/profile"
         self.install_host(profile)
+        self.launch(profile)
+
+    def restart(self):
+        """The browser quits and starts again (the vault, the host's session and the site stay)."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+        if self.kind == "firefox":
+            self.launch(self.root + f"/profile-{time.time_ns()}")  # Firefox's temporary add-on goes with its profile
+        else:
+            try:
+                os.remove(self.root + "/profile/DevToolsActivePort")
+            except OSError:
+                pass
+            self.launch(self.root + "/profile")
+
+    def launch(self, profile):
+        https_port, http_port = self.ports
         if self.kind == "firefox":
             return self.start_firefox(profile, https_port, http_port)
         rules = ", ".join(f"MAP *.{domain}:443 127.0.0.1:{https_port}, MAP *.{domain}:80 127.0.0.1:{http_port}"
@@ -862,6 +894,159 @@ def main():
         h.timings["corpusShapes"] = len(shapes)
         check(not failures, f"{len(failures)} of {len(shapes)} form shapes: " + "; ".join(failures))
 
+    # ---- Passkeys: Coffer as the authenticator, fido2's Fido2Server as the relying party ----
+
+    AAGUID = "37daade0720d4806ad1a639b44632d1e"
+    RP = "https://passkeys.example.com"
+
+    def sheet(p, timeout=5):
+        """Waits for Coffer's passkey sheet, looks at it as a person would, and returns its buttons."""
+        check(p.wait("!!document.querySelector('coffer-passkey-sheet')", timeout=timeout), "no passkey sheet appeared")
+        time.sleep(0.7)
+        return p.shadow_items("coffer-passkey-sheet", "option")
+
+    def result(p, timeout=20):
+        p.wait("document.getElementById('result').textContent !== ''", timeout=timeout)
+        return p.evaluate("document.getElementById('result').textContent")
+
+    def verdict(text, prefix):
+        check(text.startswith(prefix), f"expected '{prefix}…', got {text!r}")
+        return json.loads(text[len(prefix):])
+
+    def host_requests(kind, since=0):
+        return [f for f in h.frames("in")[since:] if f.get("type") == kind]
+
+    def passkey_elapsed(kind):
+        requests = {f["id"]: f.get("type") for f in h.frames("in")}
+        return [a["elapsedMs"] for a in h.frames("out") if requests.get(a.get("id")) == kind and a.get("ok")]
+
+    def passkey_register_sign_in_restart():
+        p = h.browser.new_page(RP + "/passkeys.html")
+        p.click("#register-es256")
+        buttons = sheet(p)
+        p.screenshot(os.path.join(h.out, f"passkey-create-{h.kind}.png"))
+        text = p.shadow_text("coffer-passkey-sheet")
+        check("Save a passkey for passkeys.example.com" in text and "alice@example.com" in text, f"the create sheet says {text!r}")
+        p.click_at(*buttons[0])
+        made = verdict(result(p), "registered ")
+        check(made["alg"] == -7 and made["publicKeyAlgorithm"] == -7 and made["counter"] == 0 and made["aaguid"] == AAGUID,
+              f"fido2 saw {made}")
+        check(made["instance"] is True, "the page's credential is not a PublicKeyCredential")
+        check(made["flags"] & 0x18 == 0x18, f"a synced passkey is backup eligible and backed up: flags {made['flags']}")
+        rows = json.loads(h.coffer("list", "--json")[1])
+        check(any(r["type"] == "passkey" and r["serviceIdentifier"]["identifier"] == "passkeys.example.com" for r in rows),
+              f"coffer list shows no passkey: {rows}")
+        samples = []
+        for attempt in range(3 if h.kind == "chromium" else 1):
+            p.click("#signin")
+            buttons = sheet(p)
+            if attempt == 0:
+                p.screenshot(os.path.join(h.out, f"passkey-choose-{h.kind}.png"))
+                check("alice@example.com" in p.shadow_text("coffer-passkey-sheet"), "the choose sheet does not name the account")
+            p.evaluate("document.getElementById('result').textContent = ''; window.__clicked = performance.now()")
+            p.click_at(*buttons[0])
+            used = verdict(result(p), "signed in ")
+            check(used["alg"] == -7 and used["counter"] == 0 and used["userHandle"] == used["expectedUserHandle"], f"fido2 saw {used}")
+        h.timings["passkeyHostMs"] = {"create": passkey_elapsed("passkeyCreate"), "get": passkey_elapsed("passkeyGet")}
+        p.close()
+        h.restart()
+        again = h.browser.new_page(RP + "/passkeys.html")
+        again.click("#signin")
+        again.click_at(*sheet(again)[0])
+        verdict(result(again), "signed in ")
+        again.close()
+
+    def passkey_eddsa():
+        p = h.browser.new_page(RP + "/passkeys.html")
+        p.click("#register-eddsa")
+        p.click_at(*sheet(p)[0])
+        made = verdict(result(p), "registered ")
+        check(made["alg"] == -8 and made["publicKeyAlgorithm"] == -8, f"the relying party asked for EdDSA: {made}")
+        # The relying party names only this credential: the sheet offers it alone, and it signs.
+        p.evaluate("signIn({only: 'last'})")
+        buttons = sheet(p)
+        check(len(buttons) == 3, f"one passkey, another device, cancel: {len(buttons)} buttons")
+        p.click_at(*buttons[0])
+        check(verdict(result(p), "signed in ")["alg"] == -8, "the EdDSA passkey did not sign")
+        p.close()
+
+    def passkey_refusals():
+        p = h.browser.new_page(RP + "/passkeys.html")
+        before = len(h.frames("in"))
+        # Another site's rpId: SecurityError, and no sheet to click.
+        p.click("#register-other-rp")
+        check(result(p).startswith("error SecurityError"), f"another site's rpId: {result(p)!r}")
+        check(p.evaluate("document.querySelector('coffer-passkey-sheet') === null"), "a sheet was shown for another site's rpId")
+        # excludeCredentials names the passkey the vault holds: InvalidStateError, nothing stored.
+        count = len([r for r in json.loads(h.coffer("list", "--json")[1]) if r["type"] == "passkey"])
+        p.click("#register-again")
+        p.click_at(*sheet(p)[0])
+        check(result(p).startswith("error InvalidStateError"), f"excludeCredentials: {result(p)!r}")
+        check(len([r for r in json.loads(h.coffer("list", "--json")[1]) if r["type"] == "passkey"]) == count, "a passkey was stored anyway")
+        # Cancel: NotAllowedError, nothing signed.
+        p.click("#signin")
+        p.click_at(*sheet(p)[-1])
+        check(result(p).startswith("error NotAllowedError"), f"cancel: {result(p)!r}")
+        check(not host_requests("passkeyGet", before), "a cancelled sign-in reached the host")
+        # Only algorithms Coffer lacks: the browser's own flow, no sheet.
+        before = len(h.frames("in"))
+        p.evaluate("register({alg: -257})")
+        time.sleep(1.5)
+        check(p.evaluate("document.querySelector('coffer-passkey-sheet') === null"), "a sheet for RS256, which Coffer cannot make")
+        check(not host_requests("passkeyCreate", before), "an RS256-only registration reached the host")
+        p.close()
+
+    def passkey_page_attacks():
+        p = h.browser.new_page(RP + "/passkeys.html")
+        before = len(h.frames("in"))
+        # get() without a user gesture, and a forged request event: the sheet may show, but
+        # nothing signs until a person clicks it; the page cannot reach into it or click it.
+        p.evaluate("signIn({})")
+        p.evaluate("""dispatchEvent(new CustomEvent('coffer-webauthn-request', { detail: JSON.stringify({ id: 'forged', kind: 'get',
+            challenge: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', rpId: 'passkeys.example.com', allowCredentials: [] }) }))""")
+        sheet(p)
+        p.evaluate("""(() => { const host = document.querySelector('coffer-passkey-sheet');
+            host.click(); host.dispatchEvent(new MouseEvent('click', { bubbles: true, composed: true }));
+            window.__reach = String(host.shadowRoot); })()""")
+        time.sleep(1.0)
+        check(p.evaluate("window.__reach") == "null", "the page reached into the sheet")
+        check(not host_requests("passkeyGet", before) and not host_requests("passkeyCreate", before), "a page's own events signed or made a passkey")
+        # A frame of another site, not delegated: NotAllowedError, nothing asked of the host for it.
+        framed = h.browser.new_page(RP + "/passkeys-framed.html")
+        check(framed.wait("window.__frame !== ''", timeout=10), "the framed request never settled")
+        check(framed.evaluate("window.__frame") == "frame NotAllowedError", f"a cross-origin frame got {framed.evaluate('window.__frame')!r}")
+        check(not [f for f in h.frames("in")[before:] if f.get("origin") == "https://other.example.net"], "the frame's request reached the host")
+        framed.close()
+        p.close()
+
+    def passkey_locked():
+        p = h.browser.new_page(RP + "/passkeys.html")
+        h.lock()
+        before = h.prompts()
+        h.answers(["CANCEL"])
+        p.click("#signin")
+        buttons = sheet(p)
+        check("locked" in p.shadow_text("coffer-passkey-sheet"), "the sheet does not say Coffer is locked")
+        p.click_at(*buttons[0])
+        check(result(p).startswith("error NotAllowedError"), f"pinentry cancelled: {result(p)!r}")
+        h.answers([MASTER])
+        p.click("#signin-required")
+        p.click_at(*sheet(p)[0])
+        used = verdict(result(p), "signed in ")
+        check(used["flags"] & 0x04, f"the master password was just proven: UV expected, flags {used['flags']}")
+        check(h.prompts() == before + 2, f"one prompt each: {h.prompts() - before}")
+        p.close()
+
+    def passkey_conditional():
+        p = h.browser.new_page(RP + "/passkeys.html?conditional")
+        time.sleep(0.5)
+        items = h.open_list(p)
+        check("passkey for passkeys.example.com" in p.shadow_text("coffer-suggestions"), "no passkey in the inline list")
+        p.screenshot(os.path.join(h.out, f"passkey-inline-{h.kind}.png"))
+        p.click_at(*items[0])
+        verdict(result(p), "signed in ")
+        p.close()
+
     # (name, case, runs in Firefox too): the Chromium-only ones reach into the extension's
     # service worker or a frame's own target through the DevTools protocol.
     for name, function, both in [
@@ -884,6 +1069,13 @@ def main():
         ("a payment processor's frame asking for a bank login gets no save offer", embedded_frame, False),
         ("every form shape of the corpus fills the fields a person means, or offers nothing", form_corpus, True),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
+        ("passkey: the page's create() saves one in Coffer's sheet, fido2 verifies, sign-in works, again after a restart",
+         passkey_register_sign_in_restart, True),
+        ("passkey: EdDSA when the relying party asks for it", passkey_eddsa, True),
+        ("passkey: another site's rpId, excludeCredentials, cancel and RS256-only are refused as WebAuthn says", passkey_refusals, True),
+        ("passkey: page events and a cross-origin frame sign nothing", passkey_page_attacks, True),
+        ("passkey: locked asks pinentry (cancel refuses; verification required sets UV)", passkey_locked, True),
+        ("passkey: conditional mediation offers it under a 'username webauthn' field", passkey_conditional, True),
     ]:
         if (both or h.kind == "chromium") and (not args.only or args.only in name):
             h.case(name, function)

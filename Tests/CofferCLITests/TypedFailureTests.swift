@@ -82,10 +82,10 @@ final class SpecConformanceTests: XCTestCase {
         let cli = CLIHarness()
         cli.initVault()
         let file = cli.container + "-export.json"
-        try #"[{"created":"2026-01-01T00:00:00Z","fields":[],"id":"77659535c225b3750637e34a6e690cca","kind":"login","match":"host","modified":"2026-01-01T00:00:00Z","name":"","notes":"","otp":null,"password":"p","passwordHistory":[],"revision":1,"serviceIdentifiers":[{"identifier":"ex.com","type":"domain"}],"tags":[],"user":"u","passkey":{"rpId":"ex.com"}}]"#
+        try #"[{"created":"2026-01-01T00:00:00Z","fields":[],"id":"77659535c225b3750637e34a6e690cca","kind":"login","match":"host","modified":"2026-01-01T00:00:00Z","name":"","notes":"","otp":null,"password":"p","passwordHistory":[],"revision":1,"serviceIdentifiers":[{"identifier":"ex.com","type":"domain"}],"tags":[],"user":"u","futureMember":{"rpId":"ex.com"}}]"#
             .write(toFile: file, atomically: true, encoding: .utf8)
         let imported = unlocked(["import", file, "--dry-run"], cli)
         XCTAssertEqual(imported.code, 0, imported.stderr)
-        XCTAssertTrue(imported.stderr.contains("passkey: dropped 1 (a member this version of Coffer does not know)"), imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("futureMember: dropped 1 (a member this version of Coffer does not know)"), imported.stderr)
     }
 }

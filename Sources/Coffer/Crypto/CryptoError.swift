@@ -12,4 +12,7 @@ public enum CryptoError: Error, Equatable, Sendable {
     case invalidLength(expected: Int, actual: Int)
     /// Padding was malformed after a successful decryption (a writer bug, never an attacker's).
     case invalidPadding
+    /// A private key that is not what it claims: not the encoding or curve expected, a scalar out
+    /// of range, a public point off the curve or not its own.
+    case invalidKey
 }

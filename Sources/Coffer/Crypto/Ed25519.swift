@@ -42,6 +42,22 @@ public final class Ed25519SigningKey: Sendable {
         self.secretKey = secretKey
     }
 
+    /// The key of a 32-byte RFC 8032 seed (`crypto_sign_seed_keypair`): the private key form of
+    /// PKCS#8 (RFC 8410) and so of an EdDSA passkey.
+    public convenience init(seed: SecureBytes) throws(CryptoError) {
+        try Sodium.ready()
+        guard seed.count == 32 else { throw .invalidLength(expected: 32, actual: seed.count) }
+        let secret = try SecureBytes(count: Self.secretKeyLength)
+        var publicKey = [UInt8](repeating: 0, count: Self.publicKeyLength)
+        let status = secret.withUnsafeMutableBytes { output in
+            seed.withUnsafeBytes {
+                crypto_sign_seed_keypair(&publicKey, output.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        guard status == 0 else { throw .keyDerivationFailed }
+        self.init(publicKey: publicKey, secretKey: secret)
+    }
+
     private init(publicKey: [UInt8], secretKey: SecureBytes) {
         self.publicKey = publicKey
         self.secretKey = secretKey

@@ -2,7 +2,8 @@
 ///
 /// Layout 3 (kind 3): `0x03 ‖ count u32 ‖ entries`, each `record id ‖ rank i64 ‖ type u8 ‖ …`:
 /// types 0–3 are identities (password or one-time code, of a `.domain` or a `.URL`) followed by
-/// `mode u8 ‖ port u16 ‖ site ‖ host ‖ scheme ‖ path ‖ identifier ‖ user ‖ name`; type 4 is an
+/// `mode u8 ‖ port u16 ‖ site ‖ host ‖ scheme ‖ path ‖ identifier ‖ user ‖ name`; type 5 a passkey
+/// identity, the same followed by `credential id ‖ user handle` (base64url); type 4 is an
 /// item entry followed by `kind u8 ‖ flags u8 ‖ name ‖ user ‖ service`. Layout 2 (kind 2): password
 /// identities only, without `name`. Layout 1 (kind 0, format 0.x): password identities only,
 /// `record id ‖ rank ‖ type ‖ site ‖ identifier ‖ user`.
@@ -22,6 +23,10 @@ extension IndexShardCoding {
                 for text in [identity.key.site, identity.key.host, identity.key.scheme, identity.key.path, identity.serviceIdentifier.identifier,
                              identity.user, identity.name] {
                     bytes.append(lengthPrefixed: text)
+                }
+                if identity.kind == .passkey {
+                    bytes.append(lengthPrefixed: Base64.encodeURL(identity.credentialID))
+                    bytes.append(lengthPrefixed: Base64.encodeURL(identity.userHandle))
                 }
             case .item(let item):
                 bytes.append(littleEndian: Int64(0))
@@ -84,6 +89,8 @@ extension IndexShardCoding {
         /// The parsed service (kind 2 only; `nil` in a kind-0 bucket, whose readers parse the
         /// identifier themselves).
         let parsed: Parsed?
+        /// A passkey identity's credential id and user handle, base64url (type 5 only).
+        var passkey: (credentialID: Range<Int>, userHandle: Range<Int>)? = nil
 
         struct Parsed {
             let mode: MatchMode
@@ -145,16 +152,20 @@ extension IndexShardCoding {
                     recordID: id, rank: rank, type: typeByte == 1 ? .URL : .domain, kind: .password, site: site, identifier: identifier,
                     user: user, name: 0..<0, parsed: nil))
                 order = (identifier, user)
-            } else if typeByte <= (kind == identityKind ? 3 : 1) {
+            } else if typeByte <= (kind == identityKind ? 3 : 1) || (typeByte == IdentityEntry.passkeyTypeByte && kind == identityKind) {
                 guard let mode = MatchMode(indexByte: try reader.integer(UInt8.self)) else { throw .nonCanonical("match mode") }
                 let port = try reader.integer(UInt16.self)
                 let site = try text(&reader), host = try text(&reader), scheme = try text(&reader), path = try text(&reader)
                 let identifier = try text(&reader), user = try text(&reader)
                 let name = kind == identityKind ? try text(&reader) : 0..<0
-                scanned = .identity(ScannedIdentity(
-                    recordID: id, rank: rank, type: typeByte & 1 == 1 ? .URL : .domain, kind: typeByte >= 2 ? .oneTimeCode : .password,
+                let isPasskey = typeByte == IdentityEntry.passkeyTypeByte
+                var identity = ScannedIdentity(
+                    recordID: id, rank: rank, type: typeByte & 1 == 1 && !isPasskey ? .URL : .domain,
+                    kind: isPasskey ? .passkey : typeByte >= 2 ? .oneTimeCode : .password,
                     site: site, identifier: identifier, user: user, name: name,
-                    parsed: .init(mode: mode, port: port, host: host, scheme: scheme, path: path)))
+                    parsed: .init(mode: mode, port: port, host: host, scheme: scheme, path: path))
+                if isPasskey { identity.passkey = (try text(&reader), try text(&reader)) }
+                scanned = .identity(identity)
                 order = (identifier, user)
             } else if typeByte == ItemEntry.typeByte && kind == identityKind {
                 guard rank == 0, let itemKind = ItemKind(indexByte: try reader.integer(UInt8.self)) else { throw .nonCanonical("item kind") }
@@ -253,7 +264,9 @@ extension IndexShardCoding {
                 }
                 entries.append(.identity(IdentityEntry(
                     recordID: identity.recordID, serviceIdentifier: service, user: string(identity.user), rank: identity.rank,
-                    mode: mode, key: key, kind: identity.kind, name: string(identity.name))))
+                    mode: mode, key: key, kind: identity.kind, name: string(identity.name),
+                    credentialID: identity.passkey.flatMap { Base64.decodeURL(string($0.credentialID)) } ?? [],
+                    userHandle: identity.passkey.flatMap { Base64.decodeURL(string($0.userHandle)) } ?? [])))
             case .item(let item):
                 switch filter {
                 case .sites?, .hosts?: return

@@ -1,8 +1,10 @@
-/// Which of Apple's credential identities an entry is: a password (`ASPasswordCredentialIdentity`)
-/// or a one-time code (`ASOneTimeCodeCredentialIdentity`, iOS 18).
+/// Which of Apple's credential identities an entry is: a password (`ASPasswordCredentialIdentity`),
+/// a one-time code (`ASOneTimeCodeCredentialIdentity`, iOS 18) or a passkey
+/// (`ASPasskeyCredentialIdentity`, iOS 17).
 public enum IdentityKind: String, Sendable {
     case password
     case oneTimeCode
+    case passkey
 }
 
 /// One suggestion in an identity bucket (SPEC.md §7.3).
@@ -19,10 +21,15 @@ public struct IdentityEntry: Equatable, Sendable {
     public var kind: IdentityKind
     /// The item's name, for lists (may be empty).
     public var name: String
+    /// A passkey identity's credential id and user handle (empty for other kinds): what a relying
+    /// party's `allowCredentials` names, known while locked as Apple's identity store knows it.
+    public var credentialID: [UInt8]
+    public var userHandle: [UInt8]
 
     public init(
         recordID: RecordID, serviceIdentifier: CredentialServiceIdentifier, user: String, rank: Int64 = 0,
-        mode: MatchMode = .host, key: ServiceKey, kind: IdentityKind = .password, name: String = ""
+        mode: MatchMode = .host, key: ServiceKey, kind: IdentityKind = .password, name: String = "",
+        credentialID: [UInt8] = [], userHandle: [UInt8] = []
     ) {
         self.recordID = recordID
         self.serviceIdentifier = serviceIdentifier
@@ -32,6 +39,8 @@ public struct IdentityEntry: Equatable, Sendable {
         self.key = key
         self.kind = kind
         self.name = name
+        self.credentialID = credentialID
+        self.userHandle = userHandle
     }
 
     /// The registrable domain (or host) the entry is filed under.
@@ -42,10 +51,16 @@ public struct IdentityEntry: Equatable, Sendable {
     }
 
     /// The type byte of SPEC.md §7.3: 0/1 a password identity of a `.domain`/`.URL`, 2/3 a
-    /// one-time-code identity.
+    /// one-time-code identity, 5 a passkey identity (its service is the relying party's id, a domain).
     var typeByte: UInt8 {
-        (kind == .oneTimeCode ? 2 : 0) + (serviceIdentifier.type == .URL ? 1 : 0)
+        switch kind {
+        case .password: serviceIdentifier.type == .URL ? 1 : 0
+        case .oneTimeCode: serviceIdentifier.type == .URL ? 3 : 2
+        case .passkey: Self.passkeyTypeByte
+        }
     }
+
+    static let passkeyTypeByte: UInt8 = 5
 }
 
 /// One item, filed by its name so a person can name it (SPEC.md §7.3): every record has exactly

@@ -93,6 +93,10 @@ extension IdentityEntry {
         ]
         if kind != .password { members["kind"] = .string(kind.rawValue) }
         if !name.isEmpty { members["name"] = .string(name) }
+        if kind == .passkey {
+            members["credentialId"] = .string(Base64.encodeURL(credentialID))
+            members["userHandle"] = .string(Base64.encodeURL(userHandle))
+        }
         return .object(members)
     }
 
@@ -121,9 +125,16 @@ extension IdentityEntry {
             else { return nil }
             (kind, name) = (parsedKind, parsedName)
         }
+        var credentialID: [UInt8] = [], userHandle: [UInt8] = []
+        if kind == .passkey {
+            guard let id = members["credentialId"]?.stringValue.flatMap(Base64.decodeURL),
+                  let handle = members["userHandle"]?.stringValue.flatMap(Base64.decodeURL)
+            else { return nil }
+            (credentialID, userHandle) = (id, handle)
+        }
         self.init(
             recordID: recordID, serviceIdentifier: service, user: user, rank: rank, mode: mode, key: key(service, site), kind: kind,
-            name: name)
+            name: name, credentialID: credentialID, userHandle: userHandle)
     }
 }
 

@@ -73,6 +73,8 @@ public struct Record: Equatable, Sendable {
     public var otp: String?
     /// Previous passwords, newest first, at most `maximumPasswordHistory`.
     public var passwordHistory: [PasswordHistoryEntry]
+    /// A passkey for the login's relying party (SPEC.md §6.4), or nil.
+    public var passkey: Passkey?
     /// Members this version does not know, kept as read so that a rewrite preserves what a
     /// newer writer added (SPEC.md §6.2).
     public var otherMembers: JSONObject
@@ -83,7 +85,7 @@ public struct Record: Equatable, Sendable {
         id: RecordID, serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
         notes: String = "", fields: [RecordField] = [], created: Date, modified: Date, revision: UInt64,
         matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login, tags: [String] = [], otp: String? = nil,
-        passwordHistory: [PasswordHistoryEntry] = [], otherMembers: JSONObject = [:]
+        passwordHistory: [PasswordHistoryEntry] = [], passkey: Passkey? = nil, otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -100,6 +102,7 @@ public struct Record: Equatable, Sendable {
         self.tags = tags
         self.otp = otp
         self.passwordHistory = passwordHistory
+        self.passkey = passkey
         self.otherMembers = otherMembers
     }
 
@@ -114,7 +117,7 @@ public struct Record: Equatable, Sendable {
 public enum RecordCoding {
     static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
-        "name", "kind", "tags", "otp", "passwordHistory",
+        "name", "kind", "tags", "otp", "passwordHistory", "passkey",
     ]
 
     /// Writers omit every optional member at its default (`match` host, `kind` login, empty
@@ -148,6 +151,7 @@ public enum RecordCoding {
         members["passwordHistory"] = record.passwordHistory.isEmpty && omittingDefaults ? nil : .array(record.passwordHistory.map { entry in
             ["password": .string(entry.password), "replaced": .string(UTCTimestamp.format(entry.replaced))]
         })
+        members["passkey"] = record.passkey.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
         return members
     }
 
@@ -194,6 +198,7 @@ public enum RecordCoding {
                     return entries.count == elements.count ? entries : nil
                 }
             } ?? [],
+            passkey: try reader.optional("passkey") { Passkey(json: $0) },  // `null` is refused: writers omit it
             otherMembers: members.filter(names: { !knownMembers.contains($0) }))
         try validate(record)
         return record
@@ -234,6 +239,7 @@ public enum RecordCoding {
         }
         guard record.passwordHistory.count <= Record.maximumPasswordHistory else { throw .invalidDocument("passwordHistory longer than 20") }
         guard Set(record.tags).count == record.tags.count else { throw .invalidDocument("tags repeat") }
+        guard record.passkey == nil || record.kind == .login else { throw .invalidDocument("passkey on an item that is not a login") }
     }
 
     /// `date` truncated to whole seconds, the precision the format stores.

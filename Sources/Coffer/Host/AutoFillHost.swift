@@ -11,6 +11,13 @@
 /// `coffer fill`, the git and docker credential helpers, the browser host and the examples
 /// are all this host.
 public struct AutoFillHost {
+    /// What a fill hands over: a password, or the one-time code of the same login. (A passkey is
+    /// never filled: it signs a relying party's challenge, `CredentialProvider+Passkeys`.)
+    public enum FillKind: Sendable {
+        case password
+        case oneTimeCode
+    }
+
     public enum Result: Equatable, Sendable {
         case filled(PasswordCredential, identity: PasswordCredentialIdentity?)
         /// A one-time code (a fill of `kind: .oneTimeCode`).
@@ -44,7 +51,7 @@ public struct AutoFillHost {
     ///   - kind: a password, or the one-time code of the same login (iOS 18's one-time-code
     ///     AutoFill), under the same rules.
     public func fill(
-        serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool, kind: IdentityKind = .password
+        serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool, kind: FillKind = .password
     ) -> Result {
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         let suggestions: [RankedIdentity]
@@ -97,7 +104,7 @@ public struct AutoFillHost {
     /// admits.
     private func candidates(
         _ services: [CredentialServiceIdentifier], _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel,
-        sharing: SharedCredentials?, kind: IdentityKind
+        sharing: SharedCredentials?, kind: FillKind
     ) throws -> [RankedIdentity] {
         let store = provider.vault.identityStore
         let found = switch kind {
@@ -116,7 +123,7 @@ public struct AutoFillHost {
     }
 
     /// The silent path, then the interactive one when the provider asks and a user is present.
-    private func provide(_ ranked: RankedIdentity, kind: IdentityKind, allowInteraction: Bool) -> Result {
+    private func provide(_ ranked: RankedIdentity, kind: FillKind, allowInteraction: Bool) -> Result {
         let context = switch kind {
         case .password:
             silentThenInteractive(allowInteraction: allowInteraction,
@@ -152,7 +159,8 @@ public struct AutoFillHost {
         case .completed(let credential)?: .filled(credential, identity: password)
         case .completedOneTimeCode(let credential)?: .filledCode(credential, identity: code)
         case .cancelled(let error)?: .cancelled(error)
-        case .configurationCompleted?, nil: .cancelled(ExtensionError(.failed, failureReason: "the provider did not answer"))
+        case .configurationCompleted?, .completedPasskeyRegistration?, .completedPasskeyAssertion?, nil:
+            .cancelled(ExtensionError(.failed, failureReason: "the provider did not answer"))
         }
     }
 }

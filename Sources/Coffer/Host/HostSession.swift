@@ -15,6 +15,9 @@ public final class HostSession {
     public let interaction: UserInteraction?
     /// The idle timeout of a session an unlock here starts (`coffer unlock`'s default).
     public var sessionTimeout: TimeInterval = 15 * 60
+    /// When the master password was last proven to this host: shared by every request's
+    /// provider, so a passkey signed a minute after a pinentry unlock is user-verified.
+    public let userVerification = UserVerificationClock()
     /// Whether an unlock with the password starts a keyring session. Desktop hosts do (the next
     /// request, and the CLI, need not ask again); a CLI command does not — there `coffer unlock`
     /// is the person's explicit choice to start one.
@@ -93,6 +96,7 @@ public final class HostSession {
             do {
                 try vault.unlock(masterPassword: password)
                 derived()
+                userVerification.markVerified()
                 if startsSessions { startSession(for: vault) }
                 return .unlocked
             } catch VaultError.wrongPassword {
@@ -120,6 +124,7 @@ public final class HostSession {
     public func provider(for vault: Vault, mayAsk: Bool = true) -> CredentialProvider {
         let provider = CredentialProvider(vault: vault, interaction: mayAsk ? interaction : nil, sessions: sessions)
         provider.sharedCredentials = { self.sharedCredentials }
+        provider.userVerification = userVerification
         return provider
     }
 }

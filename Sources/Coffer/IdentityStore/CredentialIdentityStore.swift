@@ -58,6 +58,35 @@ public final class CredentialIdentityStore: Sendable {
         return listing.rows.map(listing.rankedIdentity)
     }
 
+    /// The passkey identities (Apple's `ASPasskeyCredentialIdentity`) of relying party
+    /// `relyingPartyIdentifier`, exactly that id (WebAuthn scopes a credential to its rpId, never
+    /// to a sibling host), best first: read from the one bucket of that host.
+    public func passkeyIdentities(forRelyingParty relyingPartyIdentifier: String) throws(CredentialIdentityStoreError) -> [PasskeyCredentialIdentity] {
+        try readable()
+        let service = CredentialServiceIdentifier(identifier: relyingPartyIdentifier, type: .domain)
+        let key = ServiceKey(parsing: service)
+        guard key.isParsed else { return [] }
+        let usage = vault.deviceState.lastUsed()
+        return try mapped {
+            try vault.readingIndex { index, manifest in
+                let entries = try index.entries(inSlot: index.identitySlot(for: key, layout: manifest.layout), of: manifest, filter: .hosts([key.host]))
+                let passkeys = entries.compactMap { entry -> IdentityEntry? in
+                    guard case .identity(let identity) = entry, identity.kind == .passkey, identity.serviceIdentifier == service,
+                          identity.mode != .never
+                    else { return nil }
+                    return identity
+                }
+                return passkeys.sorted { a, b in
+                    (a.rank, usage.lastUsed(a.recordID), b.recordID.words) > (b.rank, usage.lastUsed(b.recordID), a.recordID.words)
+                }.map { identity in
+                    PasskeyCredentialIdentity(
+                        relyingPartyIdentifier: identity.serviceIdentifier.identifier, userName: identity.user, credentialID: identity.credentialID,
+                        userHandle: identity.userHandle, recordIdentifier: identity.recordID.hex, rank: Int(identity.rank))
+                }
+            }
+        }
+    }
+
     /// The records whose id starts with `prefix` (lowercase hex, at least two digits): read from
     /// the one ledger shard of their first byte (SPEC.md §7.4), never a scan of the vault.
     public func recordIdentifiers(withPrefix prefix: String) throws(CredentialIdentityStoreError) -> [RecordID] {

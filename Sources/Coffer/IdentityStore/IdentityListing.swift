@@ -14,6 +14,8 @@ public struct IdentityListing: Sendable {
     public enum Entry: Sendable {
         case password
         case oneTimeCode
+        /// A passkey for its relying party: listed, never filled.
+        case passkey
         /// An item without identities, listed by name (its `kind` says which).
         case item
     }
@@ -156,10 +158,18 @@ public struct IdentityListing: Sendable {
 
     private static func row(_ scanned: IndexShardCoding.ScannedIdentity, match: ServiceMatcher.Match?, usage: UsageLog) -> Row {
         Row(
-            recordID: scanned.recordID, entry: scanned.kind == .oneTimeCode ? .oneTimeCode : .password, kind: .login,
+            recordID: scanned.recordID, entry: Self.entry(of: scanned.kind), kind: .login,
             rank: scanned.rank, lastUsed: usage.lastUsed(scanned.recordID), type: scanned.type,
             mode: scanned.parsed?.mode ?? .host, level: match?.level, requestIndex: UInt16(clamping: match?.requestIndex ?? 0),
             identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user), nameBounds: bounds(scanned.name))
+    }
+
+    private static func entry(of kind: IdentityKind) -> Entry {
+        switch kind {
+        case .password: .password
+        case .oneTimeCode: .oneTimeCode
+        case .passkey: .passkey
+        }
     }
 
     /// A listed item's row: its service (if any) where an identity has its identifier.

@@ -39,7 +39,7 @@ extension RecordDraft: Hashable {
     public static func == (a: RecordDraft, b: RecordDraft) -> Bool {
         a.serviceIdentifiers == b.serviceIdentifiers && a.user == b.user && a.password == b.password && a.notes == b.notes
             && a.fields == b.fields && a.matchMode == b.matchMode && a.name == b.name && a.kind == b.kind && a.tags == b.tags
-            && a.otp == b.otp && a.passwordHistory == b.passwordHistory
+            && a.otp == b.otp && a.passwordHistory == b.passwordHistory && a.passkey == b.passkey
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -54,7 +54,8 @@ extension RecordDraft: Hashable {
         self.init(
             serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, notes: record.notes,
             fields: record.fields, matchMode: record.matchMode, name: record.name, kind: record.kind, tags: record.tags,
-            otp: record.otp, passwordHistory: record.passwordHistory, created: record.created, modified: record.modified)
+            otp: record.otp, passwordHistory: record.passwordHistory, created: record.created, modified: record.modified,
+            passkey: record.passkey)
     }
 }
 

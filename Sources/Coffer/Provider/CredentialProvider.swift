@@ -20,6 +20,10 @@ public final class CredentialProvider {
     /// How many times a person may give the master password for one request (as sudo and
     /// gpg): the provider's, and every host's (`HostSession`).
     public static let passwordAttempts = 3
+    /// When the master password was last proven to this provider (or to the long-lived host that
+    /// shares this clock among its providers): a passkey operation within the window is
+    /// user-verified (SPEC.md §8.2.1).
+    public var userVerification = UserVerificationClock()
 
     /// - Parameters:
     ///   - interaction: the user interface; `nil` when none is possible (then the interface
@@ -137,8 +141,9 @@ public final class CredentialProvider {
     }
 
     /// Asks for the master password until it unlocks the vault; cancels the request otherwise.
-    func authenticate(reason: String) -> Bool {
-        if unlockFromSession() { return true }
+    /// - Parameter proving: ask even when the vault is unlocked (a passkey's user verification).
+    func authenticate(reason: String, proving: Bool = false) -> Bool {
+        if !proving, unlockFromSession() { return true }
         guard let interaction else {
             extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "no user interface"))
             return false
@@ -157,6 +162,7 @@ public final class CredentialProvider {
             defer { derived() }
             do {
                 try vault.unlock(masterPassword: password)
+                userVerification.markVerified()
                 return true
             } catch VaultError.wrongPassword {
                 continue

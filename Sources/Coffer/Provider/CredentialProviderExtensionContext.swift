@@ -7,6 +7,8 @@ public final class CredentialProviderExtensionContext: Sendable {
     public enum Outcome: Equatable, Sendable {
         case completed(PasswordCredential)
         case completedOneTimeCode(OneTimeCodeCredential)
+        case completedPasskeyRegistration(PasskeyRegistrationCredential)
+        case completedPasskeyAssertion(PasskeyAssertionCredential)
         case cancelled(ExtensionError)
         case configurationCompleted
     }
@@ -25,6 +27,16 @@ public final class CredentialProviderExtensionContext: Sendable {
     /// Apple's `completeOneTimeCodeRequest(using:)` (iOS 18).
     public func completeOneTimeCodeRequest(using credential: OneTimeCodeCredential) {
         finish(.completedOneTimeCode(credential))
+    }
+
+    /// Apple's `completeRegistrationRequest(using:)` (iOS 17): a new passkey.
+    public func completeRegistrationRequest(using credential: PasskeyRegistrationCredential) {
+        finish(.completedPasskeyRegistration(credential))
+    }
+
+    /// Apple's `completeAssertionRequest(using:)` (iOS 17): a signed passkey sign-in.
+    public func completeAssertionRequest(using credential: PasskeyAssertionCredential) {
+        finish(.completedPasskeyAssertion(credential))
     }
 
     /// Cancels with an `ExtensionError`; any other error is reported as `.failed`.

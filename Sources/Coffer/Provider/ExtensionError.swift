@@ -7,6 +7,9 @@ public struct ExtensionError: Error, Equatable, Sendable, CustomStringConvertibl
         /// `prepareInterfaceToProvideCredential(for:)`.
         case userInteractionRequired = 100
         case credentialIdentityNotFound = 101
+        /// A registration for an account the vault already holds a passkey of (iOS 18): the
+        /// relying party's `excludeCredentials` named it.
+        case matchedExcludedCredential = 102
     }
 
     public let code: Code
@@ -45,6 +48,7 @@ public struct ExtensionError: Error, Equatable, Sendable, CustomStringConvertibl
         case .userCanceled: "userCanceled"
         case .userInteractionRequired: "userInteractionRequired"
         case .credentialIdentityNotFound: "credentialIdentityNotFound"
+        case .matchedExcludedCredential: "matchedExcludedCredential"
         }
         return failureReason.map { "\(name) (\(code.rawValue)): \($0)" } ?? "\(name) (\(code.rawValue))"
     }

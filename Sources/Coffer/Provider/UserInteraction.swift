@@ -11,6 +11,10 @@ public protocol UserInteraction: AnyObject {
     ///   is false: that would release a password to a host no person chose (SPEC.md §8.1).
     func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity?
 
+    /// Lets the person pick one of a relying party's passkeys (best first); `nil` means cancelled.
+    /// The default asks nobody and picks none: a passkey is never chosen for a person.
+    func choosePasskey(from identities: [PasskeyCredentialIdentity]) -> PasskeyCredentialIdentity?
+
     /// Whether a person can pick among suggestions here (default: yes).
     var canChooseIdentity: Bool { get }
     /// Asks the person to allow something (the SSH agent, before a signature with a key marked
@@ -27,6 +31,8 @@ extension UserInteraction {
     /// only supplies the master password can authenticate but cannot choose; the host then
     /// fills nothing that needs a choice (SPEC.md §8.3).
     public var canChooseIdentity: Bool { true }
+
+    public func choosePasskey(from identities: [PasskeyCredentialIdentity]) -> PasskeyCredentialIdentity? { nil }
 
     /// Nobody to ask: declined.
     public func requestConfirmation(_ description: String) throws -> Bool { false }

@@ -18,11 +18,14 @@ public struct RecordDraft: Sendable {
     /// When the item was made and last changed, for an import that knows (default: now).
     public var created: Date?
     public var modified: Date?
+    /// A passkey for the login (SPEC.md §6.4): a registration's, or an import's.
+    public var passkey: Passkey?
 
     public init(
         serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
         notes: String = "", fields: [RecordField] = [], matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login,
-        tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil
+        tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil,
+        passkey: Passkey? = nil
     ) {
         self.serviceIdentifiers = serviceIdentifiers
         self.user = user
@@ -37,6 +40,7 @@ public struct RecordDraft: Sendable {
         self.passwordHistory = passwordHistory
         self.created = created
         self.modified = modified
+        self.passkey = passkey
     }
 }
 
@@ -156,7 +160,7 @@ extension Vault {
                 notes: draft.notes, fields: draft.fields, created: draft.created.map(RecordCoding.wholeSeconds) ?? now,
                 modified: (draft.modified ?? draft.created).map(RecordCoding.wholeSeconds) ?? now, revision: 1, matchMode: draft.matchMode,
                 name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
-                passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory))))
+                passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory)), passkey: draft.passkey))
         }
         try writeTransaction { opened throws in
             progress?(0, records.count)
@@ -264,5 +268,6 @@ extension Vault {
         if let otp = draft.otp {
             do { _ = try OneTimeCodeParameters(parsing: otp) } catch { throw .invalidInput("\(error)") }
         }
+        if draft.passkey != nil, draft.kind != .login { throw .invalidInput("only a login holds a passkey") }
     }
 }

@@ -29,7 +29,7 @@ struct FillCommand: Command {
         let interaction = CommandLineInteraction(context: context)
         let provider = context.hostSession(of: vault, interaction: interaction).provider(for: vault)
         let host = AutoFillHost(provider: provider)
-        let kind: IdentityKind = context.arguments.has("otp") ? .oneTimeCode : .password
+        let kind: AutoFillHost.FillKind = context.arguments.has("otp") ? .oneTimeCode : .password
         switch host.fill(serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind) {
         case .filled(let credential, let identity):
             if context.arguments.has("clip") {

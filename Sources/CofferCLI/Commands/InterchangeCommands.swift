@@ -98,7 +98,7 @@ struct ExportCommand: Command {
         let records = try vault.allRecords()
         progress.finish()
         if format == "json" {
-            context.print(JSONOutput.render(.array(records.map(JSONOutput.record))))
+            context.print(JSONOutput.render(.array(records.map { JSONOutput.record($0, withPasskeyKey: true) })))
         } else {
             var lines = ["name,url,username,password,note"]
             for record in records {

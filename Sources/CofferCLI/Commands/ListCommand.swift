@@ -13,8 +13,8 @@ struct ListCommand: Command {
         registrable-domain, shared-credential) and "automaticFill" whether fill would use it
         without asking you.
         Without SERVICE, items that offer no identity (notes, cards, logins without a site) are
-        listed by name too; --json then gives each row a "type": "password", "oneTimeCode" or
-        "item". Without SERVICE the list is sorted by service (or name), then user, except with
+        listed by name too, and passkeys by their relying party; --json then gives each row a
+        "type": "password", "oneTimeCode", "passkey" or "item". Without SERVICE the list is sorted by service (or name), then user, except with
         --format, which keeps suggestion order (scripts and completion sort as they need). --format prints
         one TEMPLATE per row for scripts and launchers: {service}, {user}, {name}, {id}, {kind},
         {type} and {path} (SERVICE/USER, as ENTRY reads it), with \\t and \\n; a line that comes
@@ -158,7 +158,7 @@ extension CommandContext {
                     case .name: line += UnsafeBufferPointer(rebasing: text[row.name])
                     case .id: line += Array(row.recordID.hex.utf8)
                     case .kind: line += Array(row.kind.rawValue.utf8)
-                    case .type: line += Array((row.entry == .item ? "item" : "password").utf8)
+                    case .type: line += Array((row.entry == .item ? "item" : row.entry == .passkey ? "passkey" : "password").utf8)
                     case .path:
                         // SERVICE/USER as ENTRY reads it, with a URL's host as the service.
                         guard !service.isEmpty else { break }

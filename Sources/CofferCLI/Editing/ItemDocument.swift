@@ -4,14 +4,14 @@ import Coffer
 /// or reads from stdin — one format, so `coffer show X | coffer edit X` changes nothing
 /// (SPEC.md §10.2). pass's shape: the password on line 1, then `key: value` lines — `name`,
 /// `kind`, `user`, one `url` per service, `tags` (comma-separated), `match`, custom fields in
-/// order (a hidden one as `key (hidden): value`), `otp`, then the read-only `id`, `revision`,
-/// `modified` and `password history` — then, after a blank line, the notes, verbatim.
+/// order (a hidden one as `key (hidden): value`), `otp`, then the read-only `passkey` (its relying
+/// party, user and algorithm — never its key), `id`, `revision`, `modified` and `password history` — then, after a blank line, the notes, verbatim.
 ///
 /// A custom field named like a member key is written `field KEY: value`. A value that spans
 /// lines continues on lines that start with one tab (as mail headers fold), so an SSH key or a
 /// multi-line field round-trips; notes never need it.
 struct ItemDocument: Equatable {
-    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "id", "revision", "modified", "password history"]
+    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "id", "revision", "modified", "password history"]
     static let hiddenMarker = " (hidden)"
     static let mask = "********"
 
@@ -30,6 +30,7 @@ struct ItemDocument: Equatable {
     var revision: String?
     var modified: String?
     var passwordHistory: String?
+    var passkey: String?
 
     init(_ record: Record) {
         password = record.password
@@ -46,6 +47,10 @@ struct ItemDocument: Equatable {
         revision = String(record.revision)
         modified = JSONOutput.date(record.modified)
         passwordHistory = record.passwordHistory.isEmpty ? nil : "\(record.passwordHistory.count) (show --json)"
+        passkey = record.passkey.map { passkey in
+            let algorithm = (try? PasskeyPrivateKey(pkcs8: passkey.privateKey))?.algorithm.name ?? "unusable key"
+            return "\(passkey.relyingPartyIdentifier), \(passkey.userName.isEmpty ? "(no user name)" : passkey.userName), \(algorithm)"
+        }
     }
 
     struct ParseError: Error, CustomStringConvertible {
@@ -70,6 +75,7 @@ struct ItemDocument: Equatable {
             add(Self.escapedKey(key) + (field.hidden ? Self.hiddenMarker : ""), field.hidden && masked ? Self.mask : field.value)
         }
         if let otp { add("otp", masked ? Self.mask : otp) }
+        if let passkey { add("passkey", passkey) }
         if let id { add("id", id) }
         if let revision { add("revision", revision) }
         if let modified { add("modified", modified) }
@@ -170,6 +176,7 @@ struct ItemDocument: Equatable {
         case "revision": revision = value.trimmingSpaces()
         case "modified": modified = value.trimmingSpaces()
         case "password history": passwordHistory = value.trimmingSpaces()
+        case "passkey": passkey = value.trimmingSpaces()  // read-only: an edit keeps the record's passkey
         default:
             let hidden = key.hasSuffix(Self.hiddenMarker)
             if hidden { key.removeLast(Self.hiddenMarker.count) }

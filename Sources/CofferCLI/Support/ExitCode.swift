@@ -64,6 +64,8 @@ struct CLIError: Error {
             return CLIError("the credential is gone: \(reason)", hint: "'coffer verify' checks the vault", code: .noInput)
         case .userCanceled:
             return CLIError("cancelled")
+        case .matchedExcludedCredential:
+            return CLIError("a passkey for this account is already saved", code: .dataError)
         case .failed:
             // The code comes from the underlying error's type, never the reason's wording.
             if let underlying = error.underlyingError { return from(underlying) }

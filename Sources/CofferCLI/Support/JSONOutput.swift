@@ -14,14 +14,15 @@ enum JSONOutput {
         ]
     }
 
-    /// A row of a whole listing: an identity with its `type` ("password" or "oneTimeCode") and
-    /// `name`, or an item without identities (`type` "item", its `kind`, and its service if any).
+    /// A row of a whole listing: an identity with its `type` ("password", "oneTimeCode" or
+    /// "passkey", whose service is the relying party's id) and `name`, or an item without
+    /// identities (`type` "item", its `kind`, and its service if any).
     static func row(_ row: IdentityListing.Row, of listing: IdentityListing) -> JSONValue {
         let name = JSONValue.string(listing.name(row))
         switch row.entry {
-        case .password, .oneTimeCode:
+        case .password, .oneTimeCode, .passkey:
             guard case .object(var object) = identity(listing.identity(row)) else { return .null }
-            object["type"] = .string(row.entry == .password ? "password" : "oneTimeCode")
+            object["type"] = .string(row.entry == .password ? "password" : row.entry == .passkey ? "passkey" : "oneTimeCode")
             object["name"] = name
             return .object(object)
         case .item:
@@ -64,9 +65,15 @@ enum JSONOutput {
 
     /// A whole record as `show --json` and `export` print it.
     /// The record document (SPEC.md §6.2) with every member present, so a script need not know
-    /// the defaults.
-    static func record(_ record: Record) -> JSONValue {
-        .object(RecordCoding.document(record, omittingDefaults: false))
+    /// the defaults. A passkey's private key is printed only by an explicit export
+    /// (`withPasskeyKey`): `show` names the passkey, never its key (SPEC.md §6.4).
+    static func record(_ record: Record, withPasskeyKey: Bool = false) -> JSONValue {
+        var document = RecordCoding.document(record, omittingDefaults: false)
+        if !withPasskeyKey, case .object(var passkey)? = document["passkey"] {
+            passkey["key"] = nil
+            document["passkey"] = .object(passkey)
+        }
+        return .object(document)
     }
 
     static func date(_ date: Date) -> String {

@@ -38,7 +38,7 @@ final class ProvisionRuleTests: XCTestCase {
                 serviceIdentifiers: [row.identity], user: "u", password: "pw", matchMode: row.mode, otp: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"))
             let host = AutoFillHost(provider: CredentialProvider(vault: vault, interaction: nil, sessions: nil))
             // A one-time code follows exactly the rule a password does (iOS 18's code AutoFill).
-            for kind in [IdentityKind.password, .oneTimeCode] {
+            for kind in [AutoFillHost.FillKind.password, .oneTimeCode] {
                 let outcome: String = switch host.fill(serviceIdentifiers: [row.request], allowInteraction: false, kind: kind) {
                 case .filled(let credential, _): credential.password == "pw" && kind == .password ? "automatic" : "wrong password"
                 case .filledCode(let code, _): code.code.count == 6 && kind == .oneTimeCode ? "automatic" : "wrong code"

@@ -5,7 +5,7 @@ enum CofferExportImport {
     /// The members of an exported record document this version reads (SPEC.md §6.2).
     static let knownMembers: Set<String> = [
         "id", "revision", "name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory",
-        "serviceIdentifiers", "match", "created", "modified",
+        "serviceIdentifiers", "match", "created", "modified", "passkey",
     ]
 
     static func read(_ text: String) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
@@ -17,12 +17,12 @@ enum CofferExportImport {
         for (index, element) in elements.enumerated() {
             let origin = "record \(index + 1)"
             guard case .object(let members) = element else { throw .malformed(location: origin, reason: "not an object") }
-            // The export writes `otp: null` for none; the record document omits it.
-            let document = JSONValue.object(members.filter(names: { $0 != "otp" || members["otp"] != .null }))
+            // The export writes `otp: null` and `passkey: null` for none; the record document omits them.
+            let document = JSONValue.object(members.filter(names: { !["otp", "passkey"].contains($0) || members[$0] != .null }))
             let record: Record
             do { record = try RecordCoding.decode(document.canonicalBytes) } catch { throw .malformed(location: origin, reason: "\(error)") }
             for name in ["name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory", "serviceIdentifiers", "match",
-                         "created", "modified"] {
+                         "created", "modified", "passkey"] {
                 if let value = members[name], value != .null { report.kept(name, as: name, value: "x") }
             }
             // The id and revision are the new vault's; every member, the dates included, is kept.

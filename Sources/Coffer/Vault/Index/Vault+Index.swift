@@ -239,12 +239,14 @@ extension Vault {
     }
 
     /// A record's index entries (SPEC.md §7.3): a login has a password identity per service
-    /// identifier and, when it has a one-time code, a one-time-code identity per service too;
-    /// every record has one item entry, `listed` when it has no identity. Ranks are carried
-    /// over from `previous`.
+    /// identifier (none when its password is empty and it holds a passkey: there is nothing to
+    /// fill) and, when it has a one-time code, a one-time-code identity per service too, and a
+    /// passkey identity for its passkey's relying party; every record has one item entry,
+    /// `listed` when it has no identity. Ranks are carried over from `previous`.
     static func indexEntries(of record: Record, previous: [BucketEntry] = []) -> [BucketEntry] {
         var entries: [BucketEntry] = []
-        let kinds: [IdentityKind] = record.kind != .login ? [] : record.otp == nil ? [.password] : [.password, .oneTimeCode]
+        var kinds: [IdentityKind] = record.kind != .login ? [] : record.otp == nil ? [.password] : [.password, .oneTimeCode]
+        if record.passkey != nil, record.password.isEmpty { kinds.removeAll { $0 == .password } }
         for kind in kinds {
             for service in record.serviceIdentifiers {
                 let rank = previous.lazy.compactMap { entry -> Int64? in
@@ -255,6 +257,17 @@ extension Vault {
                     recordID: record.id, serviceIdentifier: service, user: record.user, rank: rank, mode: record.matchMode,
                     key: ServiceKey(parsing: service), kind: kind, name: record.name)))
             }
+        }
+        if let passkey = record.passkey, record.kind == .login {
+            let service = CredentialServiceIdentifier(identifier: passkey.relyingPartyIdentifier, type: .domain)
+            let rank = previous.lazy.compactMap { entry -> Int64? in
+                guard case .identity(let old) = entry, old.kind == .passkey else { return nil }
+                return old.rank
+            }.first ?? 0
+            entries.append(.identity(IdentityEntry(
+                recordID: record.id, serviceIdentifier: service, user: passkey.userName, rank: rank, mode: record.matchMode,
+                key: ServiceKey(parsing: service), kind: .passkey, name: record.name, credentialID: passkey.credentialID,
+                userHandle: passkey.userHandle)))
         }
         // An SSH key's entry carries its public key instead, so the agent lists keys while locked.
         let summary = record.kind == .sshKey

@@ -1,0 +1,3 @@
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/err.h>

@@ -1,0 +1,107 @@
+import Coffer
+
+/// The passkey requests (SPEC.md §13.3): Coffer as the authenticator of the extension's WebAuthn
+/// client. The service worker takes the origin from the browser and hashes the `clientDataJSON`
+/// it built; the host checks the relying party against that origin, finds the passkeys, and lets
+/// the provider sign — after the person's choice in the sheet, through pinentry when locked.
+extension BrowserHost {
+    /// WebAuthn §5.1.3 step 8 / §5.1.4.1 step 7: the rpId must be the origin's host or a domain
+    /// above it that is not a public suffix, and the origin must be secure (https, or a
+    /// localhost). Given in canonical form (lower case, A-labels), as browsers compare it.
+    static func checkRelyingParty(_ rpId: String, for origin: BrowserOrigin) throws(BrowserHostError) {
+        guard origin.isSecure || origin.host == "localhost" else { throw .relyingParty("passkeys are only for https pages") }
+        guard let host = DomainNames.canonicalHost(origin.host), DomainNames.canonicalHost(rpId) == rpId else {
+            throw .relyingParty("the relying party id is not a domain in canonical form")
+        }
+        let isParent = host.hasSuffix("." + rpId) && DomainNames.registrableDomain(ofCanonicalHost: rpId) != nil
+        guard rpId == host || isParent else { throw .relyingParty("the relying party id \(rpId) is not this page's domain") }
+    }
+
+    func passkeyList(_ origin: BrowserOrigin, _ options: BrowserRequest.PasskeyOptions, unlock: Bool, in vault: Vault) throws -> JSONObject {
+        try Self.checkRelyingParty(options.relyingPartyIdentifier, for: origin)
+        if unlock, !vault.isUnlocked, !vault.identityStore.state.isEnabled {
+            try self.unlock(vault, reason: "to sign in to \(options.relyingPartyIdentifier) with a passkey")
+        }
+        let found: [PasskeyCredentialIdentity]
+        do {
+            found = try offered(options, in: vault)
+        } catch CredentialIdentityStoreError.storeDisabled {
+            return ["passkeys": [], "locked": true, "suggestionsOff": true]
+        }
+        return ["passkeys": .array(found.map(Self.json)), "locked": .bool(!vault.isUnlocked)]
+    }
+
+    func passkeyGet(_ origin: BrowserOrigin, _ options: BrowserRequest.PasskeyOptions, chosen: RecordID, in vault: Vault) throws -> JSONObject {
+        try Self.checkRelyingParty(options.relyingPartyIdentifier, for: origin)
+        if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault, reason: "to sign in to \(options.relyingPartyIdentifier)") }
+        guard let identity = try offered(options, in: vault).first(where: { $0.recordIdentifier == chosen.hex }) else { throw BrowserHostError.notFound }
+        let request = PasskeyCredentialRequest(
+            credentialIdentity: identity, clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification)
+        let wasLocked = !vault.isUnlocked
+        let provider = session.provider(for: vault)
+        let context = provider.extensionContext
+        context.reset()
+        provider.provideCredentialWithoutUserInteraction(for: request)
+        if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, interaction != nil {
+            context.reset()
+            provider.prepareInterfaceToProvideCredential(for: request)
+        }
+        switch context.outcome {
+        case .completedPasskeyAssertion(let assertion)?:
+            if wasLocked { startSession(for: vault) }
+            return [
+                "credentialId": .string(Base64.encodeURL(assertion.credentialID)),
+                "authenticatorData": .string(Base64.encodeURL(assertion.authenticatorData)),
+                "signature": .string(Base64.encodeURL(assertion.signature)), "userHandle": .string(Base64.encodeURL(assertion.userHandle)),
+            ]
+        case .cancelled(let error)?: throw BrowserHostError.from(error)
+        default: throw BrowserHostError.failed("the provider did not answer")
+        }
+    }
+
+    func passkeyCreate(
+        _ origin: BrowserOrigin, _ options: BrowserRequest.PasskeyOptions, _ account: BrowserRequest.PasskeyAccount, in vault: Vault
+    ) throws -> JSONObject {
+        try Self.checkRelyingParty(options.relyingPartyIdentifier, for: origin)
+        let algorithms = account.algorithms.compactMap(PasskeyAlgorithm.init(rawValue:))
+        guard !algorithms.isEmpty else { throw BrowserHostError.unsupported("none of the relying party's algorithms is ES256 or EdDSA") }
+        let request = PasskeyCredentialRequest(
+            credentialIdentity: PasskeyCredentialIdentity(
+                relyingPartyIdentifier: options.relyingPartyIdentifier, userName: account.userName, credentialID: [],
+                userHandle: account.userHandle, recordIdentifier: ""),
+            clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification, supportedAlgorithms: algorithms,
+            excludedCredentials: options.credentials, userDisplayName: account.displayName)
+        let wasLocked = !vault.isUnlocked
+        let provider = session.provider(for: vault)
+        provider.extensionContext.reset()
+        provider.prepareInterface(forPasskeyRegistration: request)
+        switch provider.extensionContext.outcome {
+        case .completedPasskeyRegistration(let registration)?:
+            if wasLocked { startSession(for: vault) }
+            return [
+                "credentialId": .string(Base64.encodeURL(registration.credentialID)),
+                "attestationObject": .string(Base64.encodeURL(registration.attestationObject)),
+                "authenticatorData": .string(Base64.encodeURL(registration.authenticatorData)),
+                "publicKey": .string(Base64.encodeURL(registration.publicKey)), "publicKeyAlgorithm": .integer(Int64(registration.algorithm.rawValue)),
+                "recordIdentifier": .string(registration.recordIdentifier),
+            ]
+        case .cancelled(let error)?: throw BrowserHostError.from(error)
+        default: throw BrowserHostError.failed("the provider did not answer")
+        }
+    }
+
+    /// The relying party's passkeys the request allows (all of them when it names none).
+    private func offered(_ options: BrowserRequest.PasskeyOptions, in vault: Vault) throws -> [PasskeyCredentialIdentity] {
+        try vault.identityStore.passkeyIdentities(forRelyingParty: options.relyingPartyIdentifier).filter { identity in
+            options.credentials.isEmpty || options.credentials.contains(identity.credentialID)
+        }
+    }
+
+    /// A passkey as the sheet shows it: never a key.
+    static func json(_ identity: PasskeyCredentialIdentity) -> JSONValue {
+        [
+            "recordIdentifier": .string(identity.recordIdentifier), "userName": .string(identity.userName),
+            "credentialId": .string(Base64.encodeURL(identity.credentialID)), "rpId": .string(identity.relyingPartyIdentifier),
+        ]
+    }
+}
