@@ -71,7 +71,9 @@ public struct ImportReport: Sendable {
             let count = items.count { $0.draft.kind == kind }
             return count == 0 ? nil : "\(count) \(kind.rawValue)\(count == 1 ? "" : "s")"
         }
-        lines.append("\(format.displayName): \(kinds.isEmpty ? "no items" : kinds.joined(separator: ", "))")
+        let passkeys = items.count { $0.draft.passkey != nil }
+        let passkeyNote = passkeys == 0 ? "" : " (\(passkeys) with a passkey)"
+        lines.append("\(format.displayName): \(kinds.isEmpty ? "no items" : kinds.joined(separator: ", "))\(passkeyNote)")
         for member in members {
             if let destination = member.destination {
                 lines.append("  \(member.source) → \(destination) (\(member.count))")

@@ -152,8 +152,16 @@ enum BitwardenImport {
             let totp = login["totp"]?.stringValue ?? ""
             let isCode = ImportValues.keepOneTimeCode(totp, in: &draft, at: origin, report: &report)
             report.kept("login.totp", as: isCode ? "one-time code" : "hidden field '\(ImportValues.unreadableCodeField)'", value: totp)
-            for _ in login["fido2Credentials"]?.arrayValue ?? [] {
-                report.dropped("login.fido2Credentials", because: "passkeys are not stored by Coffer")
+            for (index, credential) in (login["fido2Credentials"]?.arrayValue ?? []).enumerated() {
+                guard index == 0 else {
+                    report.dropped("login.fido2Credentials", because: "Coffer keeps one passkey per login (Bitwarden makes one)")
+                    continue
+                }
+                guard let passkey = Self.passkey(credential) else {
+                    throw .malformed(location: origin, reason: "login.fido2Credentials is not a passkey Coffer can read (its key, id or user handle)")
+                }
+                draft.passkey = passkey
+                report.kept("login.fido2Credentials", as: "passkey", value: "1")
             }
         case 2?:
             draft.kind = .note
@@ -183,6 +191,35 @@ enum BitwardenImport {
         report.kept("revisionDate", as: "modified", value: draft.modified == nil ? "" : "1")
         if item["reprompt"]?.int64Value == 1 { report.dropped("reprompt", because: "Coffer asks for the master password for every item") }
         return draft
+    }
+
+    /// A `fido2Credentials` entry: `credentialId` a UUID (its 16 bytes, as Bitwarden makes them)
+    /// or `b64.` and base64url; `keyValue` the PKCS#8 key in base64url (or base64); `counter`
+    /// and `discoverable` as strings or values. The key itself is checked when it signs (SPEC.md §6.4).
+    static func passkey(_ value: JSONValue) -> Passkey? {
+        guard let object = value.objectValue, let id = object["credentialId"]?.stringValue,
+              let rpId = object["rpId"]?.stringValue, let keyText = object["keyValue"]?.stringValue,
+              let key = Base64.decodeURL(keyText) ?? Base64.decode(keyText)
+        else { return nil }
+        let credentialID: [UInt8]?
+        if id.hasPrefix("b64.") {
+            credentialID = Base64.decodeURL(String(id.dropFirst(4)))
+        } else if let uuid = UUID(uuidString: id) {
+            credentialID = withUnsafeBytes(of: uuid.uuid, Array.init)
+        } else {
+            credentialID = Base64.decodeURL(id)
+        }
+        let handle = object["userHandle"]?.stringValue.flatMap { Base64.decodeURL($0) ?? Base64.decode($0) }
+        let counter = object["counter"].flatMap { $0.stringValue.flatMap { UInt32($0) } ?? $0.int64Value.flatMap { UInt32(exactly: $0) } } ?? 0
+        let discoverable = object["discoverable"].map { $0.stringValue.map { $0 != "false" } ?? $0.boolValue ?? true } ?? true
+        guard let credentialID, let handle, Passkey.credentialIDLengths.contains(credentialID.count),
+              Passkey.userHandleLengths.contains(handle.count), Passkey.relyingPartyIdentifierLengths.contains(rpId.utf8.count)
+        else { return nil }
+        return Passkey(
+            credentialID: credentialID, relyingPartyIdentifier: rpId.lowercased(), userHandle: handle,
+            userName: object["userName"]?.stringValue ?? "", userDisplayName: object["userDisplayName"]?.stringValue ?? "", privateKey: key,
+            signCount: counter, created: RecordCoding.wholeSeconds(object["creationDate"]?.stringValue.flatMap(ISO8601.parse) ?? Date()),
+            discoverable: discoverable)
     }
 
     /// The string members of a card, identity or SSH key as fields, in the given order.
