@@ -94,6 +94,47 @@ func sharedSuggestions() throws -> (load: Double, rows: [(site: String, plain: D
     })
 }
 
+/// A warm host's passkey work at 10,000 items (SPEC.md §8.2.1): a registration (key, record,
+/// attestation) and an assertion (index lookup, record read, signature), each through the
+/// provider as the browser host calls it, for ES256 and EdDSA.
+func passkeyOperations() throws -> [(algorithm: String, register: Double, assert: Double)] {
+    let directory = NSTemporaryDirectory() + "coffer-bench-passkeys-\(getpid())"
+    mkdir(directory, 0o700)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let vault = try makeVault(size: 10_000, in: directory)
+    let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
+    return try PasskeyAlgorithm.allCases.map { algorithm in
+        let rp = "\(algorithm.name.lowercased()).bench.example"
+        var counter = 0
+        let register = try (0..<30).map { _ in
+            try time {
+                counter += 1
+                provider.extensionContext.reset()
+                provider.prepareInterface(forPasskeyRegistration: PasskeyCredentialRequest(
+                    credentialIdentity: PasskeyCredentialIdentity(
+                        relyingPartyIdentifier: rp, userName: "user\(counter)", credentialID: [], userHandle: [UInt8(counter & 0xFF), 1],
+                        recordIdentifier: ""),
+                    clientDataHash: Array(repeating: 1, count: 32), userVerificationPreference: .preferred, supportedAlgorithms: [algorithm]))
+                guard case .completedPasskeyRegistration? = provider.extensionContext.outcome else { fatalError("no registration") }
+            }
+        }
+        let assert = try (0..<200).map { _ in
+            try time {
+                let identity = try vault.identityStore.passkeyIdentities(forRelyingParty: rp)[0]
+                provider.extensionContext.reset()
+                provider.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
+                    credentialIdentity: identity, clientDataHash: Array(repeating: 2, count: 32), userVerificationPreference: .preferred))
+                guard case .completedPasskeyAssertion? = provider.extensionContext.outcome else { fatalError("no assertion") }
+            }
+        }
+        return (algorithm.name, median(register), median(assert))
+    }
+}
+
+for row in try passkeyOperations() {
+    print(String(format: "passkey %@ at 10,000 items (warm): register %.2f ms, assert %.2f ms", row.algorithm, row.register, row.assert))
+}
+
 let sharing = try sharedSuggestions()
 print(String(format: "shared-credentials data read and indexed: %.3f ms", sharing.load))
 for row in sharing.rows {
