@@ -31,6 +31,10 @@ PASSKEYS = """<!doctype html><html><head><meta charset="utf-8"><title>Passkeys</
   const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
   const unb64 = (text) => Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
   const show = (text) => { document.getElementById("result").textContent = text; };
+  // From the press on Coffer's sheet (its events reach the page as presses on the sheet's host) to the resolved promise.
+  let pressed = 0;
+  window.__passkeyTiming = [];
+  document.addEventListener("mousedown", () => { pressed = performance.now(); }, true);
   async function post(path, body) {
     const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
     return response.json();
@@ -56,6 +60,7 @@ PASSKEYS = """<!doctype html><html><head><meta charset="utf-8"><title>Passkeys</
       options.challenge = unb64(options.challenge);
       options.allowCredentials = (options.allowCredentials ?? []).map((c) => ({ ...c, id: unb64(c.id) }));
       const used = await navigator.credentials.get({ publicKey: options, mediation });
+      if (pressed) window.__passkeyTiming.push(performance.now() - pressed);
       const verdict = await post("/webauthn/authenticate/complete", {
         rawId: b64(used.rawId), clientDataJSON: b64(used.response.clientDataJSON), authenticatorData: b64(used.response.authenticatorData),
         signature: b64(used.response.signature), userHandle: used.response.userHandle ? b64(used.response.userHandle) : null });

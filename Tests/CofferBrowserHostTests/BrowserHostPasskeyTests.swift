@@ -1,0 +1,103 @@
+import Coffer
+@testable import CofferBrowserHost
+import Foundation
+import XCTest
+
+/// The host's passkey requests (SPEC.md §13.3): the relying-party check before anything is
+/// looked up, malformed options refused with `badRequest`, exclusion, the person's choice as the
+/// only way to a signature, and a key that is not on the curve signing nothing.
+extension BrowserHostTests {
+    var hash: String { Base64.encodeURL(Array(repeating: 7, count: 32)) }
+
+    func create(_ origin: String = "https://login.example.com", rpId: String = "example.com", userID: String = "AQID",
+                algorithms: [JSONValue] = [-7], exclude: [JSONValue] = []) -> JSONObject {
+        ask(["type": "passkeyCreate", "origin": .string(origin), "rpId": .string(rpId), "clientDataHash": .string(hash),
+             "user": ["id": .string(userID), "name": "alice", "displayName": "Alice"], "algorithms": .array(algorithms),
+             "credentials": .array(exclude)])
+    }
+
+    func testTheRelyingPartyMustBeThePagesDomain() throws {
+        try unlockBySession()
+        for (origin, rpId) in [("https://login.example.com", "other.com"), ("https://login.example.com", "com"),
+                               ("https://login.example.com", "xample.com"), ("http://login.example.com", "example.com"),
+                               ("https://login.example.com", "Example.com"), ("https://example.com", "login.example.com")] {
+            XCTAssertEqual(error(create(origin, rpId: rpId)), "relyingParty", "\(origin) for \(rpId)")
+            XCTAssertEqual(error(ask(["type": "passkeyList", "origin": .string(origin), "rpId": .string(rpId)])), "relyingParty")
+        }
+        XCTAssertEqual(create("https://login.example.com", rpId: "example.com")["ok"], true, "a registrable domain above the host")
+        XCTAssertEqual(create("https://login.example.com", rpId: "login.example.com")["ok"], true, "the host itself")
+        XCTAssertEqual(try vault.identityStore.passkeyIdentities(forRelyingParty: "other.com").count, 0)
+    }
+
+    func testMalformedOptionsAreRefusedAndNothingIsStored() throws {
+        try unlockBySession()
+        let cases: [(String, JSONObject)] = [
+            ("user.id over 64 bytes", ["user": ["id": .string(Base64.encodeURL(Array(repeating: 1, count: 65))), "name": "a"]]),
+            ("empty user.id", ["user": ["id": "", "name": "a"]]),
+            ("empty rpId", ["rpId": ""]),
+            ("short clientDataHash", ["clientDataHash": .string(Base64.encodeURL([1, 2, 3]))]),
+            ("a 100 KB clientDataHash", ["clientDataHash": .string(String(repeating: "A", count: 100_000))]),
+            ("algorithms not numbers", ["algorithms": ["ES256"]]),
+            ("credentials not ids", ["credentials": [1]]),
+        ]
+        for (name, change) in cases {
+            var request: JSONObject = ["type": "passkeyCreate", "origin": "https://login.example.com", "rpId": "example.com",
+                                       "clientDataHash": .string(hash), "user": ["id": "AQID", "name": "alice"], "algorithms": [-7]]
+            for (key, value) in change { request[key] = value }
+            XCTAssertEqual(error(ask(request)), "badRequest", name)
+        }
+        XCTAssertEqual(error(create(algorithms: [-257, -35])), "unsupported", "only algorithms Coffer lacks")
+        XCTAssertEqual(try vault.identityStore.passkeyIdentities(forRelyingParty: "example.com").count, 0, "nothing stored")
+    }
+
+    func testExcludedAndGetOnlyForAnOfferedPasskey() throws {
+        try unlockBySession()
+        let made = create()
+        let credential = try XCTUnwrap(made["credentialId"]?.stringValue)
+        XCTAssertEqual(error(create(exclude: [.string(credential)])), "excluded")
+        let listed = ask(["type": "passkeyList", "origin": "https://login.example.com", "rpId": "example.com"])["passkeys"]?.arrayValue ?? []
+        XCTAssertEqual(listed.count, 1)
+        XCTAssertFalse(JSONValue.object(ask(["type": "passkeyList", "origin": "https://login.example.com", "rpId": "example.com"])).canonicalText.contains("key\""))
+        let record = try XCTUnwrap(listed.first?.objectValue?["recordIdentifier"])
+        let get: JSONObject = ["type": "passkeyGet", "origin": "https://login.example.com", "rpId": "example.com", "clientDataHash": .string(hash),
+                               "recordIdentifier": record]
+        XCTAssertEqual(ask(get)["credentialId"]?.stringValue, credential)
+        var other = get
+        other["credentials"] = [.string(Base64.encodeURL(Array(repeating: 9, count: 16)))]
+        XCTAssertEqual(error(ask(other)), "notFound", "allowCredentials that do not name it")
+        let password = try XCTUnwrap(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://login.example.com")]).first)
+        var forged = get
+        forged["recordIdentifier"] = .string(password.identity.recordIdentifier)
+        XCTAssertEqual(error(ask(forged)), "notFound", "a login without a passkey")
+    }
+
+    func testAKeyNotOnTheCurveSignsNothing() throws {
+        try unlockBySession()
+        let made = create()
+        let id = try RecordID(hex: try XCTUnwrap(made["recordIdentifier"]?.stringValue))
+        let owner = try Vault.open(vault.container, configuration: vault.configuration)
+        try owner.unlock(masterPassword: SecureBytes(copying: Array(Self.master.utf8)))
+        try owner.updateRecord(withID: id) { record in
+            var key = record.passkey!.privateKey
+            key[key.count - 1] ^= 1  // the stored public point's last byte: off the curve
+            record.passkey!.privateKey = key
+        }
+        let answer = ask(["type": "passkeyGet", "origin": "https://login.example.com", "rpId": "example.com", "clientDataHash": .string(hash),
+                          "recordIdentifier": .string(id.hex)])
+        XCTAssertEqual(error(answer), "failed")
+        XCTAssertTrue(answer["error"]?.objectValue?["message"]?.stringValue?.contains("unusable") == true, "\(answer)")
+        XCTAssertNil(answer["signature"])
+    }
+
+    func testLockedWithoutPinentryAnswerSignsNothing() throws {
+        try vault.identityStore.enable()
+        try unlockBySession()
+        let made = create()
+        _ = try sessions.revoke(for: vault.vaultID)
+        try pinentryAnswers(["CANCEL"])
+        let answer = ask(["type": "passkeyGet", "origin": "https://login.example.com", "rpId": "example.com", "clientDataHash": .string(hash),
+                          "recordIdentifier": made["recordIdentifier"] ?? .null])
+        XCTAssertEqual(error(answer), "cancelled")
+        XCTAssertEqual(pinentryPrompts, 1)
+    }
+}
