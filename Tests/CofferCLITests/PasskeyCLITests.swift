@@ -75,3 +75,43 @@ final class PasskeyCLITests: XCTestCase {
             .identityStore.passkeyIdentities(forRelyingParty: "passkeys.example.com").count, 0)
     }
 }
+
+/// A passkey made on one device signs on another after `coffer sync`, and no git object holds
+/// its key, credential id or relying party in the clear.
+final class PasskeySyncTests: SyncTestCase {
+    func testAPasskeyMadeOnOneDeviceSignsOnTheOtherAfterSync() throws {
+        let devices = devices(["B"])
+        let (a, b) = (devices[0], devices[1])
+        func vault(_ device: SyncDevice) throws -> Vault {
+            let vault = try Vault.open(GroupContainer(path: device.container), configuration: VaultConfiguration(
+                kdfPolicy: .relaxedForTesting, stateDirectory: device.harness.environment["XDG_STATE_HOME"]! + "/coffer"))
+            try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+            return vault
+        }
+        let onA = CredentialProvider(vault: try vault(a), interaction: nil, sessions: nil)
+        onA.prepareInterface(forPasskeyRegistration: PasskeyCredentialRequest(
+            credentialIdentity: PasskeyCredentialIdentity(relyingPartyIdentifier: "rp.example", userName: "ann", credentialID: [], userHandle: [42],
+                                                         recordIdentifier: ""),
+            clientDataHash: Array(repeating: 1, count: 32), userVerificationPreference: .preferred, supportedAlgorithms: [.es256]))
+        guard case .completedPasskeyRegistration(let registration)? = onA.extensionContext.outcome else { return XCTFail("no registration") }
+        a.sync()
+        b.sync()
+        let vaultB = try vault(b)
+        let identity = try XCTUnwrap(vaultB.identityStore.passkeyIdentities(forRelyingParty: "rp.example").first)
+        XCTAssertEqual(identity.credentialID, registration.credentialID)
+        let onB = CredentialProvider(vault: vaultB, interaction: nil, sessions: nil)
+        onB.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
+            credentialIdentity: identity, clientDataHash: Array(repeating: 2, count: 32), userVerificationPreference: .preferred))
+        guard case .completedPasskeyAssertion(let assertion)? = onB.extensionContext.outcome else { return XCTFail("device B did not sign") }
+        XCTAssertTrue(P256SigningKey.isValidSignature(
+            assertion.signature, of: assertion.authenticatorData + assertion.clientDataHash, subjectPublicKeyInfo: registration.publicKey))
+
+        // What git holds: sealed files only.
+        let record = try vaultB.record(withID: try RecordID(hex: identity.recordIdentifier))
+        let objects = try runTool("/usr/bin/git", ["--git-dir", remote, "cat-file", "--batch-all-objects", "--batch"], environment: ["HOME": root])
+        let text = objects.stdout
+        for secret in [Base64.encodeURL(record.passkey!.privateKey), Base64.encodeURL(registration.credentialID), "rp.example"] {
+            XCTAssertFalse(text.contains(secret), "a git object holds \(secret.prefix(12))…")
+        }
+    }
+}
