@@ -1,7 +1,7 @@
 /// The exports Coffer imports (SPEC.md §12).
 public enum ImportFormat: String, CaseIterable, Sendable {
     case chrome, firefox, safari, bitwarden, bitwardenJSON = "bitwarden-json", onePassword = "1password", onePUX = "1pux"
-    case keepassxc, keepassXML = "keepass-xml", pass, coffer
+    case keepassxc, keepassXML = "keepass-xml", pass, coffer, cxf
 
     public var displayName: String {
         switch self {
@@ -16,6 +16,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
         case .keepassXML: "KeePass 2 XML"
         case .pass: "pass store"
         case .coffer: "Coffer JSON export"
+        case .cxf: "Credential Exchange Format (CXF) JSON"
         }
     }
 
@@ -72,6 +73,8 @@ public enum ItemImporter {
         case .bitwardenJSON?: return try BitwardenImport.readJSON(text)
         case .keepassXML?: return try KeePassImport.readXML(text)
         case .coffer?: return try CofferExportImport.read(text)
+        case .cxf?: return try CredentialExchangeFormat.read(text)
+        case nil where start == "{" && text.contains("\"exporterRpId\""): return try CredentialExchangeFormat.read(text)
         case nil where start == "{": return try BitwardenImport.readJSON(text)
         case nil where start == "<": return try KeePassImport.readXML(text)
         case nil where start == "[": return try CofferExportImport.read(text)
@@ -151,7 +154,7 @@ enum ImportValues {
     /// a title and text: with no password, user, service or code, it is a `note`.
     static func checked(_ draft: RecordDraft, at origin: String) throws(ImportError) -> RecordDraft {
         var draft = draft
-        if draft.kind == .login, draft.password.isEmpty, draft.user.isEmpty, draft.serviceIdentifiers.isEmpty, draft.otp == nil {
+        if draft.kind == .login, draft.password.isEmpty, draft.user.isEmpty, draft.serviceIdentifiers.isEmpty, draft.otp == nil, draft.passkey == nil {
             draft.kind = .note
         }
         let total = draft.password.utf8.count + draft.notes.utf8.count + draft.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }

@@ -72,17 +72,20 @@ struct ImportCommand: Command {
 
 struct ExportCommand: Command {
     static let name = "export"
-    static let summary = "print every credential in plain text (CSV or JSON)"
-    static let usage = "export --format csv|json --plaintext"
+    static let summary = "print every credential in plain text (CSV, JSON or CXF)"
+    static let usage = "export --format csv|json|cxf --plaintext"
     static let discussion = """
         Writes every credential, passwords included, to stdout. --plaintext is required: it says
         you know what this writes. The encrypted 'coffer backup' is the way to move a vault; an
         export is for leaving Coffer. CSV columns are Chrome's (name,url,username,password,note),
-        which most managers import.
+        which most managers import. json is Coffer's own record documents (passkeys with their
+        keys); cxf is the FIDO Alliance's Credential Exchange Format, which Bitwarden, 1Password,
+        Dashlane and Apple's Passwords read: passkeys, one-time codes, notes and fields included (a
+        passkey with a non-zero signature counter is left out, as CXF requires, and named).
         """
     static let examples = ["coffer export --format csv --plaintext > passwords.csv"]
     static let options: [OptionSpec] = [
-        .value("format", "csv or json"),
+        .value("format", "csv, json or cxf"),
         .flag("plaintext", "acknowledge that the output holds every password unencrypted"),
     ]
 
@@ -92,12 +95,18 @@ struct ExportCommand: Command {
             throw UsageError("export writes every password unencrypted; pass --plaintext to confirm (or use 'coffer backup')")
         }
         let format = context.arguments.value("format") ?? "csv"
-        guard ["csv", "json"].contains(format) else { throw UsageError("--format must be csv or json") }
+        guard ["csv", "json", "cxf"].contains(format) else { throw UsageError("--format must be csv, json or cxf") }
         let vault = try context.unlockedVault()
         let progress = ProgressLine(io: context.io, label: "exporting", enabled: !context.wantsJSON)
         let records = try vault.allRecords()
         progress.finish()
-        if format == "json" {
+        if format == "cxf" {
+            let exported = CredentialExchangeFormat.export(records, accountID: vault.vaultID.bytes)
+            for title in exported.passkeysLeftOut {
+                context.note("'\(title)': its passkey was left out (a signature counter other than 0, which CXF does not carry)")
+            }
+            context.print(JSONOutput.render(exported.document))
+        } else if format == "json" {
             context.print(JSONOutput.render(.array(records.map { JSONOutput.record($0, withPasskeyKey: true) })))
         } else {
             var lines = ["name,url,username,password,note"]
