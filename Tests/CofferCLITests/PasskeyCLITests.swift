@@ -204,3 +204,47 @@ final class CredentialExchangeTests: XCTestCase {
                        "me@example.com", "the password login came along too")
     }
 }
+
+/// KeePassXC keeps a passkey as `KPEX_PASSKEY_*` attributes of an entry: its KeePass 2 XML export
+/// imports as the login's passkey, and signs.
+final class KeePassXCPasskeyTests: XCTestCase {
+    func testKeePassXCPasskeyAttributesImportAsAPasskey() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let key = try PasskeyPrivateKey.generate(.es256)
+        let pem = "-----BEGIN PRIVATE KEY-----\n" + Base64.encode(try key.pkcs8()) + "\n-----END PRIVATE KEY-----"
+        let file = cli.container + "-keepassxc.xml"
+        try """
+        <?xml version="1.0" encoding="utf-8" standalone="yes"?>
+        <KeePassFile><Root><Group><Name>Root</Name>
+        <Entry><String><Key>Title</Key><Value>Forum</Value></String><String><Key>UserName</Key><Value>kay</Value></String>
+        <String><Key>Password</Key><Value></Value></String><String><Key>URL</Key><Value>https://forum.example</Value></String>
+        <String><Key>KPEX_PASSKEY_CREDENTIAL_ID</Key><Value ProtectInMemory="True">AAECAwQFBgcICQoLDA0ODw</Value></String>
+        <String><Key>KPEX_PASSKEY_PRIVATE_KEY_PEM</Key><Value ProtectInMemory="True">\(pem)</Value></String>
+        <String><Key>KPEX_PASSKEY_RELYING_PARTY</Key><Value>forum.example</Value></String>
+        <String><Key>KPEX_PASSKEY_USERNAME</Key><Value>kay</Value></String>
+        <String><Key>KPEX_PASSKEY_USER_HANDLE</Key><Value ProtectInMemory="True">a2F5LWhhbmRsZQ</Value></String>
+        <String><Key>KPEX_PASSKEY_FLAG_BE</Key><Value>1</Value></String>
+        <Times><CreationTime>2024-03-01T10:00:00Z</CreationTime><LastModificationTime>2024-03-02T10:00:00Z</LastModificationTime></Times></Entry>
+        </Group></Root></KeePassFile>
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = cli.run(["import", file, "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("KPEX_PASSKEY_* → passkey (1)"), imported.stderr)
+        XCTAssertFalse(imported.stderr.contains("KPEX_PASSKEY_PRIVATE_KEY_PEM"), "the key is no field: \(imported.stderr)")
+        let vault = try Vault.open(GroupContainer(path: cli.container), configuration: VaultConfiguration(
+            kdfPolicy: .relaxedForTesting, stateDirectory: cli.environment["XDG_STATE_HOME"]! + "/coffer"))
+        try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+        let identity = try XCTUnwrap(vault.identityStore.passkeyIdentities(forRelyingParty: "forum.example").first)
+        XCTAssertEqual(identity.userHandle, Array("kay-handle".utf8))
+        let record = try vault.record(withID: RecordID(hex: identity.recordIdentifier))
+        XCTAssertTrue(record.fields.isEmpty, "\(record.fields.map(\.name))")
+        XCTAssertEqual(record.passkey?.created, Date(timeIntervalSince1970: 1_709_287_200))
+        let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
+        provider.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
+            credentialIdentity: identity, clientDataHash: Array(repeating: 5, count: 32), userVerificationPreference: .preferred))
+        guard case .completedPasskeyAssertion(let assertion)? = provider.extensionContext.outcome else { return XCTFail("no assertion") }
+        XCTAssertTrue(P256SigningKey.isValidSignature(
+            assertion.signature, of: assertion.authenticatorData + assertion.clientDataHash, subjectPublicKeyInfo: key.subjectPublicKeyInfo))
+    }
+}

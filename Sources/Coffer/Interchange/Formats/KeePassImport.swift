@@ -89,7 +89,8 @@ enum KeePassImport {
             otpKeys = keys
             report.kept("TimeOtp-*/HmacOtp-*", as: "one-time code", value: "1")
         }
-        for item in strings where !standardStrings.contains(item.key) && !otpKeys.contains(item.key) {
+        let passkeyKeys = try keePassXCPasskey(strings, into: &draft, at: origin, report: &report)
+        for item in strings where !standardStrings.contains(item.key) && !otpKeys.contains(item.key) && !passkeyKeys.contains(item.key) {
             draft.fields.append(RecordField(name: item.key, value: item.value, hidden: item.protected))
             report.kept("String '\(item.key)'", as: item.protected ? "hidden field" : "field", value: item.value.isEmpty ? "" : "1")
         }
@@ -110,8 +111,33 @@ enum KeePassImport {
         let times = entry.child("Times")
         draft.created = times?.child("CreationTime").flatMap { parseTime($0.text) }
         draft.modified = times?.child("LastModificationTime").flatMap { parseTime($0.text) }
+        if let created = draft.created { draft.passkey?.created = RecordCoding.wholeSeconds(created) }
         report.kept("Times", as: "created and modified", value: draft.created == nil ? "" : "1")
         return ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin))
+    }
+
+    /// KeePassXC's passkey attributes (its browser integration's `KPEX_PASSKEY_*`): the PKCS#8 key as
+    /// PEM, the credential id and user handle in base64url, the relying party and the user name.
+    /// KeePassXC keeps no counter, so the passkey's is 0. Returns the keys it used; an entry with
+    /// some of them but not a readable passkey fails the import naming the entry.
+    private static func keePassXCPasskey(
+        _ strings: [(key: String, value: String, protected: Bool)], into draft: inout RecordDraft, at origin: String, report: inout ImportReport
+    ) throws(ImportError) -> [String] {
+        func value(_ key: String) -> String? { strings.first { $0.key == key }?.value }
+        guard let pem = value("KPEX_PASSKEY_PRIVATE_KEY_PEM") else { return [] }
+        let body = pem.replacing("\\n", with: "\n").split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("-----") }.joined()
+        guard let key = Base64.decode(body), let id = value("KPEX_PASSKEY_CREDENTIAL_ID").flatMap({ Base64.decodeURL($0) ?? Base64.decode($0) }),
+              let handle = value("KPEX_PASSKEY_USER_HANDLE").flatMap({ Base64.decodeURL($0) ?? Base64.decode($0) }),
+              let rpId = value("KPEX_PASSKEY_RELYING_PARTY"), Passkey.credentialIDLengths.contains(id.count),
+              Passkey.userHandleLengths.contains(handle.count), Passkey.relyingPartyIdentifierLengths.contains(rpId.utf8.count)
+        else { throw .malformed(location: origin, reason: "KeePassXC passkey attributes that do not make a passkey (key, credential id, user handle or relying party)") }
+        draft.passkey = Passkey(
+            credentialID: id, relyingPartyIdentifier: rpId, userHandle: handle,
+            userName: value("KPEX_PASSKEY_USERNAME") ?? value("KPXC_PASSKEY_USERNAME") ?? draft.user, privateKey: key,
+            created: RecordCoding.wholeSeconds(draft.created ?? Date()))
+        report.kept("KPEX_PASSKEY_*", as: "passkey", value: "1")
+        return ["KPEX_PASSKEY_PRIVATE_KEY_PEM", "KPEX_PASSKEY_CREDENTIAL_ID", "KPEX_PASSKEY_USER_HANDLE", "KPEX_PASSKEY_RELYING_PARTY",
+                "KPEX_PASSKEY_USERNAME", "KPXC_PASSKEY_USERNAME", "KPEX_PASSKEY_FLAG_BE", "KPEX_PASSKEY_FLAG_BS", "KPEX_PASSKEY_GENERATED_USER_ID"]
     }
 
     private static func string(_ element: XMLElement) throws(ImportError) -> (key: String, value: String, protected: Bool) {
