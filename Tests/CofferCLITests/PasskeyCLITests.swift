@@ -3,6 +3,32 @@ import Coffer
 import Foundation
 import XCTest
 
+/// The vault of a CLI harness (its container and device state), unlocked in this process.
+func unlockedVault(of cli: CLIHarness) throws -> Vault {
+    let vault = try Vault.open(GroupContainer(path: cli.container), configuration: VaultConfiguration(
+        kdfPolicy: .relaxedForTesting, stateDirectory: cli.environment["XDG_STATE_HOME"]! + "/coffer"))
+    try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+    return vault
+}
+
+/// Whether the provider, asked by a host after a person's choice, signs with `identity`'s passkey
+/// a signature the key of `subjectPublicKeyInfo` verifies; the assertion, if any.
+@discardableResult
+func assertSigns(_ identity: PasskeyCredentialIdentity, in vault: Vault, verifiedBy subjectPublicKeyInfo: [UInt8],
+                 file: StaticString = #filePath, line: UInt = #line) -> PasskeyAssertionCredential? {
+    let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
+    provider.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
+        credentialIdentity: identity, clientDataHash: Array(repeating: 5, count: 32), userVerificationPreference: .preferred))
+    guard case .completedPasskeyAssertion(let assertion)? = provider.extensionContext.outcome else {
+        XCTFail("no assertion: \(String(describing: provider.extensionContext.outcome))", file: file, line: line)
+        return nil
+    }
+    XCTAssertTrue(P256SigningKey.isValidSignature(
+        assertion.signature, of: assertion.authenticatorData + assertion.clientDataHash, subjectPublicKeyInfo: subjectPublicKeyInfo),
+        "the signature does not verify", file: file, line: line)
+    return assertion
+}
+
 /// Passkeys as a migrant and a user of the CLI meet them (SPEC.md §6.4): a Bitwarden JSON export
 /// with a passkey imports with nothing dropped and signs; `list` and `show` name it and never
 /// print its key; Coffer's own export carries it back in whole; `rm` deletes it.
@@ -42,20 +68,11 @@ final class PasskeyCLITests: XCTestCase {
         XCTAssertFalse(shownJSON.contains(pkcs8) || shownJSON.contains("\"key\""), "show --json printed the private key")
 
         // The provider signs with it, and the counter goes on from Bitwarden's 7.
-        let vault = try Vault.open(GroupContainer(path: cli.container), configuration: VaultConfiguration(
-            kdfPolicy: .relaxedForTesting, stateDirectory: cli.environment["XDG_STATE_HOME"]! + "/coffer"))
-        try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+        let vault = try unlockedVault(of: cli)
         let identity = try XCTUnwrap(vault.identityStore.passkeyIdentities(forRelyingParty: "passkeys.example.com").first)
         XCTAssertEqual(identity.userHandle, Array("user-handle".utf8))
-        let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
-        provider.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
-            credentialIdentity: identity, clientDataHash: Array(repeating: 9, count: 32), userVerificationPreference: .preferred))
-        guard case .completedPasskeyAssertion(let assertion)? = provider.extensionContext.outcome else {
-            return XCTFail("no assertion: \(String(describing: provider.extensionContext.outcome))")
-        }
+        let assertion = try XCTUnwrap(assertSigns(identity, in: vault, verifiedBy: key.subjectPublicKeyInfo))
         XCTAssertEqual(Array(assertion.authenticatorData[33..<37]), [0, 0, 0, 8])
-        XCTAssertTrue(P256SigningKey.isValidSignature(
-            assertion.signature, of: assertion.authenticatorData + assertion.clientDataHash, subjectPublicKeyInfo: key.subjectPublicKeyInfo))
 
         // Coffer's own export writes the key, and an import of it keeps the passkey whole.
         let export = unlocked(["export", "--format", "json", "--plaintext"], cli)
@@ -82,12 +99,7 @@ final class PasskeySyncTests: SyncTestCase {
     func testAPasskeyMadeOnOneDeviceSignsOnTheOtherAfterSync() throws {
         let devices = devices(["B"])
         let (a, b) = (devices[0], devices[1])
-        func vault(_ device: SyncDevice) throws -> Vault {
-            let vault = try Vault.open(GroupContainer(path: device.container), configuration: VaultConfiguration(
-                kdfPolicy: .relaxedForTesting, stateDirectory: device.harness.environment["XDG_STATE_HOME"]! + "/coffer"))
-            try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
-            return vault
-        }
+        func vault(_ device: SyncDevice) throws -> Vault { try unlockedVault(of: device.harness) }
         let onA = CredentialProvider(vault: try vault(a), interaction: nil, sessions: nil)
         onA.prepareInterface(forPasskeyRegistration: PasskeyCredentialRequest(
             credentialIdentity: PasskeyCredentialIdentity(relyingPartyIdentifier: "rp.example", userName: "ann", credentialID: [], userHandle: [42],
@@ -99,12 +111,7 @@ final class PasskeySyncTests: SyncTestCase {
         let vaultB = try vault(b)
         let identity = try XCTUnwrap(vaultB.identityStore.passkeyIdentities(forRelyingParty: "rp.example").first)
         XCTAssertEqual(identity.credentialID, registration.credentialID)
-        let onB = CredentialProvider(vault: vaultB, interaction: nil, sessions: nil)
-        onB.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
-            credentialIdentity: identity, clientDataHash: Array(repeating: 2, count: 32), userVerificationPreference: .preferred))
-        guard case .completedPasskeyAssertion(let assertion)? = onB.extensionContext.outcome else { return XCTFail("device B did not sign") }
-        XCTAssertTrue(P256SigningKey.isValidSignature(
-            assertion.signature, of: assertion.authenticatorData + assertion.clientDataHash, subjectPublicKeyInfo: registration.publicKey))
+        assertSigns(identity, in: vaultB, verifiedBy: registration.publicKey)
 
         // What git holds: sealed files only.
         let record = try vaultB.record(withID: try RecordID(hex: identity.recordIdentifier))
@@ -120,17 +127,10 @@ final class PasskeySyncTests: SyncTestCase {
 /// nothing but what CXF forbids (a passkey with a counter, named on stderr), and a CXF file as
 /// another manager writes it imports with its passkey, which signs.
 final class CredentialExchangeTests: XCTestCase {
-    func openVault(_ cli: CLIHarness) throws -> Vault {
-        let vault = try Vault.open(GroupContainer(path: cli.container), configuration: VaultConfiguration(
-            kdfPolicy: .relaxedForTesting, stateDirectory: cli.environment["XDG_STATE_HOME"]! + "/coffer"))
-        try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
-        return vault
-    }
-
     func testARoundTripThroughCXFLosesNothing() throws {
         let cli = CLIHarness()
         cli.initVault()
-        let vault = try openVault(cli)
+        let vault = try unlockedVault(of: cli)
         let key = try PasskeyPrivateKey.generate(.edDSA).pkcs8()
         let passkey = Passkey(credentialID: Array(repeating: 3, count: 16), relyingPartyIdentifier: "example.com", userHandle: [1, 2],
                               userName: "ann", userDisplayName: "Ann", privateKey: key, created: Date(timeIntervalSince1970: 1_700_000_000))
@@ -169,7 +169,7 @@ final class CredentialExchangeTests: XCTestCase {
                 return "\(draft.name)|\(draft.kind)|\(draft.serviceIdentifiers)|\(draft.user)|\(draft.password)|\(draft.notes)|\(draft.fields)|\(draft.matchMode)|\(draft.tags)|\(draft.otp ?? "-")|\(draft.passwordHistory)|\(String(describing: draft.passkey))|\(record.created)|\(record.modified)"
             }.sorted()
         }
-        XCTAssertEqual(try drafts(try openVault(other)), try drafts(vault))
+        XCTAssertEqual(try drafts(try unlockedVault(of: other)), try drafts(vault))
     }
 
     func testACXFFileFromAnotherManagerImportsAndItsPasskeySigns() throws {
@@ -191,15 +191,10 @@ final class CredentialExchangeTests: XCTestCase {
         XCTAssertEqual(imported.code, 0, imported.stderr)
         XCTAssertTrue(imported.stderr.contains("passkey → passkey (1)") && imported.stderr.contains("(1 with a passkey)"), imported.stderr)
         XCTAssertTrue(imported.stderr.contains("wifi: dropped 1"), "what Coffer does not keep is named: \(imported.stderr)")
-        let vault = try openVault(cli)
+        let vault = try unlockedVault(of: cli)
         let identity = try XCTUnwrap(vault.identityStore.passkeyIdentities(forRelyingParty: "shop.example").first)
         XCTAssertEqual(identity.userName, "me@example.com")
-        let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
-        provider.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
-            credentialIdentity: identity, clientDataHash: Array(repeating: 5, count: 32), userVerificationPreference: .preferred))
-        guard case .completedPasskeyAssertion(let assertion)? = provider.extensionContext.outcome else { return XCTFail("no assertion") }
-        XCTAssertTrue(P256SigningKey.isValidSignature(
-            assertion.signature, of: assertion.authenticatorData + assertion.clientDataHash, subjectPublicKeyInfo: key.subjectPublicKeyInfo))
+        assertSigns(identity, in: vault, verifiedBy: key.subjectPublicKeyInfo)
         XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://shop.example/")]).first?.identity.user,
                        "me@example.com", "the password login came along too")
     }
@@ -232,19 +227,12 @@ final class KeePassXCPasskeyTests: XCTestCase {
         XCTAssertEqual(imported.code, 0, imported.stderr)
         XCTAssertTrue(imported.stderr.contains("KPEX_PASSKEY_* → passkey (1)"), imported.stderr)
         XCTAssertFalse(imported.stderr.contains("KPEX_PASSKEY_PRIVATE_KEY_PEM"), "the key is no field: \(imported.stderr)")
-        let vault = try Vault.open(GroupContainer(path: cli.container), configuration: VaultConfiguration(
-            kdfPolicy: .relaxedForTesting, stateDirectory: cli.environment["XDG_STATE_HOME"]! + "/coffer"))
-        try vault.unlock(masterPassword: SecureBytes(copying: Array(CLIHarness.master.utf8)))
+        let vault = try unlockedVault(of: cli)
         let identity = try XCTUnwrap(vault.identityStore.passkeyIdentities(forRelyingParty: "forum.example").first)
         XCTAssertEqual(identity.userHandle, Array("kay-handle".utf8))
         let record = try vault.record(withID: RecordID(hex: identity.recordIdentifier))
         XCTAssertTrue(record.fields.isEmpty, "\(record.fields.map(\.name))")
         XCTAssertEqual(record.passkey?.created, Date(timeIntervalSince1970: 1_709_287_200))
-        let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
-        provider.provideCredentialWithoutUserInteraction(for: PasskeyCredentialRequest(
-            credentialIdentity: identity, clientDataHash: Array(repeating: 5, count: 32), userVerificationPreference: .preferred))
-        guard case .completedPasskeyAssertion(let assertion)? = provider.extensionContext.outcome else { return XCTFail("no assertion") }
-        XCTAssertTrue(P256SigningKey.isValidSignature(
-            assertion.signature, of: assertion.authenticatorData + assertion.clientDataHash, subjectPublicKeyInfo: key.subjectPublicKeyInfo))
+        assertSigns(identity, in: vault, verifiedBy: key.subjectPublicKeyInfo)
     }
 }
