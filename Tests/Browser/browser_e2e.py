@@ -895,6 +895,8 @@ def main():
         check(not failures, f"{len(failures)} of {len(shapes)} form shapes: " + "; ".join(failures))
 
     # ---- Passkeys: Coffer as the authenticator, fido2's Fido2Server as the relying party ----
+    # The cases run in this order and build on one another (the first registers the passkey the
+    # later ones sign with): run them together (`--only passkey`).
 
     AAGUID = "37daade0720d4806ad1a639b44632d1e"
     RP = "https://passkeys.example.com"
@@ -1002,6 +1004,22 @@ def main():
     def passkey_page_attacks():
         p = h.browser.new_page(RP + "/passkeys.html")
         before = len(h.frames("in"))
+        # Malformed options are the page's own errors, before anything is shown or asked.
+        malformed = p.evaluate("""(async () => {
+            const user = (id) => ({ id, name: 'a', displayName: 'A' });
+            const base = { rp: { name: 'x' }, pubKeyCredParams: [{ type: 'public-key', alg: -7 }] };
+            const tries = [
+                { ...base, challenge: 'not a buffer', user: user(new Uint8Array(8)) },
+                { ...base, challenge: new Uint8Array(32), user: user(new Uint8Array(65)) },
+                { ...base, challenge: new Uint8Array(32), user: user(new Uint8Array(8)), rp: { id: '', name: 'x' } },
+            ];
+            const names = [];
+            for (const publicKey of tries) {
+                try { await navigator.credentials.create({ publicKey }); names.push('resolved'); } catch (error) { names.push(error.name); }
+            }
+            return names.join(','); })()""", await_promise=True)
+        check(malformed == "TypeError,TypeError,SecurityError", f"malformed options gave {malformed}")
+        check(p.evaluate("document.querySelector('coffer-passkey-sheet') === null"), "a sheet was shown for malformed options")
         # get() without a user gesture, and a forged request event: the sheet may show, but
         # nothing signs until a person clicks it; the page cannot reach into it or click it.
         p.evaluate("signIn({})")
