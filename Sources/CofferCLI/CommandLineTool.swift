@@ -28,6 +28,9 @@ public enum CommandLineTool {
             io.standardOutput("coffer \(cofferVersion)\n")
             return 0
         }
+        if first == CompletionCandidates.name {
+            return CompletionCandidates.run(Array(arguments.dropFirst()), io: io, configuration: configuration)
+        }
         if first == "--help" || first == "-h" { return run(["help"] + arguments.dropFirst(), io: io, configuration: configuration) }
         guard let command = command(named: first) else {
             let names = commands.flatMap { [$0.name] + $0.aliases }

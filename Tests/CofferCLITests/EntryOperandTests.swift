@@ -100,6 +100,14 @@ final class EntryCompletionTests: XCTestCase {
         XCTAssertEqual(try complete(["coffer", "show", "Git"]), ["GitHub notes"], "a name, with its space")
         XCTAssertEqual(try complete(["coffer", "show", "git"]), ["github.com", "github.com/alice"], "a service and a SERVICE/USER path")
         XCTAssertEqual(try complete(["coffer", "fill", "gi"]), ["github.com"])
+        // The scripts ask Coffer for the matches only: the shell never sorts or filters the vault.
+        XCTAssertFalse(try String(contentsOfFile: script, encoding: .utf8).contains("sort"), "the bash script still sorts")
+        let direct = try runTool(EndToEndTests.binary, ["__complete", "entry", "git"], environment: environment)
+        XCTAssertEqual(direct.stdout, "github.com\ngithub.com/alice\n", "sorted as bytes, each once, only what starts with the word")
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "entry", ""], environment: environment).stdout,
+                       "GitHub notes\ngithub.com\ngithub.com/alice\n")
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "nonsense", "x"], environment: environment).code, 64)
+        XCTAssertFalse(try runTool(EndToEndTests.binary, ["help"], environment: environment).stdout.contains("__complete"), "hidden from help")
         let formatted = try runTool(EndToEndTests.binary, ["list", "-n", "--format", "{service}\\t{user}\\t{name}\\t{kind}"], environment: environment)
         XCTAssertEqual(Set(formatted.stdout.split(separator: "\n")), ["\t\tGitHub notes\tnote", "github.com\talice\t\tlogin"], "while locked")
     }

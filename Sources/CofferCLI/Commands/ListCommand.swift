@@ -119,7 +119,7 @@ extension CommandContext {
     /// out), escapes `\t` and `\n` read, lines that come out empty dropped. Written byte by byte
     /// from the listing's buffer, as the table is: shell completion runs this on every Tab
     /// (a `String` per placeholder per row took a second at 10,000 entries).
-    private static func formatted(_ listing: IdentityListing, template: String) -> String {
+    static func formatted(_ listing: IdentityListing, template: String) -> String {
         enum Piece { case literal([UInt8]), service, user, name, id, kind, type, path }
         var pieces: [Piece] = []
         var literal: [UInt8] = []
