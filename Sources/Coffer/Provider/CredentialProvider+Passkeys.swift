@@ -59,9 +59,10 @@ extension CredentialProvider {
         assert(request)
     }
 
-    /// A new passkey for `request`'s relying party and account, stored as a login of its own:
-    /// the master password when locked (or when verification is required and not recent), the
-    /// first algorithm of `supportedAlgorithms` Coffer has, 16 random bytes of credential id.
+    /// A new passkey for `request`'s relying party and account — on that account's login when
+    /// there is exactly one without a passkey, else a login of its own (`store`): the master
+    /// password when locked (or when verification is required and not recent), the first
+    /// algorithm of `supportedAlgorithms` Coffer has, 16 random bytes of credential id.
     public func prepareInterface(forPasskeyRegistration request: PasskeyCredentialRequest) {
         let identity = request.credentialIdentity
         guard let algorithm = request.supportedAlgorithms.first(where: PasskeyAlgorithm.allCases.contains) else {
@@ -87,9 +88,7 @@ extension CredentialProvider {
                 credentialID: credentialID, relyingPartyIdentifier: identity.relyingPartyIdentifier, userHandle: identity.userHandle,
                 userName: identity.userName, userDisplayName: request.userDisplayName, privateKey: try key.pkcs8(),
                 created: RecordCoding.wholeSeconds(Date()))
-            let record = try vault.add(RecordDraft(
-                serviceIdentifiers: [CredentialServiceIdentifier(identifier: identity.relyingPartyIdentifier, type: .domain)],
-                user: identity.userName, password: "", passkey: passkey))
+            let record = try store(passkey)
             let authenticatorData = AuthenticatorData.encode(
                 relyingPartyIdentifier: identity.relyingPartyIdentifier, userVerified: isUserRecentlyVerified, signCount: 0,
                 attested: (credentialID, key.cosePublicKey))
@@ -101,6 +100,23 @@ extension CredentialProvider {
         } catch {
             extensionContext.cancelRequest(withError: ExtensionError.failed(error))
         }
+    }
+
+    /// Where a new passkey goes: onto the one login of that account on the relying party's own
+    /// host that has none yet (a person who signed up with a password and now adds a passkey
+    /// keeps one item, as Apple's Passwords and Bitwarden do), else into a login of its own.
+    private func store(_ passkey: Passkey) throws -> Record {
+        let site = CredentialServiceIdentifier(identifier: "https://\(passkey.relyingPartyIdentifier)/", type: .URL)
+        let sameAccount = try vault.identityStore.credentialIdentities(for: [site], minimumLevel: .host)
+            .filter { $0.identity.user == passkey.userName && !passkey.userName.isEmpty }
+            .compactMap { try? RecordID(hex: $0.identity.recordIdentifier) }
+            .uniqued(by: ==)
+        if sameAccount.count == 1, try vault.record(withID: sameAccount[0]).passkey == nil {
+            return try vault.updateRecord(withID: sameAccount[0]) { $0.passkey = passkey }
+        }
+        return try vault.add(RecordDraft(
+            serviceIdentifiers: [CredentialServiceIdentifier(identifier: passkey.relyingPartyIdentifier, type: .domain)],
+            user: passkey.userName, password: "", passkey: passkey))
     }
 
     /// Signs `request`'s challenge with the passkey its identity names, after checking the sealed

@@ -277,3 +277,31 @@ final class PasskeyVectorTests: XCTestCase {
         XCTAssertEqual(Vault.indexEntries(of: record).sorted { BucketEntry.canonicalOrder($0, $1) }, entries)
     }
 }
+
+/// Where a registration stores its passkey (SPEC.md §8.2.1).
+final class PasskeyPlacementTests: XCTestCase {
+    func testAPasskeyJoinsItsAccountsOneLoginElseALoginOfItsOwn() throws {
+        let vault = try Fixture.vault()
+        let login = try vault.add(RecordDraft(
+            serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://example.com/login")], user: "alice", password: "pw"))
+        let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
+        func register(_ user: String) throws -> String {
+            provider.extensionContext.reset()
+            provider.prepareInterface(forPasskeyRegistration: PasskeyCredentialRequest(
+                credentialIdentity: PasskeyCredentialIdentity(relyingPartyIdentifier: "example.com", userName: user, credentialID: [], userHandle: [7], recordIdentifier: ""),
+                clientDataHash: Array(repeating: 1, count: 32), userVerificationPreference: .preferred, supportedAlgorithms: [.es256]))
+            guard case .completedPasskeyRegistration(let made)? = provider.extensionContext.outcome else { throw CryptoError.invalidKey }
+            return made.recordIdentifier
+        }
+        XCTAssertEqual(try register("alice"), login.id.hex, "alice's password login gets the passkey")
+        let joined = try vault.record(withID: login.id)
+        XCTAssertEqual(joined.password, "pw")
+        XCTAssertNotNil(joined.passkey)
+        XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://example.com/login")]).count, 1,
+                       "its password is still offered")
+        XCTAssertNotEqual(try register("bob"), login.id.hex, "another account: a login of its own")
+        XCTAssertNotEqual(try register("alice"), login.id.hex, "a second passkey for alice never replaces the first")
+        XCTAssertNotNil(try vault.record(withID: login.id).passkey)
+        XCTAssertEqual(try vault.identityStore.passkeyIdentities(forRelyingParty: "example.com").count, 3)
+    }
+}
