@@ -38,15 +38,7 @@ extension BrowserHost {
         let request = PasskeyCredentialRequest(
             credentialIdentity: identity, clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification)
         let wasLocked = !vault.isUnlocked
-        let provider = session.provider(for: vault)
-        let context = provider.extensionContext
-        context.reset()
-        provider.provideCredentialWithoutUserInteraction(for: request)
-        if case .cancelled(let error)? = context.outcome, error.code == .userInteractionRequired, interaction != nil {
-            context.reset()
-            provider.prepareInterfaceToProvideCredential(for: request)
-        }
-        switch context.outcome {
+        switch AutoFillHost(provider: session.provider(for: vault)).provide(chosen: request, allowInteraction: interaction != nil) {
         case .completedPasskeyAssertion(let assertion)?:
             if wasLocked { startSession(for: vault) }
             return [

@@ -10,6 +10,10 @@ public enum Base64 {
     /// Format's spelling of bytes; `nil` for anything else, padding included.
     public static func decodeURL(_ text: String) -> [UInt8]? { decode(text, variant: sodium_base64_VARIANT_URLSAFE_NO_PADDING) }
 
+    /// Decodes either spelling, as exporters write keys and ids: base64url without padding, else
+    /// standard base64 with padding.
+    public static func decodeEitherSpelling(_ text: String) -> [UInt8]? { decodeURL(text) ?? decode(text) }
+
     /// Encodes as base64url without padding.
     public static func encodeURL(_ bytes: [UInt8]) -> String { encode(bytes, variant: sodium_base64_VARIANT_URLSAFE_NO_PADDING) }
 

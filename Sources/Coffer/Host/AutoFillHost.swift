@@ -137,6 +137,16 @@ public struct AutoFillHost {
         return result(of: context, password: ranked.identity, code: ranked.oneTimeCodeIdentity)
     }
 
+    /// A person chose a passkey (a click in the browser's sheet): signed silently when the vault
+    /// is unlocked and the relying party's verification wish is met, else through the provider's
+    /// interface when a user is present — the same path as a chosen password. The outcome is the
+    /// provider's: an assertion or a cancellation.
+    public func provide(chosen request: PasskeyCredentialRequest, allowInteraction: Bool) -> CredentialProviderExtensionContext.Outcome? {
+        silentThenInteractive(allowInteraction: allowInteraction,
+                              silent: { $0.provideCredentialWithoutUserInteraction(for: request) },
+                              interactive: { $0.prepareInterfaceToProvideCredential(for: request) }).outcome
+    }
+
     /// What iOS does with one identity: `silent`, and when the provider answers
     /// `userInteractionRequired` and a user is present, `interactive`.
     private func silentThenInteractive(

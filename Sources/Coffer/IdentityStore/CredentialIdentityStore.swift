@@ -76,9 +76,11 @@ public final class CredentialIdentityStore: Sendable {
                     else { return nil }
                     return identity
                 }
-                return passkeys.sorted { a, b in
-                    (a.rank, usage.lastUsed(a.recordID), b.recordID.words) > (b.rank, usage.lastUsed(b.recordID), a.recordID.words)
-                }.map { identity in
+                // The order of every unmatched list: rank, then recent use, then record id.
+                let key = { (identity: IdentityEntry) in
+                    ServiceMatcher.RankingKey(unmatchedRank: identity.rank, lastUsed: usage.lastUsed(identity.recordID), id: identity.recordID.words)
+                }
+                return passkeys.sorted { key($0).precedes(key($1)) }.map { identity in
                     PasskeyCredentialIdentity(
                         relyingPartyIdentifier: identity.serviceIdentifier.identifier, userName: identity.user, credentialID: identity.credentialID,
                         userHandle: identity.userHandle, recordIdentifier: identity.recordID.hex, rank: Int(identity.rank))

@@ -42,6 +42,14 @@ public struct Passkey: Equatable, Sendable {
     public static let userHandleLengths = 1...64
     public static let relyingPartyIdentifierLengths = 1...253
 
+    /// Whether ids, handle and relying party are within SPEC.md §6.4's lengths and there is a key:
+    /// what the record reader and every importer hold a passkey to (the key itself is checked
+    /// when it signs).
+    public var isWellFormed: Bool {
+        Self.credentialIDLengths.contains(credentialID.count) && Self.userHandleLengths.contains(userHandle.count)
+            && Self.relyingPartyIdentifierLengths.contains(relyingPartyIdentifier.utf8.count) && !privateKey.isEmpty
+    }
+
     /// The member as the record stores it; defaults (`userDisplayName` empty, `counter` 0,
     /// `discoverable` true) are left out when `omittingDefaults`.
     func json(omittingDefaults: Bool) -> JSONValue {
@@ -66,9 +74,7 @@ public struct Passkey: Equatable, Sendable {
               let userHandle = members["userHandle"]?.stringValue.flatMap(Base64.decodeURL),
               let userName = members["username"]?.stringValue,
               let privateKey = members["key"]?.stringValue.flatMap(Base64.decodeURL),
-              let created = members["created"]?.stringValue.flatMap(UTCTimestamp.parse),
-              Self.credentialIDLengths.contains(credentialID.count), Self.userHandleLengths.contains(userHandle.count),
-              Self.relyingPartyIdentifierLengths.contains(relyingPartyIdentifier.utf8.count), !privateKey.isEmpty
+              let created = members["created"]?.stringValue.flatMap(UTCTimestamp.parse)
         else { return nil }
         let displayName = members["userDisplayName"], counter = members["counter"], discoverable = members["discoverable"]
         guard displayName == nil || displayName?.stringValue != nil,
@@ -79,5 +85,6 @@ public struct Passkey: Equatable, Sendable {
             credentialID: credentialID, relyingPartyIdentifier: relyingPartyIdentifier, userHandle: userHandle, userName: userName,
             userDisplayName: displayName?.stringValue ?? "", privateKey: privateKey, signCount: UInt32(counter?.uint64Value ?? 0),
             created: created, discoverable: discoverable?.boolValue ?? true)
+        guard isWellFormed else { return nil }
     }
 }

@@ -199,7 +199,7 @@ enum BitwardenImport {
     static func passkey(_ value: JSONValue) -> Passkey? {
         guard let object = value.objectValue, let id = object["credentialId"]?.stringValue,
               let rpId = object["rpId"]?.stringValue, let keyText = object["keyValue"]?.stringValue,
-              let key = Base64.decodeURL(keyText) ?? Base64.decode(keyText)
+              let key = Base64.decodeEitherSpelling(keyText)
         else { return nil }
         let credentialID: [UInt8]?
         if id.hasPrefix("b64.") {
@@ -209,17 +209,16 @@ enum BitwardenImport {
         } else {
             credentialID = Base64.decodeURL(id)
         }
-        let handle = object["userHandle"]?.stringValue.flatMap { Base64.decodeURL($0) ?? Base64.decode($0) }
+        let handle = object["userHandle"]?.stringValue.flatMap(Base64.decodeEitherSpelling)
         let counter = object["counter"].flatMap { $0.stringValue.flatMap { UInt32($0) } ?? $0.int64Value.flatMap { UInt32(exactly: $0) } } ?? 0
         let discoverable = object["discoverable"].map { $0.stringValue.map { $0 != "false" } ?? $0.boolValue ?? true } ?? true
-        guard let credentialID, let handle, Passkey.credentialIDLengths.contains(credentialID.count),
-              Passkey.userHandleLengths.contains(handle.count), Passkey.relyingPartyIdentifierLengths.contains(rpId.utf8.count)
-        else { return nil }
-        return Passkey(
+        guard let credentialID, let handle else { return nil }
+        let passkey = Passkey(
             credentialID: credentialID, relyingPartyIdentifier: rpId.lowercased(), userHandle: handle,
             userName: object["userName"]?.stringValue ?? "", userDisplayName: object["userDisplayName"]?.stringValue ?? "", privateKey: key,
             signCount: counter, created: RecordCoding.wholeSeconds(object["creationDate"]?.stringValue.flatMap(ISO8601.parse) ?? Date()),
             discoverable: discoverable)
+        return passkey.isWellFormed ? passkey : nil
     }
 
     /// The string members of a card, identity or SSH key as fields, in the given order.

@@ -132,14 +132,16 @@ public enum CredentialExchangeFormat {
             case "passkey" where draft.passkey == nil:
                 guard let id = credential["credentialId"]?.stringValue.flatMap(Base64.decodeURL),
                       let rpId = credential["rpId"]?.stringValue, let handle = credential["userHandle"]?.stringValue.flatMap(Base64.decodeURL),
-                      let key = credential["key"]?.stringValue.flatMap(Base64.decodeURL),
-                      Passkey.credentialIDLengths.contains(id.count), Passkey.userHandleLengths.contains(handle.count),
-                      Passkey.relyingPartyIdentifierLengths.contains(rpId.utf8.count)
+                      let key = credential["key"]?.stringValue.flatMap(Base64.decodeURL)
                 else { throw .malformed(location: origin, reason: "a passkey without a valid credentialId, rpId, userHandle or key") }
-                draft.passkey = Passkey(
+                let passkey = Passkey(
                     credentialID: id, relyingPartyIdentifier: rpId, userHandle: handle, userName: credential["username"]?.stringValue ?? "",
                     userDisplayName: credential["userDisplayName"]?.stringValue ?? "", privateKey: key,
                     created: RecordCoding.wholeSeconds(draft.created ?? Date()))
+                guard passkey.isWellFormed else {
+                    throw .malformed(location: origin, reason: "a passkey without a valid credentialId, rpId, userHandle or key")
+                }
+                draft.passkey = passkey
                 if credential["fido2Extensions"] != nil { report.dropped("passkey.fido2Extensions", because: "Coffer's passkeys have no extensions") }
                 report.kept("passkey", as: "passkey", value: "1")
             case "totp" where draft.otp == nil:

@@ -126,15 +126,17 @@ enum KeePassImport {
         func value(_ key: String) -> String? { strings.first { $0.key == key }?.value }
         guard let pem = value("KPEX_PASSKEY_PRIVATE_KEY_PEM") else { return [] }
         let body = pem.replacing("\\n", with: "\n").split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("-----") }.joined()
-        guard let key = Base64.decode(body), let id = value("KPEX_PASSKEY_CREDENTIAL_ID").flatMap({ Base64.decodeURL($0) ?? Base64.decode($0) }),
-              let handle = value("KPEX_PASSKEY_USER_HANDLE").flatMap({ Base64.decodeURL($0) ?? Base64.decode($0) }),
-              let rpId = value("KPEX_PASSKEY_RELYING_PARTY"), Passkey.credentialIDLengths.contains(id.count),
-              Passkey.userHandleLengths.contains(handle.count), Passkey.relyingPartyIdentifierLengths.contains(rpId.utf8.count)
-        else { throw .malformed(location: origin, reason: "KeePassXC passkey attributes that do not make a passkey (key, credential id, user handle or relying party)") }
-        draft.passkey = Passkey(
+        let malformed = ImportError.malformed(
+            location: origin, reason: "KeePassXC passkey attributes that do not make a passkey (key, credential id, user handle or relying party)")
+        guard let key = Base64.decode(body), let id = value("KPEX_PASSKEY_CREDENTIAL_ID").flatMap(Base64.decodeEitherSpelling),
+              let handle = value("KPEX_PASSKEY_USER_HANDLE").flatMap(Base64.decodeEitherSpelling), let rpId = value("KPEX_PASSKEY_RELYING_PARTY")
+        else { throw malformed }
+        let passkey = Passkey(
             credentialID: id, relyingPartyIdentifier: rpId, userHandle: handle,
             userName: value("KPEX_PASSKEY_USERNAME") ?? value("KPXC_PASSKEY_USERNAME") ?? draft.user, privateKey: key,
             created: RecordCoding.wholeSeconds(draft.created ?? Date()))
+        guard passkey.isWellFormed else { throw malformed }
+        draft.passkey = passkey
         report.kept("KPEX_PASSKEY_*", as: "passkey", value: "1")
         return ["KPEX_PASSKEY_PRIVATE_KEY_PEM", "KPEX_PASSKEY_CREDENTIAL_ID", "KPEX_PASSKEY_USER_HANDLE", "KPEX_PASSKEY_RELYING_PARTY",
                 "KPEX_PASSKEY_USERNAME", "KPXC_PASSKEY_USERNAME", "KPEX_PASSKEY_FLAG_BE", "KPEX_PASSKEY_FLAG_BS", "KPEX_PASSKEY_GENERATED_USER_ID"]
