@@ -82,19 +82,19 @@
     return candidates.find(([left, top]) => !covers(left, top)) ?? [rect.left, rect.bottom + 2];
   }
 
-  function render(anchor, identities, locked, group) {
+  /** A page waiting for a passkey (`mediation: "conditional"`) offers its relying party's
+   * passkeys under a field whose autocomplete has `webauthn` (SPEC.md §13.5.1); else none. */
+  function conditionalPasskeys(field) {
+    return /\bwebauthn\b/i.test(field.getAttribute("autocomplete") ?? "") ? globalThis.__cofferPasskeys?.conditionalPasskeys() ?? [] : [];
+  }
+
+  function render(anchor, identities, locked, group, passkeys = []) {
     closeList();
     // A field that asks for a new password gets a generated one, never a saved one; every
     // other login field gets the saved logins.
     const entries = group.offer === "generated" ? [{ generated: true, action: () => fillGenerated(group) }]
       : identities.map((identity) => ({ identity, action: () => fillChosen(identity.recordIdentifier, group) }));
-    // A page waiting for a passkey (`mediation: "conditional"`) under a `username webauthn`
-    // field gets its relying party's passkeys in the same list (SPEC.md §13.5.1).
-    if (/\bwebauthn\b/i.test(anchor.getAttribute("autocomplete") ?? "")) {
-      for (const passkey of globalThis.__cofferPasskeys?.conditionalPasskeys() ?? []) {
-        entries.unshift({ passkey, action: () => globalThis.__cofferPasskeys.chooseConditional(passkey.recordIdentifier) });
-      }
-    }
+    entries.unshift(...passkeys.map((passkey) => ({ passkey, action: () => globalThis.__cofferPasskeys.chooseConditional(passkey.recordIdentifier) })));
     if (entries.length === 0) return;
     const host = document.createElement("coffer-suggestions");
     host.setAttribute("popover", "manual");
@@ -263,12 +263,11 @@
 
   async function suggestFor(field) {
     const group = loginGroup(field);
-    const waitingForPasskey = /\bwebauthn\b/i.test(field.getAttribute("autocomplete") ?? "") && (globalThis.__cofferPasskeys?.conditionalPasskeys().length ?? 0) > 0;
-    if (!group.offer && !waitingForPasskey) return;  // a card, search, newsletter, one-time-code or sign-up user field: nothing
+    const passkeys = conditionalPasskeys(field);
+    if (!group.offer && passkeys.length === 0) return;  // a card, search, newsletter, one-time-code or sign-up user field: nothing
     const answer = group.offer === "logins" ? await send({ type: "suggest" }) : { ok: true, identities: [] };
-    if (!group.offer) group.offer = "logins";  // passkeys only
     if (!answer?.ok || deepActiveElement() !== field) return;
-    render(field, answer.identities ?? [], answer.locked, group);
+    render(field, answer.identities ?? [], answer.locked, group, passkeys);
   }
 
   function offerFor(event) {
