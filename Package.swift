@@ -8,6 +8,7 @@
 // CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
 // CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift;
 // CProcessShims (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by Process/.
+// CDBus (libdbus-1) by CofferSecretService/Bus/: the Secret Service is a host of its own target.
 import PackageDescription
 
 /// libxml2's headers include each other as <libxml/…> from /usr/include/libxml2: every target that
@@ -39,6 +40,7 @@ let package = Package(
         .systemLibrary(name: "CZip", providers: [.apt(["libzip-dev"])]),
 
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CProcessShims"),
 
@@ -48,7 +50,8 @@ let package = Package(
             ],
             swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),
-        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost", "CQRencode"]),
+        .target(name: "CofferSecretService", dependencies: ["Coffer", "CDBus"]),
+        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost", "CofferSecretService", "CQRencode"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         .executableTarget(name: "git-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
         .executableTarget(name: "docker-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),

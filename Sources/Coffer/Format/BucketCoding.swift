@@ -4,7 +4,8 @@
 /// types 0–3 are identities (password or one-time code, of a `.domain` or a `.URL`) followed by
 /// `mode u8 ‖ port u16 ‖ site ‖ host ‖ scheme ‖ path ‖ identifier ‖ user ‖ name`; type 5 a passkey
 /// identity, the same followed by `credential id ‖ user handle` (base64url); type 4 is an
-/// item entry followed by `kind u8 ‖ flags u8 ‖ name ‖ user ‖ service`. Layout 2 (kind 2): password
+/// item entry followed by `kind u8 ‖ flags u8 ‖ name ‖ user ‖ service`; type 6 a Secret Service
+/// attribute entry followed by `digest ‖ collection`. Layout 2 (kind 2): password
 /// identities only, without `name`. Layout 1 (kind 0, format 0.x): password identities only,
 /// `record id ‖ rank ‖ type ‖ site ‖ identifier ‖ user`.
 extension IndexShardCoding {
@@ -34,6 +35,11 @@ extension IndexShardCoding {
                 bytes.append(item.kind.indexByte)
                 bytes.append(item.listed ? 1 : 0)
                 for text in [item.name, item.user, item.service] { bytes.append(lengthPrefixed: text) }
+            case .attribute(let attribute):
+                bytes.append(littleEndian: Int64(0))
+                bytes.append(AttributeEntry.typeByte)
+                bytes.append(lengthPrefixed: attribute.digest)
+                bytes.append(lengthPrefixed: attribute.collection)
             }
         }
         return bytes
@@ -67,13 +73,21 @@ extension IndexShardCoding {
     enum Scanned {
         case identity(ScannedIdentity)
         case item(ScannedItem)
+        case attribute(ScannedAttribute)
 
         var recordID: RecordID {
             switch self {
             case .identity(let identity): identity.recordID
             case .item(let item): item.recordID
+            case .attribute(let attribute): attribute.recordID
             }
         }
+    }
+
+    struct ScannedAttribute {
+        let recordID: RecordID
+        let digest: Range<Int>
+        let collection: Range<Int>
     }
 
     struct ScannedIdentity {
@@ -174,6 +188,13 @@ extension IndexShardCoding {
                 let name = try text(&reader), user = try text(&reader), service = try text(&reader)
                 scanned = .item(ScannedItem(recordID: id, kind: itemKind, listed: flags == 1, name: name, user: user, service: service))
                 order = (name, user)
+            } else if typeByte == AttributeEntry.typeByte && kind == identityKind {
+                guard rank == 0 else { throw .nonCanonical("attribute rank") }
+                let digest = try text(&reader), collection = try text(&reader)
+                guard digest.count == 32, bytes[digest].allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+                else { throw .nonCanonical("attribute digest") }
+                scanned = .attribute(ScannedAttribute(recordID: id, digest: digest, collection: collection))
+                order = (digest, collection)
             } else {
                 throw .nonCanonical("entry type")
             }
@@ -224,6 +245,8 @@ extension IndexShardCoding {
         case sites([String])
         case hosts([String])
         case names([String])
+        /// Attribute entries of these digests (SPEC.md §6.5).
+        case attributes([String])
     }
 
     /// Decodes a bucket; with a filter, materialises only the entries it names (the others are
@@ -237,14 +260,14 @@ extension IndexShardCoding {
         var entries: [BucketEntry] = []
         func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }  // checked by the scan
         let wanted: [[UInt8]] = switch filter {
-        case .sites(let values)?, .hosts(let values)?, .names(let values)?: values.map { Array($0.utf8) }
+        case .sites(let values)?, .hosts(let values)?, .names(let values)?, .attributes(let values)?: values.map { Array($0.utf8) }
         case nil: []
         }
         try scanBucket(bytes, layout: layout) { scanned throws(FormatError) in
             switch scanned {
             case .identity(let identity):
                 switch filter {
-                case .names?: return
+                case .names?, .attributes?: return
                 case .sites?: guard wanted.contains(where: { $0.elementsEqual(bytes[identity.site]) }) else { return }
                 case .hosts?:
                     // A legacy entry has no stored host: it is parsed and checked by the caller.
@@ -269,7 +292,7 @@ extension IndexShardCoding {
                     userHandle: identity.passkey.flatMap { Base64.decodeURL(string($0.userHandle)) } ?? [])))
             case .item(let item):
                 switch filter {
-                case .sites?, .hosts?: return
+                case .sites?, .hosts?, .attributes?: return
                 case .names?:
                     let folded = Array(ItemEntry.foldedName(string(item.name)).utf8)
                     guard wanted.contains(where: { $0 == folded }) else { return }
@@ -278,6 +301,14 @@ extension IndexShardCoding {
                 entries.append(.item(ItemEntry(
                     recordID: item.recordID, kind: item.kind, listed: item.listed, name: string(item.name), user: string(item.user),
                     service: string(item.service))))
+            case .attribute(let attribute):
+                switch filter {
+                case .attributes?: guard wanted.contains(where: { $0.elementsEqual(bytes[attribute.digest]) }) else { return }
+                case nil: break
+                default: return
+                }
+                entries.append(.attribute(AttributeEntry(
+                    recordID: attribute.recordID, digest: string(attribute.digest), collection: string(attribute.collection))))
             }
         }
         return entries

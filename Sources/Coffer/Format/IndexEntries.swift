@@ -99,15 +99,50 @@ public struct ItemEntry: Equatable, Sendable {
     public static func foldedName(_ name: String) -> String { name.lowercased() }
 }
 
+/// One attribute pair of a Secret Service item (SPEC.md §7.3, §6.5), filed by the pair's
+/// digest so `SearchItems` reads one bucket per attribute it is given, whatever the vault's
+/// size — and the index holds the digest, never the attribute's name or value.
+public struct AttributeEntry: Equatable, Sendable {
+    public var recordID: RecordID
+    /// `hex(BLAKE2b-128("coffer-attribute" ‖ u32 LE name length ‖ name ‖ value))`.
+    public var digest: String
+    /// The item's collection: the object path a search answers with, known while locked.
+    public var collection: String
+
+    public init(recordID: RecordID, digest: String, collection: String) {
+        self.recordID = recordID
+        self.digest = digest
+        self.collection = collection
+    }
+
+    static let typeByte: UInt8 = 6
+
+    /// What the entry is filed under (the bucket of `B(filing name)`).
+    public var filingName: String { Self.filingName(digest: digest) }
+    public static func filingName(digest: String) -> String { "attribute:" + digest }
+
+    /// The digest of one attribute pair. Unkeyed: it lives only inside the sealed index, whose
+    /// key a device keeps to answer searches while locked — anyone holding that key could key a
+    /// hash as well. What it buys is that a name or value is never stored, only confirmed.
+    public static func digest(name: String, value: String) -> String {
+        var bytes = Array("coffer-attribute".utf8)
+        bytes.append(littleEndian: UInt32(name.utf8.count))
+        bytes += Array(name.utf8) + Array(value.utf8)
+        return Hex.encode((try? BLAKE2b.hash(bytes, length: 16)) ?? [])
+    }
+}
+
 /// An entry of an identity bucket.
 public enum BucketEntry: Equatable, Sendable {
     case identity(IdentityEntry)
     case item(ItemEntry)
+    case attribute(AttributeEntry)
 
     public var recordID: RecordID {
         switch self {
         case .identity(let entry): entry.recordID
         case .item(let entry): entry.recordID
+        case .attribute(let entry): entry.recordID
         }
     }
 
@@ -115,6 +150,7 @@ public enum BucketEntry: Equatable, Sendable {
         switch self {
         case .identity(let entry): entry.typeByte
         case .item: ItemEntry.typeByte
+        case .attribute: AttributeEntry.typeByte
         }
     }
 
@@ -123,6 +159,7 @@ public enum BucketEntry: Equatable, Sendable {
         switch self {
         case .identity(let entry): (entry.serviceIdentifier.identifier, entry.user)
         case .item(let entry): (entry.name, entry.user)
+        case .attribute(let entry): (entry.digest, entry.collection)
         }
     }
 
@@ -131,6 +168,7 @@ public enum BucketEntry: Equatable, Sendable {
     func isSameEntry(as other: BucketEntry) -> Bool {
         switch (self, other) {
         case (.item(let a), .item(let b)): a.recordID == b.recordID
+        case (.attribute(let a), .attribute(let b)): a.recordID == b.recordID && a.digest == b.digest
         case (.identity(let a), .identity(let b)):
             a.recordID == b.recordID && a.kind == b.kind && a.serviceIdentifier == b.serviceIdentifier
         default: false

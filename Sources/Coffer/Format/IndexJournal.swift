@@ -37,6 +37,11 @@ public struct IndexJournal: Equatable, Sendable {
                 members["item"] = change.entries.lazy.compactMap { entry in
                     if case .item(let item) = entry { item.journalJSON } else { nil }
                 }.first ?? .null
+                let attributes = change.entries.compactMap { entry -> JSONValue? in
+                    guard case .attribute(let attribute) = entry else { return nil }
+                    return .object(["digest": .string(attribute.digest), "collection": .string(attribute.collection)])
+                }
+                if !attributes.isEmpty { members["attributes"] = .array(attributes) }
                 return .object(members)
             }),
         ]).canonicalBytes
@@ -67,6 +72,14 @@ public struct IndexJournal: Equatable, Sendable {
             case let value?:
                 guard let item = ItemEntry(journalJSON: value, recordID: recordID) else { throw .invalidDocument("journal") }
                 entries.append(.item(item))
+            }
+            let attributeValues = members["attributes"].map { $0.arrayValue } ?? []  // absent: none
+            guard let attributeValues else { throw .invalidDocument("journal") }
+            for value in attributeValues {
+                guard let object = value.objectValue, let digest = object["digest"]?.stringValue,
+                      let collection = object["collection"]?.stringValue
+                else { throw .invalidDocument("journal") }
+                entries.append(.attribute(AttributeEntry(recordID: recordID, digest: digest, collection: collection)))
             }
             decoded.append(Change(recordID: recordID, oldHash: oldHash, newHash: newHash, revision: revision, entries: entries))
         }

@@ -8,6 +8,8 @@ public enum ItemKind: String, CaseIterable, Sendable {
     case card
     case identity
     case sshKey = "ssh-key"
+    /// A Secret Service item (SPEC.md §6.5): what an application stored through the desktop's keyring.
+    case secret
 
     /// The byte an item entry of the index stores (SPEC.md §7.3).
     var indexByte: UInt8 { UInt8(Self.allCases.firstIndex(of: self)!) }
@@ -75,6 +77,8 @@ public struct Record: Equatable, Sendable {
     public var passwordHistory: [PasswordHistoryEntry]
     /// A passkey for the login's relying party (SPEC.md §6.4), or nil.
     public var passkey: Passkey?
+    /// A Secret Service item's collection, attributes and content type (SPEC.md §6.5), or nil.
+    public var secretService: SecretServiceMember?
     /// Members this version does not know, kept as read so that a rewrite preserves what a
     /// newer writer added (SPEC.md §6.2).
     public var otherMembers: JSONObject
@@ -85,7 +89,8 @@ public struct Record: Equatable, Sendable {
         id: RecordID, serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
         notes: String = "", fields: [RecordField] = [], created: Date, modified: Date, revision: UInt64,
         matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login, tags: [String] = [], otp: String? = nil,
-        passwordHistory: [PasswordHistoryEntry] = [], passkey: Passkey? = nil, otherMembers: JSONObject = [:]
+        passwordHistory: [PasswordHistoryEntry] = [], passkey: Passkey? = nil, secretService: SecretServiceMember? = nil,
+        otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -103,6 +108,7 @@ public struct Record: Equatable, Sendable {
         self.otp = otp
         self.passwordHistory = passwordHistory
         self.passkey = passkey
+        self.secretService = secretService
         self.otherMembers = otherMembers
     }
 
@@ -117,7 +123,7 @@ public struct Record: Equatable, Sendable {
 public enum RecordCoding {
     static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
-        "name", "kind", "tags", "otp", "passwordHistory", "passkey",
+        "name", "kind", "tags", "otp", "passwordHistory", "passkey", "secretService",
     ]
 
     /// Writers omit every optional member at its default (`match` host, `kind` login, empty
@@ -152,6 +158,7 @@ public enum RecordCoding {
             ["password": .string(entry.password), "replaced": .string(UTCTimestamp.format(entry.replaced))]
         })
         members["passkey"] = record.passkey.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
+        members["secretService"] = record.secretService.map { $0.json(omittingDefaults: omittingDefaults) }
         return members
     }
 
@@ -199,6 +206,7 @@ public enum RecordCoding {
                 }
             } ?? [],
             passkey: try reader.optional("passkey") { Passkey(json: $0) },  // `null` is refused: writers omit it
+            secretService: try reader.optional("secretService") { SecretServiceMember(json: $0) },
             otherMembers: members.filter(names: { !knownMembers.contains($0) }))
         try validate(record)
         return record
@@ -240,6 +248,7 @@ public enum RecordCoding {
         guard record.passwordHistory.count <= Record.maximumPasswordHistory else { throw .invalidDocument("passwordHistory longer than 20") }
         guard Set(record.tags).count == record.tags.count else { throw .invalidDocument("tags repeat") }
         guard record.passkey == nil || record.kind == .login else { throw .invalidDocument("passkey on an item that is not a login") }
+        guard record.secretService == nil || record.kind == .secret else { throw .invalidDocument("secretService on an item that is not a secret") }
     }
 
     /// `date` truncated to whole seconds, the precision the format stores.

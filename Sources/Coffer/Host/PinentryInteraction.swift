@@ -62,23 +62,36 @@ public final class PinentryInteraction: UserInteraction {
 
     /// pinentry's `CONFIRM`: `OK` is yes, a cancel (or time-out) is no.
     public func requestConfirmation(_ description: String) throws -> Bool {
+        try confirm(description, ok: "Allow", cancel: "Deny", notOK: nil) == .always
+    }
+
+    /// What a person answered to a program asking for a secret it did not store (SPEC.md §17.4).
+    public enum Approval: Equatable, Sendable { case always, once, deny }
+
+    /// pinentry's `CONFIRM` with three buttons: `OK` "Always allow", `NOTOK` "Allow once",
+    /// Cancel "Deny" (a time-out too).
+    public func requestApproval(_ description: String) throws -> Approval {
+        try confirm(description, ok: "Always allow", cancel: "Deny", notOK: "Allow once")
+    }
+
+    private func confirm(_ description: String, ok: String, cancel: String, notOK: String?) throws -> Approval {
         let child = try start()
         defer {
             try? child.write(Assuan.command("BYE") + [0x0A])
             child.wait()
         }
         try expectOK(child)
-        for command in [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", description), Assuan.command("SETOK", "Allow"),
-                        Assuan.command("SETCANCEL", "Deny")] {
-            try send(command, to: child)
-        }
+        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", description), Assuan.command("SETOK", ok),
+                        Assuan.command("SETCANCEL", cancel)]
+        if let notOK { commands.append(Assuan.command("SETNOTOK", notOK)) }
+        for command in commands { try send(command, to: child) }
         try write(Assuan.command("CONFIRM"), to: child)
         while true {
             guard let line = try readLine(child) else { throw AssuanError.unavailable("pinentry ended before answering") }
             switch try Assuan.parse(line[...]) {
-            case .ok: return true
-            case .error(let code, _) where code == Assuan.cancelledCode || code == Assuan.timeoutCode || code == Assuan.notConfirmedCode:
-                return false
+            case .ok: return .always
+            case .error(let code, _) where code == Assuan.notConfirmedCode: return notOK == nil ? .deny : .once
+            case .error(let code, _) where code == Assuan.cancelledCode || code == Assuan.timeoutCode: return .deny
             case .error(let code, let message): throw AssuanError.refused(code: code, message: message)
             case .inquire: try write(Array("CAN".utf8), to: child)
             case .data, .other: continue

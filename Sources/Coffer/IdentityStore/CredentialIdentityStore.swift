@@ -301,7 +301,7 @@ public final class CredentialIdentityStore: Sendable {
 
     // MARK: Internals
 
-    private func readable() throws(CredentialIdentityStoreError) {
+    func readable() throws(CredentialIdentityStoreError) {
         guard state.isEnabled || vault.isUnlocked else { throw .storeDisabled }
     }
 
@@ -320,7 +320,7 @@ public final class CredentialIdentityStore: Sendable {
         }
     }
 
-    private func mapped<Result>(_ body: () throws -> Result) throws(CredentialIdentityStoreError) -> Result {
+    func mapped<Result>(_ body: () throws -> Result) throws(CredentialIdentityStoreError) -> Result {
         do {
             return try body()
         } catch let error as CredentialIdentityStoreError {

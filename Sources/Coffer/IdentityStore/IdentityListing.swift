@@ -71,7 +71,7 @@ public struct IdentityListing: Sendable {
                 switch scanned {
                 case .identity(let identity): rows.append(Self.row(identity, match: nil, usage: usage))
                 case .item(let item) where item.listed: rows.append(Self.row(item, usage: usage))
-                case .item: break
+                case .item, .attribute: break
                 }
             }
         }

@@ -39,7 +39,7 @@ extension RecordDraft: Hashable {
     public static func == (a: RecordDraft, b: RecordDraft) -> Bool {
         a.serviceIdentifiers == b.serviceIdentifiers && a.user == b.user && a.password == b.password && a.notes == b.notes
             && a.fields == b.fields && a.matchMode == b.matchMode && a.name == b.name && a.kind == b.kind && a.tags == b.tags
-            && a.otp == b.otp && a.passwordHistory == b.passwordHistory && a.passkey == b.passkey
+            && a.otp == b.otp && a.passwordHistory == b.passwordHistory && a.passkey == b.passkey && a.secretService == b.secretService
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -55,7 +55,7 @@ extension RecordDraft: Hashable {
             serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, notes: record.notes,
             fields: record.fields, matchMode: record.matchMode, name: record.name, kind: record.kind, tags: record.tags,
             otp: record.otp, passwordHistory: record.passwordHistory, created: record.created, modified: record.modified,
-            passkey: record.passkey)
+            passkey: record.passkey, secretService: record.secretService)
     }
 }
 

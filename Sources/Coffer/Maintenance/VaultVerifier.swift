@@ -343,8 +343,12 @@ struct VaultVerifier {
             case .item(let item):
                 items += 1
                 guard expected.contains(entry) else { return "its item entry (\(item.kind.rawValue) '\(item.name)') does not match the record" }
+            case .attribute:
+                guard expected.contains(entry) else { return "the index holds a Secret Service attribute the record does not" }
             }
         }
+        let attributes = { (list: [BucketEntry]) in list.filter { if case .attribute = $0 { true } else { false } }.count }
+        if attributes(entries) != attributes(expected) { return "\(attributes(entries)) attribute entries in the index, expected \(attributes(expected))" }
         if layout == .items && items != 1 { return "\(items) item entries in the index, expected 1" }
         return nil
     }

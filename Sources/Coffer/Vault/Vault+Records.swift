@@ -20,12 +20,14 @@ public struct RecordDraft: Sendable {
     public var modified: Date?
     /// A passkey for the login (SPEC.md §6.4): a registration's, or an import's.
     public var passkey: Passkey?
+    /// A Secret Service item's collection, attributes and content type (SPEC.md §6.5).
+    public var secretService: SecretServiceMember?
 
     public init(
         serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
         notes: String = "", fields: [RecordField] = [], matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login,
         tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil,
-        passkey: Passkey? = nil
+        passkey: Passkey? = nil, secretService: SecretServiceMember? = nil
     ) {
         self.serviceIdentifiers = serviceIdentifiers
         self.user = user
@@ -41,6 +43,7 @@ public struct RecordDraft: Sendable {
         self.created = created
         self.modified = modified
         self.passkey = passkey
+        self.secretService = secretService
     }
 }
 
@@ -160,7 +163,8 @@ extension Vault {
                 notes: draft.notes, fields: draft.fields, created: draft.created.map(RecordCoding.wholeSeconds) ?? now,
                 modified: (draft.modified ?? draft.created).map(RecordCoding.wholeSeconds) ?? now, revision: 1, matchMode: draft.matchMode,
                 name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
-                passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory)), passkey: draft.passkey))
+                passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory)), passkey: draft.passkey,
+                secretService: draft.secretService))
         }
         try writeTransaction { opened throws in
             progress?(0, records.count)
@@ -269,5 +273,6 @@ extension Vault {
             do { _ = try OneTimeCodeParameters(parsing: otp) } catch { throw .invalidInput("\(error)") }
         }
         if draft.passkey != nil, draft.kind != .login { throw .invalidInput("only a login holds a passkey") }
+        if draft.secretService != nil, draft.kind != .secret { throw .invalidInput("only a secret item holds Secret Service attributes") }
     }
 }

@@ -5,7 +5,7 @@ enum CofferExportImport {
     /// The members of an exported record document this version reads (SPEC.md §6.2).
     static let knownMembers: Set<String> = [
         "id", "revision", "name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory",
-        "serviceIdentifiers", "match", "created", "modified", "passkey",
+        "serviceIdentifiers", "match", "created", "modified", "passkey", "secretService",
     ]
 
     static func read(_ text: String) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
@@ -22,7 +22,7 @@ enum CofferExportImport {
             let record: Record
             do { record = try RecordCoding.decode(document.canonicalBytes) } catch { throw .malformed(location: origin, reason: "\(error)") }
             for name in ["name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory", "serviceIdentifiers", "match",
-                         "created", "modified", "passkey"] {
+                         "created", "modified", "passkey", "secretService"] {
                 if let value = members[name], value != .null { report.kept(name, as: name, value: "x") }
             }
             // The id and revision are the new vault's; every member, the dates included, is kept.

@@ -124,6 +124,7 @@ struct IdentityIndex {
         switch entry {
         case .identity(let identity): identitySlot(for: identity.key, layout: layout)
         case .item(let item): itemSlot(filingName: item.filingName)
+        case .attribute(let attribute): itemSlot(filingName: attribute.filingName)
         }
     }
 

@@ -82,14 +82,14 @@ struct IndexEditor {
         try setRecord(id, revision: entry.revision, hash: entry.ciphertextHash, entries: entries)
     }
 
-    /// Every identity removed; item entries and the ledger stay (names and integrity are not
-    /// suggestions).
+    /// Every identity removed; item and attribute entries and the ledger stay (names,
+    /// Secret Service lookups and integrity are not suggestions).
     mutating func removeAllIdentities() throws {
         try migrateToCurrentLayout()
         var slotsOfRecord: [RecordID: [UInt8]] = [:]
         for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil || buckets[slot] != nil {
             buckets[slot] = try entries(inSlot: slot).filter { entry in
-                guard case .item = entry else { return false }
+                if case .identity = entry { return false }
                 slotsOfRecord[entry.recordID, default: []].append(UInt8(slot))
                 return true
             }

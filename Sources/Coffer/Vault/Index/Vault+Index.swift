@@ -270,11 +270,22 @@ extension Vault {
                 userHandle: passkey.userHandle)))
         }
         // An SSH key's entry carries its public key instead, so the agent lists keys while locked.
-        let summary = record.kind == .sshKey
-            ? record.sshPublicKeyText ?? ""
-            : record.serviceIdentifiers.map(\.identifier).min(by: JSONValue.precedesInUTF8) ?? ""
+        let summary = switch record.kind {
+        case .sshKey: record.sshPublicKeyText ?? ""
+        case .secret: record.secretService?.collection ?? SecretServiceMember.defaultCollection  // what a locked search names
+        default: record.serviceIdentifiers.map(\.identifier).min(by: JSONValue.precedesInUTF8) ?? ""
+        }
         entries.append(.item(ItemEntry(
             recordID: record.id, kind: record.kind, listed: entries.isEmpty, name: record.name, user: record.user, service: summary)))
+        // A Secret Service item: one attribute entry per pair, so a search while locked reads
+        // one bucket per attribute (SPEC.md §6.5).
+        if record.kind == .secret {
+            let member = record.secretService ?? SecretServiceMember()
+            for (name, value) in member.attributes {
+                entries.append(.attribute(AttributeEntry(
+                    recordID: record.id, digest: AttributeEntry.digest(name: name, value: value), collection: member.collection)))
+            }
+        }
         return entries
     }
 }

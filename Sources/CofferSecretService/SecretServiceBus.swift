@@ -1,0 +1,96 @@
+import Coffer
+import FoundationEssentials
+import Glibc
+
+/// `coffer secret-service`'s loop: owns `org.freedesktop.secrets` on the session bus and hands
+/// each call to the `SecretServiceProvider`, one at a time (a pinentry prompt holds the others,
+/// as the SSH agent's do). Connections that leave the bus lose their sessions and prompts; the
+/// vault's lock state is looked at every second so `coffer lock` shows as `Locked` at once.
+public final class SecretServiceBus {
+    public static let busName = "org.freedesktop.secrets"
+
+    public enum StartError: Error, CustomStringConvertible {
+        case noBus(DBusError)
+        case nameTaken(owner: String)
+
+        public var description: String {
+            switch self {
+            case .noBus(let error): "no session bus: \(error)"
+            case .nameTaken(let owner): "another Secret Service provider owns \(SecretServiceBus.busName)\(owner.isEmpty ? "" : " (\(owner))")"
+            }
+        }
+    }
+
+    let connection: DBusConnection
+    public let provider: SecretServiceProvider
+
+    /// Connects and takes the name (`replace`: from another provider that allows it, as
+    /// gnome-keyring and KeePassXC do).
+    public init(host: HostSession, pinentry: PinentryInteraction?, replace: Bool) throws(StartError) {
+        do { connection = try DBusConnection.session() } catch { throw .noBus(error) }
+        let connection = connection
+        provider = SecretServiceProvider(host: host, pinentry: pinentry, emit: { connection.send($0) }, executable: { peer in
+            connection.processID(of: peer).flatMap(Self.executable(ofProcess:))
+        })
+        do {
+            try connection.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+            try connection.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameLost'")
+            if try connection.requestName(Self.busName, replace: replace) == .taken {
+                throw StartError.nameTaken(owner: Self.describeOwner(connection))
+            }
+        } catch let error as StartError {
+            throw error
+        } catch {
+            throw .noBus(error as? DBusError ?? DBusError(name: "org.freedesktop.DBus.Error.Failed", message: "\(error)"))
+        }
+    }
+
+    /// Serves until SIGINT, SIGTERM or SIGHUP, the bus going away, or another provider taking
+    /// the name with `--replace`. Returns why it stopped.
+    public func serve() throws -> String {
+        let signals = try SignalDescriptor([SIGINT, SIGTERM, SIGHUP])
+        var lastCheck = 0.0
+        provider.checkLockState()
+        while true {
+            if let signal = signals.next() { return "stopped by signal \(signal.signal)" }
+            guard let messages = connection.receive(timeout: 250) else { return "the session bus went away" }
+            for message in messages {
+                if message.kind == .signal {
+                    let arguments = message.arguments
+                    if message.member == "NameOwnerChanged", arguments.count == 3, case .string(let name) = arguments[0],
+                       case .string("") = arguments[2] {
+                        provider.peerVanished(name)
+                    } else if message.member == "NameLost", case .string(Self.busName)? = arguments.first {
+                        return "another provider took \(Self.busName)"
+                    }
+                    continue
+                }
+                let response = provider.handle(message)
+                if let reply = response.reply { connection.send(reply) }
+                response.after?()
+            }
+            let now = Date().timeIntervalSince1970
+            if now - lastCheck >= 1 {
+                lastCheck = now
+                provider.checkLockState()
+            }
+        }
+    }
+
+    /// `/proc/PID/exe`: the program a process runs, from the kernel (never from the client).
+    static func executable(ofProcess pid: pid_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func describeOwner(_ connection: DBusConnection) -> String {
+        let message = DBusMessage(call: "GetNameOwner", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", destination: "org.freedesktop.DBus")
+        message.append([.string(busName)])
+        guard let reply = try? connection.call(message, timeout: 2_000), case .string(let owner)? = reply.arguments.first,
+              let pid = connection.processID(of: owner), let program = executable(ofProcess: pid)
+        else { return "" }
+        return "\(program), pid \(pid)"
+    }
+}

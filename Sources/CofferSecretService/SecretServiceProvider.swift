@@ -1,0 +1,323 @@
+import Coffer
+import FoundationEssentials
+
+/// Coffer as the desktop's keyring: the freedesktop Secret Service's `Service`, `Collection`,
+/// `Item`, `Session` and `Prompt` objects (SPEC.md §17), answered from the vault. A host of the
+/// provider like the browser host and the SSH agent: it enters through `HostSession`, lists while
+/// locked from the identity store, reads a secret only from an unlocked vault, and unlocks only
+/// through a `Prompt` that asks pinentry — never silently.
+///
+/// One call at a time, on the bus loop's thread. `handle` answers a call and may hand back work
+/// to run after the answer is sent (a prompt: the specification has the client call `Prompt`,
+/// then wait for `Completed`).
+public final class SecretServiceProvider {
+    public struct Response {
+        public var reply: DBusMessage?
+        public var after: (() -> Void)?
+    }
+
+    let host: HostSession
+    /// Asks for approval per application (SPEC.md §17.4); `nil`: nobody to ask, so a program
+    /// reading another's secret is refused.
+    let pinentry: PinentryInteraction?
+    /// Whether a program must be approved to read a secret it did not store (on by default).
+    public var approvalsRequired = true
+    /// Sends a signal.
+    let emit: (DBusMessage) -> Void
+    /// The executable behind a bus name (`/proc/PID/exe` of the peer, from the bus daemon).
+    let executable: (String) -> String?
+
+    var sessions: [Int: SecretSession] = [:]
+    var prompts: [Int: PendingPrompt] = [:]
+    private var nextNumber = 1
+    /// Aliases to collection names; `default` is the login collection (SPEC.md §17.1).
+    var aliases: [String: String] = ["default": SecretServiceMember.defaultCollection]
+    /// Collections made by `CreateCollection` that hold no item yet, with their labels.
+    var createdCollections: [String: String] = [:]
+    private var lastLocked: Bool?
+
+    struct PendingPrompt {
+        let owner: String
+        /// Runs once the vault is unlocked; its value is `Completed`'s result.
+        let action: (Vault) throws -> DBusValue
+        /// `Completed`'s result when dismissed.
+        let emptyResult: DBusValue
+    }
+
+    public init(host: HostSession, pinentry: PinentryInteraction?, emit: @escaping (DBusMessage) -> Void,
+                executable: @escaping (String) -> String?) {
+        self.host = host
+        self.pinentry = pinentry
+        self.emit = emit
+        self.executable = executable
+    }
+
+    // MARK: Dispatch
+
+    public func handle(_ message: DBusMessage) -> Response {
+        guard message.kind == .methodCall else { return Response() }
+        do {
+            let (values, after) = try dispatch(message)
+            return Response(reply: message.expectsReply ? message.reply(values) : nil, after: after)
+        } catch let fault as SecretServiceFault {
+            return Response(reply: message.errorReply(fault.name, fault.message))
+        } catch VaultError.locked {
+            return Response(reply: message.errorReply(SecretError.isLocked, "the vault is locked"))
+        } catch {
+            return Response(reply: message.errorReply(SecretError.failed, "\(error)"))
+        }
+    }
+
+    typealias Outcome = (values: [DBusValue], after: (() -> Void)?)
+
+    private func dispatch(_ message: DBusMessage) throws -> Outcome {
+        let member = message.member, interface = message.interface
+        if interface == "org.freedesktop.DBus.Introspectable" || (interface.isEmpty && member == "Introspect") {
+            return ([.string(SecretServiceIntrospection.xml(for: message.path))], nil)
+        }
+        if interface == "org.freedesktop.DBus.Peer" {
+            guard member == "Ping" else { throw SecretServiceFault(SecretError.unknownMethod, "no method \(member)") }
+            return ([], nil)
+        }
+        guard let object = SecretObjectPath(message.path, alias: { self.aliases[$0] }) else {
+            throw SecretServiceFault("org.freedesktop.DBus.Error.UnknownObject", "no object at \(message.path)")
+        }
+        if interface == "org.freedesktop.DBus.Properties" { return (try properties(message, object), nil) }
+        switch object {
+        case .service: return try serviceCall(message)
+        case .collection(let name): return try collectionCall(message, name)
+        case .item(let collection, let id): return try itemCall(message, collection: collection, id: id)
+        case .session(let number):
+            guard member == "Close" else { throw SecretServiceFault(SecretError.unknownMethod, "a session has Close only") }
+            try expect(message, "")
+            guard sessions[number]?.owner == message.sender else { throw SecretServiceFault(SecretError.noSession, "no such session") }
+            sessions[number] = nil
+            return ([], nil)
+        case .prompt(let number):
+            guard let prompt = prompts[number], prompt.owner == message.sender else {
+                throw SecretServiceFault(SecretError.noSuchObject, "no such prompt")
+            }
+            switch member {
+            case "Prompt":
+                try expect(message, "s")
+                prompts[number] = nil
+                return ([], { self.run(prompt, number: number) })
+            case "Dismiss":
+                try expect(message, "")
+                prompts[number] = nil
+                return ([], { self.complete(number, dismissed: true, result: prompt.emptyResult) })
+            default: throw SecretServiceFault(SecretError.unknownMethod, "a prompt has Prompt and Dismiss")
+            }
+        }
+    }
+
+    /// Refuses a call whose arguments are not of `signature` (InvalidArgs, as the bus's own
+    /// objects answer).
+    func expect(_ message: DBusMessage, _ signature: String) throws {
+        guard message.signature == signature else {
+            throw SecretServiceFault(SecretError.invalidArgs, "\(message.member) takes (\(signature)), not (\(message.signature))")
+        }
+    }
+
+    // MARK: The service
+
+    private func serviceCall(_ message: DBusMessage) throws -> Outcome {
+        let arguments = message.arguments
+        switch message.member {
+        case "OpenSession":
+            try expect(message, "sv")
+            guard case .string(let algorithm) = arguments[0], case .variant(let input) = arguments[1] else { throw invalid("OpenSession") }
+            let number = allocate()
+            let path = SecretObjectPath.session(number).path
+            switch algorithm {
+            case SecretSession.plain:
+                sessions[number] = SecretSession(owner: message.sender, cipher: nil)
+                return ([.variant(.string("")), .objectPath(path)], nil)
+            case SecretSession.diffieHellman:
+                guard let peer = input.bytesValue else { throw invalid("the DH input is the client's public key (ay)") }
+                let cipher: SecretSessionCipher
+                do { cipher = try SecretSessionCipher(peerPublicKey: peer) } catch {
+                    throw SecretServiceFault(SecretError.invalidArgs, "not a Diffie-Hellman public key of the 1024-bit group")
+                }
+                sessions[number] = SecretSession(owner: message.sender, cipher: cipher)
+                return ([.variant(.bytes(cipher.publicKey)), .objectPath(path)], nil)
+            default:
+                throw SecretServiceFault(SecretError.notSupported, "algorithm \(algorithm.prefix(64)) is not supported")
+            }
+        case "SearchItems":
+            try expect(message, "a{ss}")
+            let found = try search(attributes(arguments[0]), in: nil)
+            let vault = try host.openVault()
+            let paths = found.map { SecretObjectPath.item(collection: $0.collection, $0.recordID).path }
+            return vault.isUnlocked ? ([.paths(paths), .paths([])], nil) : ([.paths([]), .paths(paths)], nil)
+        case "Unlock":
+            try expect(message, "ao")
+            let objects = arguments[0].objectPaths ?? []
+            if try host.openVault().isUnlocked { return ([.paths(objects), .objectPath(SecretObjectPath.none)], nil) }
+            let prompt = makePrompt(owner: message.sender, emptyResult: .paths([])) { _ in .paths(objects) }
+            return ([.paths([]), .objectPath(prompt)], nil)
+        case "Lock":
+            try expect(message, "ao")
+            let vault = try host.openVault()
+            _ = try? host.sessions?.revoke(for: vault.vaultID)
+            vault.lock()
+            return ([arguments[0], .objectPath(SecretObjectPath.none)], { self.checkLockState() })
+        case "GetSecrets":
+            try expect(message, "aoo")
+            let session = try owned(session: arguments[1], by: message.sender)
+            let vault = try unlockedVault()
+            var approval = ApprovalRequest(peer: message.sender)
+            var entries: [(DBusValue, DBusValue)] = []
+            for path in arguments[0].objectPaths ?? [] {
+                guard case .item(let collection, let id)? = SecretObjectPath(path, alias: { self.aliases[$0] }),
+                      let record = try? secretRecord(id, collection: collection, in: vault)
+                else { continue }  // the specification: items that do not exist are left out
+                try approve(record, for: &approval, in: vault)
+                entries.append((.objectPath(path), try secretValue(record, session: session)))
+            }
+            return ([.dictionary(key: "o", value: "(oayays)", entries)], nil)
+        case "ReadAlias":
+            try expect(message, "s")
+            guard case .string(let name) = arguments[0], let collection = aliases[name] else { return ([.objectPath(SecretObjectPath.none)], nil) }
+            return ([.objectPath(SecretObjectPath.collection(collection).path)], nil)
+        case "SetAlias":
+            try expect(message, "so")
+            guard case .string(let name) = arguments[0], SecretServiceMember.isValidCollectionName(name),
+                  let path = arguments[1].objectPathValue
+            else { throw invalid("an alias is a name of a-z, 0-9 and _") }
+            if path == SecretObjectPath.none {
+                aliases[name] = nil
+            } else {
+                guard case .collection(let collection)? = SecretObjectPath(path, alias: { self.aliases[$0] }),
+                      try collectionNames().contains(collection)
+                else { throw SecretServiceFault(SecretError.noSuchObject, "no such collection") }
+                aliases[name] = collection
+            }
+            return ([], nil)
+        case "CreateCollection":
+            try expect(message, "a{sv}s")
+            guard let properties = arguments[0].properties, case .string(let alias) = arguments[1] else { throw invalid("CreateCollection") }
+            if !alias.isEmpty, let existing = aliases[alias] {
+                return ([.objectPath(SecretObjectPath.collection(existing).path), .objectPath(SecretObjectPath.none)], nil)
+            }
+            let label = properties["org.freedesktop.Secret.Collection.Label"]?.stringValue ?? ""
+            let name = try uniqueCollectionName(for: label)
+            createdCollections[name] = label
+            if !alias.isEmpty {
+                guard SecretServiceMember.isValidCollectionName(alias) else { throw invalid("an alias is a name of a-z, 0-9 and _") }
+                aliases[alias] = name
+            }
+            let path = SecretObjectPath.collection(name).path
+            return ([.objectPath(path), .objectPath(SecretObjectPath.none)], {
+                self.signal(SecretObjectPath.root, "org.freedesktop.Secret.Service", "CollectionCreated", [.objectPath(path)])
+            })
+        default:
+            throw SecretServiceFault(SecretError.unknownMethod, "the service has no method \(message.member.prefix(64))")
+        }
+    }
+
+    // MARK: Prompts
+
+    func makePrompt(owner: String, emptyResult: DBusValue, action: @escaping (Vault) throws -> DBusValue) -> String {
+        let number = allocate()
+        prompts[number] = PendingPrompt(owner: owner, action: action, emptyResult: emptyResult)
+        return SecretObjectPath.prompt(number).path
+    }
+
+    /// Asks for the master password through pinentry (three attempts; a keyring session is
+    /// started, as `coffer unlock` does), then does what the prompt was for.
+    private func run(_ prompt: PendingPrompt, number: Int) {
+        do {
+            let vault = try host.openVault()
+            guard try host.unlock(vault, reason: "for an application's request to the keyring") == .unlocked else {
+                complete(number, dismissed: true, result: prompt.emptyResult)
+                return
+            }
+            let result = try prompt.action(vault)
+            complete(number, dismissed: false, result: result)
+        } catch {
+            complete(number, dismissed: true, result: prompt.emptyResult)
+        }
+        checkLockState()
+    }
+
+    private func complete(_ number: Int, dismissed: Bool, result: DBusValue) {
+        signal(SecretObjectPath.prompt(number).path, "org.freedesktop.Secret.Prompt", "Completed", [.bool(dismissed), .variant(result)])
+    }
+
+    // MARK: Bookkeeping
+
+    /// A connection left the bus: its sessions and prompts go with it.
+    public func peerVanished(_ name: String) {
+        sessions = sessions.filter { $0.value.owner != name }
+        prompts = prompts.filter { $0.value.owner != name }
+    }
+
+    /// Emits `Locked` changes when the vault was locked or unlocked elsewhere (`coffer lock`,
+    /// `coffer unlock`, a session's idle timeout): called by the loop every second.
+    public func checkLockState() {
+        guard let vault = try? Vault.open(host.container, configuration: host.configuration) else { return }
+        let locked: Bool
+        if let status = try? host.sessions?.status(for: vault.vaultID), case .unlocked = status { locked = false } else { locked = true }
+        defer { lastLocked = locked }
+        guard let last = lastLocked, last != locked, let names = try? collectionNames() else { return }
+        for name in names.sorted() {
+            let path = SecretObjectPath.collection(name).path
+            signal(path, "org.freedesktop.DBus.Properties", "PropertiesChanged", [
+                .string("org.freedesktop.Secret.Collection"), .variants([("Locked", .bool(locked))]), .array(element: "s", []),
+            ])
+            signal(SecretObjectPath.root, "org.freedesktop.Secret.Service", "CollectionChanged", [.objectPath(path)])
+        }
+    }
+
+    func signal(_ path: String, _ interface: String, _ member: String, _ values: [DBusValue]) {
+        let message = DBusMessage(signal: member, path: path, interface: interface)
+        message.append(values)
+        emit(message)
+    }
+
+    private func allocate() -> Int {
+        defer { nextNumber += 1 }
+        return nextNumber
+    }
+
+    func owned(session value: DBusValue, by sender: String) throws -> SecretSession {
+        guard case .session(let number)? = value.objectPathValue.flatMap({ SecretObjectPath($0, alias: { _ in nil }) }),
+              let session = sessions[number], session.owner == sender
+        else { throw SecretServiceFault(SecretError.noSession, "no such session of this connection") }
+        return session
+    }
+
+    func unlockedVault() throws -> Vault {
+        let vault = try host.openVault()
+        guard vault.isUnlocked else { throw SecretServiceFault(SecretError.isLocked, "the vault is locked; call Unlock first") }
+        return vault
+    }
+
+    func invalid(_ what: String) -> SecretServiceFault { SecretServiceFault(SecretError.invalidArgs, "invalid arguments to \(what)") }
+
+    /// An `a{ss}` within the bounds of SPEC.md §6.5.
+    func attributes(_ value: DBusValue) throws -> [String: String] {
+        guard let attributes = value.stringDictionary, case .dictionary(_, _, let entries) = value, entries.count == attributes.count,
+              SecretServiceMember.areValidAttributes(attributes)
+        else {
+            throw SecretServiceFault(SecretError.invalidArgs, "attributes: at most \(SecretServiceMember.maximumAttributes) distinct names, each value at most \(SecretServiceMember.maximumAttributeValueBytes) bytes")
+        }
+        return attributes
+    }
+
+    /// Collection names from a label: lower case, runs of other characters as `_`, made unique.
+    private func uniqueCollectionName(for label: String) throws -> String {
+        var base = String(label.lowercased().unicodeScalars.map { scalar -> Character in
+            scalar.isASCII && (("a"..."z").contains(Character(scalar)) || ("0"..."9").contains(Character(scalar))) ? Character(scalar) : "_"
+        }).prefix(48).description
+        if base.isEmpty || base.allSatisfy({ $0 == "_" }) { base = "collection" }
+        let taken = try collectionNames().union(aliases.keys)
+        var name = base, counter = 2
+        while taken.contains(name) {
+            name = "\(base)_\(counter)"
+            counter += 1
+        }
+        return name
+    }
+}
