@@ -11,12 +11,14 @@ public final class SecretServiceBus {
 
     public enum StartError: Error, CustomStringConvertible {
         case noBus(DBusError)
-        case nameTaken(owner: String)
+        case nameTaken(owner: String, replaceRefused: Bool)
 
         public var description: String {
             switch self {
             case .noBus(let error): "no session bus: \(error)"
-            case .nameTaken(let owner): "another Secret Service provider owns \(SecretServiceBus.busName)\(owner.isEmpty ? "" : " (\(owner))")"
+            case .nameTaken(let owner, let refused):
+                "another Secret Service provider owns \(SecretServiceBus.busName)\(owner.isEmpty ? "" : " (\(owner))")"
+                    + (refused ? ", and it does not let another take the name over" : "")
             }
         }
     }
@@ -36,7 +38,7 @@ public final class SecretServiceBus {
             try connection.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
             try connection.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameLost'")
             if try connection.requestName(Self.busName, replace: replace) == .taken {
-                throw StartError.nameTaken(owner: Self.describeOwner(connection))
+                throw StartError.nameTaken(owner: Self.describeOwner(connection), replaceRefused: replace)
             }
         } catch let error as StartError {
             throw error

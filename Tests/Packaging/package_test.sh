@@ -28,7 +28,8 @@ for path in ./usr/bin/coffer ./usr/bin/git-credential-coffer ./usr/bin/docker-cr
             ./usr/share/man/man1/coffer.1.gz ./usr/share/doc/coffer/copyright ./usr/share/doc/coffer/changelog.gz \
             ./usr/share/bash-completion/completions/coffer ./usr/share/zsh/vendor-completions/_coffer \
             ./usr/share/fish/vendor_completions.d/coffer.fish ./etc/chromium/native-messaging-hosts/org.coffer.browser_host.json \
-            ./usr/lib/systemd/user/coffer-ssh-agent.socket; do
+            ./usr/lib/systemd/user/coffer-ssh-agent.socket ./usr/lib/systemd/user/coffer-secret-service.service \
+            ./usr/share/dbus-1/services/coffer-secret-service.service; do
     grep -qx -- "$path" <<< "$contents" || fail "$path missing from the package"
 done
 dpkg-deb --info "$deb" conffiles | grep -x /etc/chromium/native-messaging-hosts/org.coffer.browser_host.json >/dev/null || fail "conffiles"
@@ -42,6 +43,7 @@ done
 dpkg -x "$deb" "$scratch/root"
 "$scratch/root/usr/bin/coffer" --version | grep "^coffer " >/dev/null || fail "installed coffer --version"
 "$scratch/root/usr/bin/coffer" help | grep "ssh-agent" >/dev/null || fail "installed coffer help"
+grep -qx 'Exec=/usr/bin/coffer secret-service' "$scratch/root/usr/share/dbus-1/services/coffer-secret-service.service" || fail "D-Bus activation Exec"
 grep -q '"path":"/usr/bin/coffer-browser-host"' "$scratch/root/etc/chromium/native-messaging-hosts/org.coffer.browser_host.json" \
     || fail "host manifest path"
 zcat "$scratch/root/usr/share/man/man1/coffer.1.gz" | grep '^\.TH' >/dev/null || fail "man page"

@@ -2,6 +2,8 @@
 public enum ImportFormat: String, CaseIterable, Sendable {
     case chrome, firefox, safari, bitwarden, bitwardenJSON = "bitwarden-json", onePassword = "1password", onePUX = "1pux"
     case keepassxc, keepassXML = "keepass-xml", pass, coffer, cxf
+    /// A running Secret Service provider (`import --from secret-service`), not a file.
+    case secretService = "secret-service"
 
     public var displayName: String {
         switch self {
@@ -17,6 +19,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
         case .pass: "pass store"
         case .coffer: "Coffer JSON export"
         case .cxf: "Credential Exchange Format (CXF) JSON"
+        case .secretService: "Secret Service (the desktop's keyring)"
         }
     }
 

@@ -1,11 +1,12 @@
 import Coffer
+import CofferSecretService
 import FoundationEssentials
 
 struct ImportCommand: Command {
     static let name = "import"
     static let changesVault = true
     static let summary = "import the export of a browser or password manager, or a pass store"
-    static let usage = "import FILE|DIRECTORY [--format FORMAT] [--encoding E] [--dry-run]"
+    static let usage = "import FILE|DIRECTORY [--format FORMAT] [--encoding E] [--dry-run] | import --from secret-service [--dry-run]"
     static let discussion = """
         Reads the export of Bitwarden (CSV or unencrypted JSON), 1Password (CSV or 1PUX), KeePassXC
         (CSV) or KeePass 2 (XML), Chrome/Chromium/Edge, Firefox or Safari/Apple Passwords (CSV), a
@@ -18,19 +19,28 @@ struct ImportCommand: Command {
         share service and user are both kept and named. All or nothing, in one transaction: what
         cannot be read names its line or item and nothing is imported (exit 65). --dry-run prints
         the same report and writes nothing. The file must be UTF-8 unless --encoding names another.
-        Delete the export afterwards: it holds every password in plain text.
+        Delete the export afterwards: it holds every password in plain text. --from secret-service
+        copies every item of the keyring running on the session bus (gnome-keyring, KWallet,
+        KeePassXC) as 'secret' items, each collection unlocked through that keyring's own prompt.
         """
     static let examples = [
         "coffer import ~/Downloads/bitwarden_export.json", "coffer import 1PasswordExport.1pux --dry-run",
         "coffer import ~/.password-store", "coffer import passwords.csv --format chrome --encoding windows-1252",
+        "coffer import --from secret-service",
     ]
     static let options: [OptionSpec] = [
         .value("format", "the exporter: " + ImportFormat.allCases.map(\.rawValue).joined(separator: ", ") + " (default: recognise it)"),
         .flag("dry-run", "read and report, write nothing"),
+        .value("from", "secret-service: the keyring running on the session bus instead of a file"),
         .value("encoding", "the file's encoding when it is not UTF-8: latin1, windows-1252 or utf-16 (converted exactly)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
+        if let from = context.arguments.value("from") {
+            guard from == ImportFormat.secretService.rawValue else { throw UsageError("--from takes 'secret-service', not '\(from.prefix(20))'") }
+            _ = try context.positionals(0...0, names: "")
+            return try importFromSecretService(context)
+        }
         let path = try context.positionals(1...1, names: "FILE")[0]
         let requested = context.arguments.value("format").flatMap { $0 == "auto" ? nil : $0 }
         let format = try requested.map { name in
@@ -56,7 +66,25 @@ struct ImportCommand: Command {
         } catch {
             throw CLIError("\(path): \(error)", hint: "nothing was imported", code: .dataError)
         }
-        items = ImportedItem.removingDuplicates(items, existing: try vault.allRecords(), report: &report)
+        return try store(items, report: report, in: vault, context)
+    }
+
+    /// `--from secret-service`: every item of the keyring on the session bus (SPEC.md §17.5).
+    private static func importFromSecretService(_ context: CommandContext) throws -> ExitCode {
+        let vault = try context.unlockedVault()
+        let exported: [SecretServiceExportedItem]
+        do {
+            exported = try SecretServiceReader.readAll(ownExecutable: OwnExecutable.path)
+        } catch {
+            throw CLIError("\(error)", hint: "nothing was imported", code: .unavailable)
+        }
+        let (items, report) = try SecretServiceImport.read(exported)
+        return try store(items, report: report, in: vault, context)
+    }
+
+    private static func store(_ items: [ImportedItem], report: ImportReport, in vault: Vault, _ context: CommandContext) throws -> ExitCode {
+        var report = report
+        let items = ImportedItem.removingDuplicates(items, existing: try vault.allRecords(), report: &report)
         for line in report.lines(items: items) { context.note(line) }
         if context.arguments.has("dry-run") {
             context.note("dry run: would import \(items.count) item\(items.count == 1 ? "" : "s"); nothing was written")

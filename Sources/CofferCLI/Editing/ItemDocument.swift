@@ -5,13 +5,14 @@ import Coffer
 /// (SPEC.md §10.2). pass's shape: the password on line 1, then `key: value` lines — `name`,
 /// `kind`, `user`, one `url` per service, `tags` (comma-separated), `match`, custom fields in
 /// order (a hidden one as `key (hidden): value`), `otp`, then the read-only `passkey` (its relying
-/// party, user and algorithm — never its key), `id`, `revision`, `modified` and `password history` — then, after a blank line, the notes, verbatim.
+/// party, user and algorithm — never its key) and `secret service` (a Secret Service item's
+/// collection, attributes and content type), `id`, `revision`, `modified` and `password history` — then, after a blank line, the notes, verbatim.
 ///
 /// A custom field named like a member key is written `field KEY: value`. A value that spans
 /// lines continues on lines that start with one tab (as mail headers fold), so an SSH key or a
 /// multi-line field round-trips; notes never need it.
 struct ItemDocument: Equatable {
-    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "id", "revision", "modified", "password history"]
+    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "secret service", "id", "revision", "modified", "password history"]
     static let hiddenMarker = " (hidden)"
     static let mask = "********"
 
@@ -31,6 +32,7 @@ struct ItemDocument: Equatable {
     var modified: String?
     var passwordHistory: String?
     var passkey: String?
+    var secretService: String?
 
     init(_ record: Record) {
         password = record.password
@@ -50,6 +52,11 @@ struct ItemDocument: Equatable {
         passkey = record.passkey.map { passkey in
             let algorithm = (try? PasskeyPrivateKey(pkcs8: passkey.privateKey))?.algorithm.name ?? "unusable key"
             return "\(passkey.relyingPartyIdentifier), \(passkey.userName.isEmpty ? "(no user name)" : passkey.userName), \(algorithm)"
+        }
+        secretService = record.secretService.map { member in
+            let attributes = member.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            return (["collection \(member.collection)"] + attributes + (member.isBase64 ? ["\(member.contentType), base64"] : [member.contentType]))
+                .joined(separator: ", ")
         }
     }
 
@@ -76,6 +83,7 @@ struct ItemDocument: Equatable {
         }
         if let otp { add("otp", masked ? Self.mask : otp) }
         if let passkey { add("passkey", passkey) }
+        if let secretService { add("secret service", secretService) }
         if let id { add("id", id) }
         if let revision { add("revision", revision) }
         if let modified { add("modified", modified) }
@@ -177,6 +185,7 @@ struct ItemDocument: Equatable {
         case "modified": modified = value.trimmingSpaces()
         case "password history": passwordHistory = value.trimmingSpaces()
         case "passkey": passkey = value.trimmingSpaces()  // read-only: an edit keeps the record's passkey
+        case "secret service": secretService = value.trimmingSpaces()  // read-only, as the passkey line
         default:
             let hidden = key.hasSuffix(Self.hiddenMarker)
             if hidden { key.removeLast(Self.hiddenMarker.count) }

@@ -47,8 +47,10 @@ struct SecretServiceCommand: Command {
         do {
             bus = try SecretServiceBus(host: host, pinentry: pinentry, replace: context.arguments.has("replace"))
         } catch let error as SecretServiceBus.StartError {
-            let hint = if case .nameTaken = error { "stop it, or run 'coffer secret-service --replace' to take over" } else {
-                "start one with 'dbus-run-session' or from your desktop session"
+            let hint = switch error {
+            case .nameTaken(_, replaceRefused: false): "stop it, or run 'coffer secret-service --replace' to take over"
+            case .nameTaken(_, replaceRefused: true): "stop it first (gnome-keyring: start it without the secrets component, --components=pkcs11,ssh)"
+            case .noBus: "start one with 'dbus-run-session' or from your desktop session"
             }
             throw CLIError("\(error)", hint: hint, code: .unavailable)
         }
