@@ -176,8 +176,7 @@ extension SecretServiceProvider {
     func secretValue(_ record: Record, session: SecretSession) throws -> DBusValue {
         let member = record.secretService ?? SecretServiceMember()
         guard let bytes = member.secretBytes(password: record.password) else { throw SecretServiceFault(SecretError.failed, "the item's secret is damaged") }
-        let number = sessions.first { $0.value.owner == session.owner && $0.value.cipher === session.cipher }?.key ?? 0
-        return try session.encode(bytes, contentType: member.contentType, path: SecretObjectPath.session(number).path)
+        return try session.encode(bytes, contentType: member.contentType)
     }
 
     // MARK: Approval per application (SPEC.md §17.4)

@@ -131,7 +131,7 @@ public final class SecretServiceProvider {
             let path = SecretObjectPath.session(number).path
             switch algorithm {
             case SecretSession.plain:
-                sessions[number] = SecretSession(owner: message.sender, cipher: nil)
+                sessions[number] = SecretSession(owner: message.sender, path: path, cipher: nil)
                 return ([.variant(.string("")), .objectPath(path)], nil)
             case SecretSession.diffieHellman:
                 guard let peer = input.bytesValue else { throw invalid("the DH input is the client's public key (ay)") }
@@ -139,7 +139,7 @@ public final class SecretServiceProvider {
                 do { cipher = try SecretSessionCipher(peerPublicKey: peer) } catch {
                     throw SecretServiceFault(SecretError.invalidArgs, "not a Diffie-Hellman public key of the 1024-bit group")
                 }
-                sessions[number] = SecretSession(owner: message.sender, cipher: cipher)
+                sessions[number] = SecretSession(owner: message.sender, path: path, cipher: cipher)
                 return ([.variant(.bytes(cipher.publicKey)), .objectPath(path)], nil)
             default:
                 throw SecretServiceFault(SecretError.notSupported, "algorithm \(algorithm.prefix(64)) is not supported")

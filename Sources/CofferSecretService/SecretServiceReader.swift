@@ -53,7 +53,7 @@ public enum SecretServiceReader {
                               [.string(SecretSession.diffieHellman), .variant(.bytes(publicKey))])
         guard opened.count == 2, let peer = opened[0].bytesValue, case .objectPath(let sessionPath) = opened[1] else { throw ReadError.malformed("OpenSession") }
         let cipher = try complete(peer)
-        let session = SecretSession(owner: "", cipher: cipher)
+        let session = SecretSession(owner: "", path: sessionPath, cipher: cipher)
         guard let collections = try property(connection, SecretObjectPath.root, "org.freedesktop.Secret.Service", "Collections").objectPaths else {
             throw ReadError.malformed("Collections")
         }

@@ -5,6 +5,8 @@ import Coffer
 /// it ends with `Close()` or when its connection leaves the bus.
 struct SecretSession {
     let owner: String
+    /// Its object path, which every Secret struct it carries names.
+    let path: String
     /// `nil`: the `plain` algorithm (the secret as it is; the bus is local).
     let cipher: SecretSessionCipher?
 
@@ -12,7 +14,7 @@ struct SecretSession {
     static let diffieHellman = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
     /// A Secret struct `(oayays)`: session, parameters (the IV), value, content type.
-    func encode(_ secret: [UInt8], contentType: String, path: String) throws -> DBusValue {
+    func encode(_ secret: [UInt8], contentType: String) throws -> DBusValue {
         if let cipher {
             let (iv, ciphertext) = try cipher.encrypt(secret)
             return .structure([.objectPath(path), .bytes(iv), .bytes(ciphertext), .string(contentType)])
