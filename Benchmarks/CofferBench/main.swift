@@ -131,6 +131,37 @@ func passkeyOperations() throws -> [(algorithm: String, register: Double, assert
     }
 }
 
+/// The Secret Service's search by attributes (SPEC.md §7.3): one bucket per attribute, so flat in
+/// the vault's size. Secret items at each size, locked, the store enabled: median of 200 searches.
+func secretServiceSearch(sizes: [Int]) throws -> [(size: Int, search: Double)] {
+    try sizes.map { size in
+        let directory = NSTemporaryDirectory() + "coffer-bench-secrets-\(getpid())-\(size)"
+        mkdir(directory, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let vault = try makeVault(size: 0, in: directory)
+        try CredentialIdentityStore(vault: vault).enable()
+        for start in stride(from: 0, to: size, by: 10_000) {
+            try vault.add((start..<min(size, start + 10_000)).map { index in
+                RecordDraft(serviceIdentifiers: [], user: "", password: "secret-\(index)", name: "Item \(index)", kind: .secret,
+                            secretService: SecretServiceMember(attributes: ["service": "svc\(index)", "user": "user\(index % 100)"]))
+            })
+        }
+        let locked = try Vault.open(vault.container, configuration: vault.configuration)
+        let store = CredentialIdentityStore(vault: locked)
+        let times = try (0..<200).map { round in
+            try time {
+                let found = try store.secretItems(matching: ["service": "svc\((round * 7919) % size)", "user": "user\((round * 7919) % size % 100)"])
+                guard found.count == 1 else { fatalError("search found \(found.count)") }
+            }
+        }
+        return (size, median(times))
+    }
+}
+
+for row in try secretServiceSearch(sizes: CommandLine.arguments.dropFirst().compactMap { Int($0) }.filter { $0 <= 100_000 }) {
+    print(String(format: "Secret Service SearchItems by two attributes, %d secret items, locked: %.3f ms", row.size, row.search))
+}
+
 for row in try passkeyOperations() {
     print(String(format: "passkey %@ at 10,000 items (warm): register %.2f ms, assert %.2f ms", row.algorithm, row.register, row.assert))
 }

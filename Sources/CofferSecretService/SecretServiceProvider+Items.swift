@@ -27,7 +27,7 @@ extension SecretServiceProvider {
             let item = NewItem(
                 collection: name, label: label, attributes: attributes, secret: secret, contentType: contentType,
                 creator: executable(message.sender) ?? "", replace: replace)
-            let vault = try host.openVault()
+            let vault = try openVault()
             guard vault.isUnlocked else {
                 // Locked: the item is stored once the person unlocks, never dropped (keepassxc #7989).
                 let prompt = makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none)) { vault in
@@ -48,7 +48,7 @@ extension SecretServiceProvider {
                 self.signal(SecretObjectPath.root, "org.freedesktop.Secret.Service", "CollectionDeleted", [.objectPath(SecretObjectPath.collection(name).path)])
                 return .objectPath(SecretObjectPath.none)
             }
-            let vault = try host.openVault()
+            let vault = try openVault()
             guard vault.isUnlocked else {
                 return ([.objectPath(makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none), action: action))], nil)
             }
@@ -61,20 +61,20 @@ extension SecretServiceProvider {
 
     /// Every collection: `login`, those holding an item, those made by `CreateCollection`.
     func collectionNames() throws -> Set<String> {
-        let vault = try host.openVault()
+        let vault = try openVault()
         var names: Set<String> = [SecretServiceMember.defaultCollection]
         names.formUnion(createdCollections.keys)
-        if let found = try? CredentialIdentityStore(vault: vault).secretItems(matching: [:]) { names.formUnion(found.map(\.collection)) }
+        if let found = try? search([:], in: nil) { names.formUnion(found.map(\.collection)) }
         return names
     }
 
     /// The items holding every attribute pair, in one collection or all; read while locked too.
     func search(_ attributes: [String: String], in collection: String?) throws -> [SecretItemReference] {
-        let vault = try host.openVault()
+        let vault = try openVault()
         let store = CredentialIdentityStore(vault: vault)
         // A device whose store is off lists nothing while locked (SPEC.md §7.6).
         guard store.state.isEnabled || vault.isUnlocked else { return [] }
-        let found = try store.secretItems(matching: attributes)
+        let found = attributes.isEmpty ? try everySecretItem(in: vault) : try store.secretItems(matching: attributes)
         return collection.map { name in found.filter { $0.collection == name } } ?? found
     }
 
@@ -145,7 +145,7 @@ extension SecretServiceProvider {
             return ([], nil)
         case "Delete":
             try expect(message, "")
-            let vault = try host.openVault()
+            let vault = try openVault()
             guard try CredentialIdentityStore(vault: vault).item(for: id)?.kind == .secret || vault.isUnlocked else {
                 throw SecretServiceFault(SecretError.noSuchObject, "no such item")
             }

@@ -34,13 +34,13 @@ extension SecretServiceProvider {
             return [("Collections", .paths(try collectionNames().sorted().map { SecretObjectPath.collection($0).path }))]
         case .collection(let name):
             guard try collectionNames().contains(name) else { throw SecretServiceFault(SecretError.noSuchObject, "no such collection") }
-            let vault = try host.openVault()
+            let vault = try openVault()
             let items = try search([:], in: name).map { SecretObjectPath.item(collection: name, $0.recordID).path }
             let label = createdCollections[name] ?? (name == SecretServiceMember.defaultCollection ? "Login" : name)
             return [("Items", .paths(items)), ("Label", .string(label)), ("Locked", .bool(!vault.isUnlocked)),
                     ("Created", .uint64(0)), ("Modified", .uint64(0))]
         case .item(let collection, let id):
-            let vault = try host.openVault()
+            let vault = try openVault()
             if vault.isUnlocked {
                 let record = try secretRecord(id, collection: collection, in: vault)
                 let member = record.secretService ?? SecretServiceMember()

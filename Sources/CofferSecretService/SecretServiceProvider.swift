@@ -35,6 +35,12 @@ public final class SecretServiceProvider {
     /// Collections made by `CreateCollection` that hold no item yet, with their labels.
     var createdCollections: [String: String] = [:]
     private var lastLocked: Bool?
+    /// The vault, opened once: a call costs what its own work costs, not a header read and a
+    /// key derivation (SPEC.md §17.3 still holds — its lock state is checked on every call).
+    private var vault: Vault?
+    /// Every secret item, as of one index generation: what `Collections` and a collection's
+    /// `Items` list, read again only after a change.
+    private var allItems: (generation: UInt64, items: [SecretItemReference])?
 
     struct PendingPrompt {
         let owner: String
@@ -147,18 +153,18 @@ public final class SecretServiceProvider {
         case "SearchItems":
             try expect(message, "a{ss}")
             let found = try search(attributes(arguments[0]), in: nil)
-            let vault = try host.openVault()
+            let vault = try openVault()
             let paths = found.map { SecretObjectPath.item(collection: $0.collection, $0.recordID).path }
             return vault.isUnlocked ? ([.paths(paths), .paths([])], nil) : ([.paths([]), .paths(paths)], nil)
         case "Unlock":
             try expect(message, "ao")
             let objects = arguments[0].objectPaths ?? []
-            if try host.openVault().isUnlocked { return ([.paths(objects), .objectPath(SecretObjectPath.none)], nil) }
+            if try openVault().isUnlocked { return ([.paths(objects), .objectPath(SecretObjectPath.none)], nil) }
             let prompt = makePrompt(owner: message.sender, emptyResult: .paths([])) { _ in .paths(objects) }
             return ([.paths([]), .objectPath(prompt)], nil)
         case "Lock":
             try expect(message, "ao")
-            let vault = try host.openVault()
+            let vault = try openVault()
             _ = try? host.sessions?.revoke(for: vault.vaultID)
             vault.lock()
             return ([arguments[0], .objectPath(SecretObjectPath.none)], { self.checkLockState() })
@@ -228,7 +234,7 @@ public final class SecretServiceProvider {
     /// started, as `coffer unlock` does), then does what the prompt was for.
     private func run(_ prompt: PendingPrompt, number: Int) {
         do {
-            let vault = try host.openVault()
+            let vault = try openVault()
             guard try host.unlock(vault, reason: "for an application's request to the keyring") == .unlocked else {
                 complete(number, dismissed: true, result: prompt.emptyResult)
                 return
@@ -256,9 +262,8 @@ public final class SecretServiceProvider {
     /// Emits `Locked` changes when the vault was locked or unlocked elsewhere (`coffer lock`,
     /// `coffer unlock`, a session's idle timeout): called by the loop every second.
     public func checkLockState() {
-        guard let vault = try? Vault.open(host.container, configuration: host.configuration) else { return }
-        let locked: Bool
-        if let status = try? host.sessions?.status(for: vault.vaultID), case .unlocked = status { locked = false } else { locked = true }
+        guard let vault = try? openVault() else { return }
+        let locked = !vault.isUnlocked
         defer { lastLocked = locked }
         guard let last = lastLocked, last != locked, let names = try? collectionNames() else { return }
         for name in names.sorted() {
@@ -288,8 +293,33 @@ public final class SecretServiceProvider {
         return session
     }
 
+    /// The vault, unlocked exactly when a keyring session is live (§8.4): a session that ended
+    /// (`coffer lock`, the idle timeout) locks it here too before anything is read.
+    func openVault() throws -> Vault {
+        guard let vault else {
+            let opened = try host.openVault()
+            vault = opened
+            return opened
+        }
+        if vault.isUnlocked {
+            if let sessions = host.sessions, case .unlocked? = try? sessions.status(for: vault.vaultID) {} else if host.sessions != nil { vault.lock() }
+        } else {
+            host.unlockFromSession(vault)
+        }
+        return vault
+    }
+
+    /// Every secret item (the listing), cached by index generation.
+    func everySecretItem(in vault: Vault) throws -> [SecretItemReference] {
+        let generation = try vault.indexGeneration()
+        if let allItems, allItems.generation == generation { return allItems.items }
+        let items = try CredentialIdentityStore(vault: vault).secretItems(matching: [:])
+        allItems = (generation, items)
+        return items
+    }
+
     func unlockedVault() throws -> Vault {
-        let vault = try host.openVault()
+        let vault = try openVault()
         guard vault.isUnlocked else { throw SecretServiceFault(SecretError.isLocked, "the vault is locked; call Unlock first") }
         return vault
     }

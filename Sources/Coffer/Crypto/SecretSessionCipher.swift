@@ -69,7 +69,7 @@ public final class SecretSessionCipher {
         }
         ERR_clear_error()
         guard ok else {
-            output.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            for index in output.indices { output[index] = 0 }
             throw encrypting ? .initializationFailed : .authenticationFailed
         }
         output.removeSubrange(Int(written + final)...)

@@ -66,9 +66,9 @@ public final class DBusMessage {
 
     private static func read(_ iterator: inout DBusMessageIter) -> DBusValue {
         let type = dbus_message_iter_get_arg_type(&iterator)
-        func basic<T>(_ zero: T) -> T {
+        func basic<T: BitwiseCopyable>(_ zero: T) -> T {
             var value = zero
-            dbus_message_iter_get_basic(&iterator, &value)
+            withUnsafeMutableBytes(of: &value) { dbus_message_iter_get_basic(&iterator, $0.baseAddress) }
             return value
         }
         switch type {
@@ -81,7 +81,9 @@ public final class DBusMessage {
         case DBusType.int16: return .int32(Int32(basic(Int16(0))))
         case DBusType.uint16: return .uint32(UInt32(basic(UInt16(0))))
         case DBusType.string, DBusType.objectPath, DBusType.signature:
-            let text = basic(UnsafePointer<CChar>?.none).map { String(cString: $0) } ?? ""
+            var pointer: UnsafePointer<CChar>?
+            dbus_message_iter_get_basic(&iterator, &pointer)
+            let text = pointer.map { String(cString: $0) } ?? ""
             return type == DBusType.string ? .string(text) : type == DBusType.objectPath ? .objectPath(text) : .signature(text)
         case DBusType.array:
             var sub = DBusMessageIter()
@@ -146,9 +148,9 @@ public final class DBusMessage {
     }
 
     private static func write(_ value: DBusValue, to iterator: inout DBusMessageIter) {
-        func basic<T>(_ type: Int32, _ value: T) {
+        func basic<T: BitwiseCopyable>(_ type: Int32, _ value: T) {
             var copy = value
-            dbus_message_iter_append_basic(&iterator, type, &copy)
+            withUnsafeBytes(of: &copy) { _ = dbus_message_iter_append_basic(&iterator, type, $0.baseAddress) }
         }
         func container(_ type: Int32, _ signature: String?, _ body: (inout DBusMessageIter) -> Void) {
             var sub = DBusMessageIter()
