@@ -104,7 +104,6 @@ extension SecretServiceProvider {
         let password = member.password(for: item.secret)
         let stored = try vault.add([RecordDraft(
             serviceIdentifiers: [], user: "", password: password, name: item.label, kind: .secret, secretService: member)])[0]
-        createdCollections[item.collection] = nil  // it holds an item now
         itemSignal("ItemCreated", collection: item.collection, stored.id)
         return SecretObjectPath.item(collection: item.collection, stored.id).path
     }

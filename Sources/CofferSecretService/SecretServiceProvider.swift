@@ -32,7 +32,7 @@ public final class SecretServiceProvider {
     private var nextNumber = 1
     /// Aliases to collection names; `default` is the login collection (SPEC.md §17.1).
     var aliases: [String: String] = ["default": SecretServiceMember.defaultCollection]
-    /// Collections made by `CreateCollection` that hold no item yet, with their labels.
+    /// Collections made by `CreateCollection`, with their labels (until the service stops).
     var createdCollections: [String: String] = [:]
     private var lastLocked: Bool?
     /// The vault, opened once: a call costs what its own work costs, not a header read and a
@@ -318,9 +318,12 @@ public final class SecretServiceProvider {
         return items
     }
 
+    /// The vault for a read or a change: unlocked, else `IsLocked`. An application's use counts
+    /// as use of the keyring session, pushing its idle timeout back as a CLI command's does.
     func unlockedVault() throws -> Vault {
         let vault = try openVault()
         guard vault.isUnlocked else { throw SecretServiceFault(SecretError.isLocked, "the vault is locked; call Unlock first") }
+        _ = try? host.sessions?.load(for: vault.vaultID)
         return vault
     }
 

@@ -138,6 +138,19 @@ final class SecretServiceTests: XCTestCase {
         XCTAssertEqual(try secretItems().sorted(), ["DH item 2", "Password for 'carol' on 'system-service'", "Plain item"])
     }
 
+    func testCreateCollectionAndAliases() throws {
+        try startService(["--no-approval"])
+        try unlock()
+        let made = try client(["collection", "Work Stuff", "work"])
+        XCTAssertEqual(made.code, 0, made.stderr + serviceLog)
+        let lines = made.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "/org/freedesktop/secrets/collection/work_stuff", made.stdout)
+        XCTAssertTrue(lines[1].hasPrefix("/org/freedesktop/secrets/collection/work_stuff/"), made.stdout)
+        XCTAssertEqual(lines[2], "/org/freedesktop/secrets/collection/work_stuff", "ReadAlias names it")
+        XCTAssertEqual(lines[3], "['Login', 'Work Stuff']")
+        XCTAssertTrue(try coffer(["show", "In Work Stuff"]).stdout.contains("secret service: collection work_stuff, made=here"))
+    }
+
     func testTwoClientsAtOnce() throws {
         try startService(["--no-approval"])
         try unlock()

@@ -6,6 +6,8 @@ algorithms), Python's keyring library, and raw jeepney calls for hostile input.
     clients.py read ALGO NAME=VALUE...                 print "label<TAB>secret" of each match
     clients.py delete NAME=VALUE...                    delete every match
     clients.py keyring SERVICE USER PASSWORD           keyring.set_password then get_password
+    clients.py collection LABEL ALIAS                  CreateCollection, an item in it, ReadAlias; print
+                                                       the collection's path, the item's and the alias's
     clients.py hostile                                 bad input; prints one JSON object of results
     clients.py vanish                                  Unlock → Prompt, then leave the bus at once
     clients.py create LABEL SECRET NAME=VALUE...       CreateItem by hand; through its Prompt when locked
@@ -78,6 +80,14 @@ def main():
             connection = secretstorage.dbus_init()
             for item in collection(connection, None).search_items(attributes(arguments)):
                 item.delete()
+        elif command == "collection":
+            connection = secretstorage.dbus_init()
+            made = secretstorage.create_collection(connection, arguments[0], arguments[1])
+            item = made.create_item("In " + arguments[0], {"made": "here"}, b"collected")
+            print(made.collection_path)
+            print(item.item_path)
+            print(secretstorage.get_collection_by_alias(connection, arguments[1]).collection_path)
+            print(sorted(c.get_label() for c in secretstorage.get_all_collections(connection)))
         elif command == "keyring":
             import keyring
             service, user, password = arguments
