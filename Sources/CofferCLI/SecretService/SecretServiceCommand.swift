@@ -46,7 +46,7 @@ struct SecretServiceCommand: Command {
         let bus: SecretServiceBus
         do {
             bus = try SecretServiceBus(host: host, pinentry: pinentry, replace: context.arguments.has("replace"))
-        } catch let error as SecretServiceBus.StartError {
+        } catch {
             let hint = switch error {
             case .nameTaken(_, replaceRefused: false): "stop it, or run 'coffer secret-service --replace' to take over"
             case .nameTaken(_, replaceRefused: true): "stop it first (gnome-keyring: start it without the secrets component, --components=pkcs11,ssh)"
