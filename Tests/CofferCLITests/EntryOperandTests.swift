@@ -106,9 +106,28 @@ final class EntryCompletionTests: XCTestCase {
         XCTAssertEqual(direct.stdout, "github.com\ngithub.com/alice\n", "sorted as bytes, each once, only what starts with the word")
         XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "entry", ""], environment: environment).stdout,
                        "GitHub notes\ngithub.com\ngithub.com/alice\n")
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "service", ""], environment: environment).stdout, "github.com\n")
+
+        // The device's completion table (SPEC.md §7.6): sealed, replaced after any change, and a
+        // damaged one is rebuilt rather than trusted.
+        let vaults = environment["XDG_STATE_HOME"]! + "/coffer/vaults"
+        let vaultDirectory = vaults + "/" + (try FileManager.default.contentsOfDirectory(atPath: vaults).first ?? "")
+        let table = vaultDirectory + "/completion"
+        let sealed = try Data(contentsOf: URL(fileURLWithPath: table))
+        XCTAssertNil(sealed.range(of: Data("github".utf8)), "no name in the clear")
+        let added = try runTool(EndToEndTests.binary, ["add", "gitlab.com", "bob", "--password-stdin"], stdin: master + "pw\n", environment: environment)
+        XCTAssertEqual(added.code, 0, added.stderr)
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "entry", "git"], environment: environment).stdout,
+                       "github.com\ngithub.com/alice\ngitlab.com\ngitlab.com/bob\n", "a change is seen at the next Tab")
+        var damaged = try Data(contentsOf: URL(fileURLWithPath: table))
+        damaged[damaged.count - 1] ^= 1
+        try damaged.write(to: URL(fileURLWithPath: table))
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "entry", "gitl"], environment: environment).stdout, "gitlab.com\ngitlab.com/bob\n")
+        XCTAssertNotEqual(try Data(contentsOf: URL(fileURLWithPath: table)), damaged, "rebuilt")
         XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "nonsense", "x"], environment: environment).code, 64)
         XCTAssertFalse(try runTool(EndToEndTests.binary, ["help"], environment: environment).stdout.contains("__complete"), "hidden from help")
         let formatted = try runTool(EndToEndTests.binary, ["list", "-n", "--format", "{service}\\t{user}\\t{name}\\t{kind}"], environment: environment)
-        XCTAssertEqual(Set(formatted.stdout.split(separator: "\n")), ["\t\tGitHub notes\tnote", "github.com\talice\t\tlogin"], "while locked")
+        XCTAssertEqual(Set(formatted.stdout.split(separator: "\n")), ["\t\tGitHub notes\tnote", "github.com\talice\t\tlogin", "gitlab.com\tbob\t\tlogin"],
+                       "while locked")
     }
 }

@@ -125,6 +125,7 @@ public struct DeviceState: Sendable {
         try write([], to: Self.disabledName)
         try remove(Self.indexKeyName)
         try remove(Self.listingName)
+        try remove(Self.completionTableName)
     }
 
     // MARK: Listing snapshot
@@ -139,6 +140,20 @@ public struct DeviceState: Sendable {
     /// Replaces the snapshot. Best effort and not synced: a lost or torn one is rebuilt.
     func saveListingSnapshot(_ bytes: [UInt8]) {
         try? write(bytes, to: Self.listingName, durable: false)
+    }
+
+    // MARK: Completion table
+
+    static let completionTableName = "completion"
+
+    /// The sealed completion table, if this device made one.
+    func completionTable() -> [UInt8]? {
+        read(Self.completionTableName, limit: Self.maximumListingLength)
+    }
+
+    /// Replaces the completion table. Best effort and not synced, as the listing snapshot.
+    func saveCompletionTable(_ bytes: [UInt8]) {
+        try? write(bytes, to: Self.completionTableName, durable: false)
     }
 
     // MARK: Generation high-water mark

@@ -7,6 +7,8 @@ public enum FileType: UInt8, Sendable {
     case indexJournal = 0x4A  // 'J'
     /// A device's snapshot of every identity bucket (SPEC.md §7.6), never in the container.
     case identityListing = 0x4C  // 'L'
+    /// A device's completion table (SPEC.md §7.6): the names a shell's Tab offers.
+    case completionTable = 0x43  // 'C'
     /// A deleted record's tombstone (SPEC.md §15.2), in a synced container only.
     case tombstone = 0x54  // 'T'
     /// The record key's seal over the vault header (SPEC.md §15.2), in a synced container only.

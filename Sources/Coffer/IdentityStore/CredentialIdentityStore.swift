@@ -211,6 +211,29 @@ public final class CredentialIdentityStore: Sendable {
         return listing
     }
 
+    /// What a shell's Tab offers (SPEC.md §7.6), as `build` makes it from the whole listing: read
+    /// from this device's completion table when it was made under the current manifest — one
+    /// small file, no listing, no ranking — else built, sealed and kept for the next Tab. Only
+    /// while the store is enabled here is anything kept.
+    public func completionTable(build: (IdentityListing) throws -> [UInt8]) throws(CredentialIdentityStoreError) -> [UInt8] {
+        try readable()
+        let usage = vault.deviceState.lastUsed()
+        return try mapped {
+            try vault.readingIndex { index, manifest in
+                let device = vault.deviceState
+                guard device.providerSetting() == .enabled, let digest = try index.manifestDigest() else {
+                    return try build(listing(index, manifest, usage: usage))
+                }
+                if let sealed = device.completionTable(), let table = try? index.openCompletionTable(sealed, manifestDigest: digest) {
+                    return table
+                }
+                let table = try build(listing(index, manifest, usage: usage))
+                if let sealed = try? index.sealCompletionTable(table, manifestDigest: digest) { device.saveCompletionTable(sealed) }
+                return table
+            }
+        }
+    }
+
     /// Calls `body` with every identity, best first: `identityListing()` made one at a time.
     public func forEachCredentialIdentity(_ body: (PasswordCredentialIdentity) throws -> Void) throws(CredentialIdentityStoreError) {
         let listing = try identityListing()

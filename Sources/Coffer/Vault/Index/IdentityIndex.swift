@@ -175,6 +175,16 @@ struct IdentityIndex {
         try open(bytes, as: .identityListing, extra: manifestDigest)
     }
 
+    /// Seals a completion table (SPEC.md §7.6) bound to the manifest it was built under, as the
+    /// listing snapshot is.
+    func sealCompletionTable(_ table: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
+        try seal(table, as: .completionTable, extra: manifestDigest)
+    }
+
+    func openCompletionTable(_ bytes: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
+        try open(bytes, as: .completionTable, extra: manifestDigest)
+    }
+
     /// Opens a sealed index file; shard payloads are unpadded.
     private func open(_ bytes: [UInt8], as type: FileType, extra: [UInt8]) throws -> [UInt8] {
         try open(SealedEnvelope.decode(bytes, as: type), extra: extra)
