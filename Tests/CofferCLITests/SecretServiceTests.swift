@@ -151,6 +151,13 @@ final class SecretServiceTests: XCTestCase {
         XCTAssertTrue(try coffer(["show", "In Work Stuff"]).stdout.contains("secret service: collection work_stuff, made=here"))
     }
 
+    func testRefusesToStartWithoutAVault() throws {
+        environment["COFFER_CONTAINER"] = home + "/no-vault-here"
+        let refused = try run("/usr/bin/timeout", ["20", Self.products + "/coffer", "secret-service"])
+        XCTAssertEqual(refused.code, 66)
+        XCTAssertTrue(refused.stderr.contains("no vault in") && refused.stderr.contains("coffer init"), refused.stderr)
+    }
+
     func testTwoClientsAtOnce() throws {
         try startService(["--no-approval"])
         try unlock()
