@@ -125,6 +125,14 @@ final class EntryCompletionTests: XCTestCase {
         XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "entry", "gitl"], environment: environment).stdout, "gitlab.com\ngitlab.com/bob\n")
         XCTAssertNotEqual(try Data(contentsOf: URL(fileURLWithPath: table)), damaged, "rebuilt")
         XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "nonsense", "x"], environment: environment).code, 64)
+
+        // fish runs the same question through its own completion machinery (`complete -C`).
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") {
+            let fishScript = cli.container + "/../coffer.fish"
+            try cli.run(["completion", "fish"]).stdout.write(toFile: fishScript, atomically: true, encoding: .utf8)
+            let fish = try runTool("/usr/bin/fish", ["--no-config", "-c", "source '\(fishScript)'; complete -C 'coffer show gitl'"], environment: environment)
+            XCTAssertEqual(fish.stdout, "gitlab.com\ngitlab.com/bob\n", fish.stderr)
+        }
         XCTAssertFalse(try runTool(EndToEndTests.binary, ["help"], environment: environment).stdout.contains("__complete"), "hidden from help")
         let formatted = try runTool(EndToEndTests.binary, ["list", "-n", "--format", "{service}\\t{user}\\t{name}\\t{kind}"], environment: environment)
         XCTAssertEqual(Set(formatted.stdout.split(separator: "\n")), ["\t\tGitHub notes\tnote", "github.com\talice\t\tlogin", "gitlab.com\tbob\t\tlogin"],
