@@ -55,6 +55,7 @@ enum SecretError {
     static let notSupported = "org.freedesktop.DBus.Error.NotSupported"
     static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
     static let failed = "org.freedesktop.DBus.Error.Failed"
+    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 }
 
 /// A call refused with a D-Bus error: thrown inside a handler, answered by the loop.

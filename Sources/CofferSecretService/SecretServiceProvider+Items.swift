@@ -30,7 +30,7 @@ extension SecretServiceProvider {
             let vault = try openVault()
             guard vault.isUnlocked else {
                 // Locked: the item is stored once the person unlocks, never dropped (keepassxc #7989).
-                let prompt = makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none)) { vault in
+                let prompt = try makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none)) { vault in
                     .objectPath(try self.store(item, in: vault))
                 }
                 return ([.objectPath(SecretObjectPath.none), .objectPath(prompt)], nil)
@@ -50,7 +50,7 @@ extension SecretServiceProvider {
             }
             let vault = try openVault()
             guard vault.isUnlocked else {
-                return ([.objectPath(makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none), action: action))], nil)
+                return ([.objectPath(try makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none), action: action))], nil)
             }
             _ = try action(vault)
             return ([.objectPath(SecretObjectPath.none)], nil)
@@ -155,7 +155,7 @@ extension SecretServiceProvider {
                 return .objectPath(SecretObjectPath.none)
             }
             guard vault.isUnlocked else {
-                return ([.objectPath(makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none), action: action))], nil)
+                return ([.objectPath(try makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none), action: action))], nil)
             }
             _ = try action(vault)
             return ([.objectPath(SecretObjectPath.none)], nil)

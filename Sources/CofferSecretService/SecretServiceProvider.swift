@@ -133,6 +133,9 @@ public final class SecretServiceProvider {
         case "OpenSession":
             try expect(message, "sv")
             guard case .string(let algorithm) = arguments[0], case .variant(let input) = arguments[1] else { throw invalid("OpenSession") }
+            guard sessions.values.count(where: { $0.owner == message.sender }) < Self.maximumPerConnection else {
+                throw SecretServiceFault(SecretError.limitsExceeded, "at most \(Self.maximumPerConnection) open sessions per connection")
+            }
             let number = allocate()
             let path = SecretObjectPath.session(number).path
             switch algorithm {
@@ -160,7 +163,7 @@ public final class SecretServiceProvider {
             try expect(message, "ao")
             let objects = arguments[0].objectPaths ?? []
             if try openVault().isUnlocked { return ([.paths(objects), .objectPath(SecretObjectPath.none)], nil) }
-            let prompt = makePrompt(owner: message.sender, emptyResult: .paths([])) { _ in .paths(objects) }
+            let prompt = try makePrompt(owner: message.sender, emptyResult: .paths([])) { _ in .paths(objects) }
             return ([.paths([]), .objectPath(prompt)], nil)
         case "Lock":
             try expect(message, "ao")
@@ -224,7 +227,14 @@ public final class SecretServiceProvider {
 
     // MARK: Prompts
 
-    func makePrompt(owner: String, emptyResult: DBusValue, action: @escaping (Vault) throws -> DBusValue) -> String {
+    /// Sessions, and prompts, one connection may hold at once: a client opening them in a loop
+    /// gets `LimitsExceeded`, not the service's memory.
+    static let maximumPerConnection = 64
+
+    func makePrompt(owner: String, emptyResult: DBusValue, action: @escaping (Vault) throws -> DBusValue) throws -> String {
+        guard prompts.values.count(where: { $0.owner == owner }) < Self.maximumPerConnection else {
+            throw SecretServiceFault(SecretError.limitsExceeded, "at most \(Self.maximumPerConnection) pending prompts per connection")
+        }
         let number = allocate()
         prompts[number] = PendingPrompt(owner: owner, action: action, emptyResult: emptyResult)
         return SecretObjectPath.prompt(number).path

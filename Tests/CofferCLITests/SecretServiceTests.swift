@@ -293,6 +293,7 @@ final class SecretServiceTests: XCTestCase {
             "100000 attributes": "org.freedesktop.DBus.Error.InvalidArgs", "malformed secret": "org.freedesktop.Secret.Error.NoSession",
             "another connection's session": "org.freedesktop.Secret.Error.NoSession",
             "another connection's prompt": "org.freedesktop.Secret.Error.NoSuchObject",
+            "sessions in a loop": "org.freedesktop.DBus.Error.LimitsExceeded",
         ]
         for (name, error) in expected { XCTAssertEqual(answers[name] as? String, error, name) }
         XCTAssertEqual(try secretItems(), [], "nothing stored half")

@@ -200,6 +200,9 @@ def hostile():
                                                    secret(b"x"), True)[1]
     results["another connection's prompt"] = call(other, DBusAddress("/org/freedesktop/secrets/prompt/1", bus_name=SERVICE.bus_name,
                                                                      interface="org.freedesktop.Secret.Prompt"), "Dismiss", None)[1]
+    for _ in range(70):
+        status, body = call(connection, SERVICE, "OpenSession", "sv", "plain", ("s", ""))
+    results["sessions in a loop"] = body
     results["still serving"] = call(connection, SERVICE, "SearchItems", "a{ss}", {"case": "big"})
     print(json.dumps(results, default=list))
 
