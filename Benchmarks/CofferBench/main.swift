@@ -106,8 +106,8 @@ func passkeyOperations() throws -> [(algorithm: String, register: Double, assert
     return try PasskeyAlgorithm.allCases.map { algorithm in
         let rp = "\(algorithm.name.lowercased()).bench.example"
         var counter = 0
-        let register = try (0..<30).map { _ in
-            try time {
+        let register = (0..<30).map { _ in
+            time {
                 counter += 1
                 provider.extensionContext.reset()
                 provider.prepareInterface(forPasskeyRegistration: PasskeyCredentialRequest(

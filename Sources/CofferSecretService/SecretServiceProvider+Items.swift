@@ -61,7 +61,6 @@ extension SecretServiceProvider {
 
     /// Every collection: `login`, those holding an item, those made by `CreateCollection`.
     func collectionNames() throws -> Set<String> {
-        let vault = try openVault()
         var names: Set<String> = [SecretServiceMember.defaultCollection]
         names.formUnion(createdCollections.keys)
         if let found = try? search([:], in: nil) { names.formUnion(found.map(\.collection)) }
