@@ -206,8 +206,16 @@ def lp(text):
 MATCH_MODES = {"host": 0, "site": 1, "exact": 2, "never": 3}
 
 
-ITEM_KINDS = {"login": 0, "note": 1, "card": 2, "identity": 3, "ssh-key": 4}
+ITEM_KINDS = {"login": 0, "note": 1, "card": 2, "identity": 3, "ssh-key": 4, "secret": 5}
 ITEM_TYPE = 4
+PASSKEY_TYPE = 5
+ATTRIBUTE_TYPE = 6
+
+
+def attribute_digest(name, value):
+    """§7.3: a Secret Service attribute pair's digest (unkeyed BLAKE2b-128, hex)."""
+    data = b"coffer-attribute" + struct.pack("<I", len(name.encode())) + name.encode() + value.encode()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def identity_payload(entries, layout=3):
@@ -217,7 +225,7 @@ def identity_payload(entries, layout=3):
     Layout 2 entries have no name; layout 1 entries no parsed key either."""
     def order(entry):
         rid, _, type_byte = entry[:3]
-        first, second = (entry[5], entry[6]) if type_byte == ITEM_TYPE else (entry[5], entry[6])
+        first, second = (entry[3], entry[4]) if type_byte == ATTRIBUTE_TYPE else (entry[5], entry[6])
         return rid, type_byte, first.encode(), second.encode()
     entries = sorted(entries, key=order)
     out = bytes([{1: 0, 2: 2, 3: 3}[layout]]) + struct.pack("<I", len(entries))
@@ -227,6 +235,10 @@ def identity_payload(entries, layout=3):
             _, _, _, kind, listed, name, user, service = entry
             out += rid + struct.pack("<qBBB", 0, ITEM_TYPE, ITEM_KINDS[kind], 1 if listed else 0)
             out += lp(name) + lp(user) + lp(service)
+            continue
+        if type_byte == ATTRIBUTE_TYPE:
+            _, _, _, digest, collection = entry
+            out += rid + struct.pack("<qB", 0, ATTRIBUTE_TYPE) + lp(digest) + lp(collection)
             continue
         _, _, _, mode, key, identifier, user, name = entry
         site, host, scheme, port, path = key
@@ -254,8 +266,17 @@ def index_entries(doc, layout=3):
                             doc["user"], doc.get("name", "") if layout == 3 else ""))
     if layout == 3:
         services = sorted((s["identifier"] for s in doc["serviceIdentifiers"]), key=lambda text: text.encode())
-        summary = ssh_public_key_text(doc) if kind == "ssh-key" else (services[0] if services else "")
+        if kind == "ssh-key":
+            summary = ssh_public_key_text(doc)
+        elif kind == "secret":
+            summary = doc.get("secretService", {}).get("collection", "login")
+        else:
+            summary = services[0] if services else ""
         entries.append((rid, 0, ITEM_TYPE, kind, not entries, doc.get("name", ""), doc["user"], summary))
+        if kind == "secret":  # one attribute entry per pair (§6.5)
+            member = doc.get("secretService", {})
+            for name, value in member.get("attributes", {}).items():
+                entries.append((rid, 0, ATTRIBUTE_TYPE, attribute_digest(name, value), member.get("collection", "login")))
     return entries
 
 
@@ -347,9 +368,9 @@ def index_payloads(container, vault_id, vault_key):
 def read_index(container, vault_id, vault_key):
     """Every identity, item entry and ledger entry. Identities are (record id, identifier,
     user, rank, slot, mode, type byte, name); items (record id, kind, listed, name, user,
-    service, slot)."""
+    service, slot). Attribute entries (type 6) are read and checked for shape, not returned."""
     generation, payloads = index_payloads(container, vault_id, vault_key)
-    identities, items, ledger = [], [], {}
+    identities, items, ledger, attributes = [], [], {}, []
 
     def strings(payload, at, count):
         values = []
@@ -372,11 +393,17 @@ def read_index(container, vault_id, vault_key):
                     (name, user, service), at = strings(payload, at + 2, 3)
                     items.append((rid.hex(), item_kind, listed, name, user, service, slot))
                     continue
+                if type_byte == ATTRIBUTE_TYPE:  # a Secret Service attribute digest and collection
+                    (digest, collection), at = strings(payload, at, 2)
+                    attributes.append((rid.hex(), digest, collection, slot))
+                    continue
                 mode = "host"
                 if kind in (2, 3):
                     mode = {v: k for k, v in MATCH_MODES.items()}[payload[at]]
                     at += 3  # mode u8, port u16
                 values, at = strings(payload, at, {0: 3, 2: 6, 3: 7}[kind])
+                if type_byte == PASSKEY_TYPE:  # the credential id and user handle follow the name
+                    _, at = strings(payload, at, 2)
                 if kind == 3:
                     identifier, user, name = values[-3], values[-2], values[-1]
                 else:
