@@ -133,6 +133,15 @@ final class EntryCompletionTests: XCTestCase {
             let fish = try runTool("/usr/bin/fish", ["--no-config", "-c", "source '\(fishScript)'; complete -C 'coffer show gitl'"], environment: environment)
             XCTAssertEqual(fish.stdout, "gitlab.com\ngitlab.com/bob\n", fish.stderr)
         }
+        // zsh: the script's own candidate function, with compadd (a completion-system builtin that
+        // exists only inside a completion) standing in to print what it is handed.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") {
+            let zshScript = cli.container + "/../_coffer"
+            try cli.run(["completion", "zsh"]).stdout.write(toFile: zshScript, atomically: true, encoding: .utf8)
+            let zsh = try runTool("/usr/bin/zsh", ["-f", "-c", "source '\(zshScript)' 2>/dev/null; compadd() { print -rl -- ${(P)${@[-1]}} }; PREFIX=gitl; _coffer_entries"],
+                                  environment: environment)
+            XCTAssertEqual(zsh.stdout, "gitlab.com\ngitlab.com/bob\n", zsh.stderr)
+        }
         XCTAssertFalse(try runTool(EndToEndTests.binary, ["help"], environment: environment).stdout.contains("__complete"), "hidden from help")
         let formatted = try runTool(EndToEndTests.binary, ["list", "-n", "--format", "{service}\\t{user}\\t{name}\\t{kind}"], environment: environment)
         XCTAssertEqual(Set(formatted.stdout.split(separator: "\n")), ["\t\tGitHub notes\tnote", "github.com\talice\t\tlogin", "gitlab.com\tbob\t\tlogin"],
