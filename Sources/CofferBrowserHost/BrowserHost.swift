@@ -122,8 +122,7 @@ public final class BrowserHost {
         case .passkeyCreate(let origin, let options, let account):
             return try passkeyCreate(origin, options, account, in: vault)
         case .lock:
-            vault.lock()
-            _ = try? sessions?.revoke(for: vault.vaultID)
+            session.lock(vault)
             return ["locked": true]
         }
     }

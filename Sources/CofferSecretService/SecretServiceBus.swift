@@ -88,10 +88,7 @@ public final class SecretServiceBus {
     }
 
     private static func describeOwner(_ connection: DBusConnection) -> String {
-        let message = DBusMessage(call: "GetNameOwner", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", destination: "org.freedesktop.DBus")
-        message.append([.string(busName)])
-        guard let reply = try? connection.call(message, timeout: 2_000), case .string(let owner)? = reply.arguments.first,
-              let pid = connection.processID(of: owner), let program = executable(ofProcess: pid)
+        guard let owner = connection.owner(of: busName), let pid = connection.processID(of: owner), let program = executable(ofProcess: pid)
         else { return "" }
         return "\(program), pid \(pid)"
     }

@@ -167,9 +167,7 @@ public final class SecretServiceProvider {
             return ([.paths([]), .objectPath(prompt)], nil)
         case "Lock":
             try expect(message, "ao")
-            let vault = try openVault()
-            _ = try? host.sessions?.revoke(for: vault.vaultID)
-            vault.lock()
+            host.lock(try openVault())
             return ([arguments[0], .objectPath(SecretObjectPath.none)], { self.checkLockState() })
         case "GetSecrets":
             try expect(message, "aoo")

@@ -42,9 +42,7 @@ public enum SecretServiceReader {
     private static func read(ownExecutable: String?) throws -> [SecretServiceExportedItem] {
         let connection = try DBusConnection.session()
         try connection.addMatch("type='signal',interface='org.freedesktop.Secret.Prompt',member='Completed'")
-        let owner = DBusMessage(call: "GetNameOwner", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", destination: "org.freedesktop.DBus")
-        owner.append([.string(service)])
-        guard case .string(let ownerName)? = try connection.call(owner).arguments.first else { throw ReadError.noProvider }
+        guard let ownerName = connection.owner(of: service) else { throw ReadError.noProvider }
         if let ownExecutable, let pid = connection.processID(of: ownerName), SecretServiceBus.executable(ofProcess: pid) == ownExecutable {
             throw ReadError.isCoffer
         }

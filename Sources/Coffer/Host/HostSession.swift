@@ -117,6 +117,13 @@ public final class HostSession {
         try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: sessionTimeout)
     }
 
+    /// Locks `vault` here and ends the keyring session, so every process of the user is locked
+    /// (`coffer lock`'s effect, asked for by a host's client: the browser, the Secret Service).
+    public func lock(_ vault: Vault) {
+        vault.lock()
+        _ = try? sessions?.revoke(for: vault.vaultID)
+    }
+
     // MARK: What hosts use
 
     /// The provider for a request on `vault`, with this host's sessions and — when the request

@@ -77,6 +77,14 @@ public final class DBusConnection {
         return DBusMessage(owning: reply)
     }
 
+    /// The unique name owning `name` now; `nil` when nobody does.
+    public func owner(of name: String) -> String? {
+        let message = DBusMessage(call: "GetNameOwner", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", destination: "org.freedesktop.DBus")
+        message.append([.string(name)])
+        guard let reply = try? call(message, timeout: 5_000), case .string(let owner)? = reply.arguments.first else { return nil }
+        return owner
+    }
+
     /// The process id of a peer, as the bus daemon knows it (from the peer's socket, not from
     /// anything the peer claims).
     public func processID(of peer: String) -> pid_t? {
