@@ -16,8 +16,11 @@ public enum BrowserHostMain {
         // directory for the default group) answers every request with the reason.
         let host: BrowserHost
         do {
+            // The host lives as long as the extension's port: it keeps the buckets it read.
+            var configuration = VaultConfiguration.standard(environment: environment)
+            configuration.identityBucketCache = IdentityBucketCache()
             host = BrowserHost(session: HostSession(
-                container: try container(arguments, environment), configuration: .standard(environment: environment),
+                container: try container(arguments, environment), configuration: configuration,
                 sessions: KeyringSessions(), interaction: PinentryInteraction(environment: environment)))
         } catch {
             return serve { _ in BrowserHost.failure(.failed("no vault container: \(error)"), id: .null) }

@@ -417,19 +417,35 @@ def read_index(container, vault_id, vault_key):
     return generation, identities, items, ledger
 
 
-def listing_plaintext(container, vault_id, vault_key):
-    """A device's listing snapshot plaintext (SPEC.md §7.6): every non-empty identity bucket
-    payload in slot order, each framed as u32 LE length ‖ payload."""
-    _, payloads = index_payloads(container, vault_id, vault_key)
-    return b"".join(struct.pack("<I", len(payload)) + payload
-                    for slot, payload in payloads if slot < IDENTITY_SLOTS)
+def listing_table(container, vault_id, vault_key):
+    """A device's listing table (SPEC.md §7.6): every identity and listed item entry as a row
+    `record id ‖ entry ‖ kind ‖ type ‖ mode ‖ rank i64 ‖ identifier ‖ user ‖ name`, sorted by
+    first column (a named item's name, else the identifier), user, record id, entry."""
+    _, identities, items, _ = read_index(container, vault_id, vault_key)
+    rows = []
+    for rid, identifier, user, rank, _, mode, type_byte, name in identities:
+        entry = 2 if type_byte == PASSKEY_TYPE else (1 if type_byte in (2, 3) else 0)
+        url = 0 if type_byte == PASSKEY_TYPE else type_byte & 1
+        rows.append((identifier, user, bytes.fromhex(rid), entry, 0, url, MATCH_MODES[mode], rank, name))
+    for rid, kind, listed, name, user, service, _ in items:
+        if listed:
+            rows.append((name or service, user, bytes.fromhex(rid), 3, ITEM_KINDS[kind], 1, MATCH_MODES["never"], 0, name, service))
+    def sort_key(row):
+        return (row[0].encode(), row[1].encode(), row[2], row[3])
+    out = struct.pack("<I", len(rows))
+    for row in sorted(rows, key=sort_key):
+        identifier = row[9] if row[3] == 3 else row[0]
+        out += row[2] + bytes([row[3], row[4], row[5], row[6]]) + struct.pack("<q", row[7])
+        for text in (identifier, row[1], row[8]):
+            out += struct.pack("<H", len(text.encode())) + text.encode()
+    return out
 
 
-def seal_listing(vault_key, vault_id, manifest_file, framed, nonce):
-    """The sealed snapshot, bound to the exact manifest file it was read under."""
+def seal_listing(vault_key, vault_id, manifest_file, table, nonce):
+    """The sealed snapshot (version 2), bound to the exact manifest file it was read under."""
     index_key, _ = index_keys(vault_key)
-    ad = preamble(0x4C) + vault_id + hashlib.blake2b(manifest_file, digest_size=32).digest()
-    return preamble(0x4C) + nonce + aead_encrypt(index_key, nonce, ad, framed)
+    ad = preamble(0x4C, 2) + vault_id + hashlib.blake2b(manifest_file, digest_size=32).digest()
+    return preamble(0x4C, 2) + nonce + aead_encrypt(index_key, nonce, ad, table)
 
 
 # --- §15 sync: tombstones, the header seal, the merge rules --------------------------------

@@ -168,9 +168,9 @@ def vault(name="vault", layout=3):
             f.write(data)
     fields += [("index_generation", 1), ("index_files", len(index_files))]
     # A device's listing snapshot of this index (SPEC.md §7.6): device state, not container.
-    framed = ref.listing_plaintext(container, vault_id, vault_key)
-    fields += [("listing_plaintext", framed),
-               ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], framed, seq(0xE0, 24)))]
+    table = ref.listing_table(container, vault_id, vault_key)
+    fields += [("listing_table", table),
+               ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], table, seq(0xE0, 24)))]
     fields += [("index_layout", layout)]
     write_vector(os.path.join(out, "vault.vector"), f"a v1 container made by the reference writer, index layout {layout}", fields)
     assert len(ref.read_container(container, password, ops_range=(1, 10), mem_range=(8192, 1 << 30))[1]) == len(docs)

@@ -77,6 +77,29 @@ public enum XChaCha20Poly1305 {
         return plaintext
     }
 
+    /// Verifies and decrypts `bytes[ciphertextStart...]` where it lies, the nonce being the 24
+    /// bytes before it (a sealed file as read): a 9 MB listing snapshot needs no second buffer.
+    /// libsodium checks the tag before it decrypts, and its stream cipher may write over its
+    /// input; on failure it clears the ciphertext, so the caller's copy is gone either way.
+    /// - Returns: where the plaintext now is.
+    static func openInPlace(
+        _ bytes: inout [UInt8], ciphertextStart: Int, key: SecureBytes, associatedData: [UInt8]
+    ) throws(CryptoError) -> Range<Int> {
+        guard ciphertextStart >= nonceLength, ciphertextStart <= bytes.count else { throw .authenticationFailed }
+        let length = try plaintextLength(bytes[ciphertextStart...], key: key, nonce: bytes[(ciphertextStart - nonceLength)..<ciphertextStart])
+        var plaintextLength: UInt64 = 0
+        let status = bytes.withUnsafeMutableBufferPointer { buffer in
+            key.withUnsafeBytes { keyBytes in
+                let sealed = buffer.baseAddress! + ciphertextStart
+                return crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    sealed, &plaintextLength, nil, sealed, UInt64(length + tagLength), associatedData, UInt64(associatedData.count),
+                    sealed - nonceLength, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        guard status == 0 else { throw .authenticationFailed }
+        return ciphertextStart..<(ciphertextStart + length)
+    }
+
     private static func plaintextLength(_ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>) throws(CryptoError) -> Int {
         try Sodium.ready()
         try check(key: key, nonce: Array(nonce))

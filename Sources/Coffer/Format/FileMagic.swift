@@ -25,10 +25,14 @@ public enum FileMagic {
         signature + [type.rawValue, version]
     }
 
-    /// The versions a reader implements for each file type. Only the index manifest has more:
-    /// its version names the index layout, 1 to 3 (SPEC.md §7.2).
+    /// The versions a reader implements for each file type. The index manifest's version names
+    /// the index layout, 1 to 3 (SPEC.md §7.2); the listing snapshot is at version 2 (§7.6).
     static func versions(of type: FileType) -> ClosedRange<UInt8> {
-        type == .indexManifest ? 1...3 : formatVersion...formatVersion
+        switch type {
+        case .indexManifest: 1...3
+        case .identityListing: 2...2  // a device's own derived file: version 1 is rebuilt, never read
+        default: formatVersion...formatVersion
+        }
     }
 
     /// Checks the preamble of `bytes`.

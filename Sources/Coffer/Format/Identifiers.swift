@@ -73,11 +73,15 @@ extension RandomIdentifier {
     /// Writes the 32 hex digits at `destination`: a listing spells one id per row straight into
     /// its output.
     public func writeHex(to destination: UnsafeMutablePointer<UInt8>) {
-        let words = self.words
-        for nibble in 0..<(2 * identifierByteCount) {
-            let word = nibble < 16 ? words.high : words.low
-            destination[nibble] = Hex.digit(Int(truncatingIfNeeded: word >> (60 - 4 * UInt64(nibble % 16))) & 0x0f)
+        func write(_ word: UInt64, at start: Int) {
+            var word = word
+            for position in stride(from: start + 15, through: start, by: -1) {  // last digit first, one shift each
+                destination[position] = Hex.digit(Int(truncatingIfNeeded: word) & 0x0f)
+                word >>= 4
+            }
         }
+        write(words.high, at: 0)
+        write(words.low, at: 16)
     }
     public var description: String { hex }
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.words < rhs.words }

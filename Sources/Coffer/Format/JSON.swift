@@ -321,18 +321,22 @@ extension JSONValue {
     }
 
     static func writeString(_ text: String, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
         var text = text
-        text.withUTF8 { bytes in
-            // Runs that need no escape (nearly everything) are copied whole.
-            var runStart = 0
-            for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
-                appendEscape(byte, to: &output)
-                runStart = position + 1
-            }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        text.withUTF8 { writeString(utf8: $0, to: &output) }
+    }
+
+    /// A string given as UTF-8 bytes, as `writeString` writes it: what a listing streams row by
+    /// row without making a `String` or a `JSONValue` of each field.
+    public static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        // Runs that need no escape (nearly everything) are copied whole.
+        var runStart = 0
+        for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
+            appendEscape(byte, to: &output)
+            runStart = position + 1
         }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         output.append(UInt8(ascii: "\""))
     }
 

@@ -122,6 +122,7 @@ public final class HostSession {
     public func lock(_ vault: Vault) {
         vault.lock()
         _ = try? sessions?.revoke(for: vault.vaultID)
+        configuration.identityBucketCache?.removeAll()
     }
 
     // MARK: What hosts use

@@ -182,15 +182,18 @@ public final class CredentialIdentityStore: Sendable {
         return shared
     }
 
-    /// Every identity (password and one-time code) and every listed item, best first, as
-    /// compact rows: what `coffer list` prints, without a `String` per field until one is
-    /// asked for.
-    public func identityListing() throws(CredentialIdentityStoreError) -> IdentityListing {
+    /// Every identity (password and one-time code) and every listed item, as compact rows: what
+    /// `coffer list` prints, without a `String` per field until one is asked for.
+    /// - Parameter order: best first (every host's lookup), or by service as a person reads it
+    ///   (`coffer list`), which this device's listing snapshot keeps: read in that order a
+    ///   listing is one file and one pass, without a sort.
+    public func identityListing(order: IdentityListing.Order = .suggestion) throws(CredentialIdentityStoreError) -> IdentityListing {
         try readable()
         let usage = vault.deviceState.lastUsed()
-        return try mapped {
-            try vault.readingIndex { index, manifest in try listing(index, manifest, usage: usage) }
+        let listing = try mapped {
+            try vault.readingIndex { index, manifest in try self.listing(index, manifest, usage: usage) }
         }
+        return order == .service ? listing.sortedByService() : listing.sortedForSuggestion()
     }
 
     /// From this device's snapshot when it was made under this very manifest (one file instead
@@ -201,13 +204,12 @@ public final class CredentialIdentityStore: Sendable {
         guard device.providerSetting() == .enabled, let digest = try index.manifestDigest() else {
             return try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage)
         }
-        if let snapshot = device.listingSnapshot(), let framed = try? index.openListing(snapshot, manifestDigest: digest),
-           let listing = try? IdentityListing(framedBuckets: framed, usage: usage) {
+        if var snapshot = device.listingSnapshot(), let table = try? index.openListing(&snapshot, manifestDigest: digest),
+           let listing = try? IdentityListing(table: snapshot, in: table, usage: usage) {
             return listing
         }
-        let framed = try index.framedBuckets(of: manifest)
-        let listing = try IdentityListing(framedBuckets: framed, usage: usage)
-        if let sealed = try? index.sealListing(framed, manifestDigest: digest) { device.saveListingSnapshot(sealed) }
+        let listing = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage).sortedByService()
+        if let sealed = try? index.sealListing(listing.encodedTable(), manifestDigest: digest) { device.saveListingSnapshot(sealed) }
         return listing
     }
 

@@ -52,9 +52,26 @@ public struct IdentityListing: Sendable {
         }
     }
 
-    /// The bucket payloads, one after another; rows point into it.
-    private let text: [UInt8]
+    /// How the rows are ordered.
+    public enum Order: Sendable {
+        /// Best first: rank, then recent use on this device, then record id (SPEC.md §8.1); or
+        /// the order of a matched request.
+        case suggestion
+        /// As a person reads a whole listing: by service (an item without one by its name), then
+        /// user, then record id, then kind of row (`sortedByService()`).
+        case service
+    }
+
+    /// The bucket payloads (or listing table), one after another; rows point into it.
+    let text: [UInt8]
     public private(set) var rows: [Row]
+    public private(set) var order: Order
+
+    init(text: [UInt8], rows: [Row], order: Order) {
+        self.text = text
+        self.rows = rows
+        self.order = order
+    }
 
     /// Rows of framed identity buckets (`u32 LE length ‖ payload`, as `IdentityIndex` reads
     /// them), ordered as `ServiceMatcher.ordered` orders an unmatched list: rank, then recent
@@ -77,6 +94,7 @@ public struct IdentityListing: Sendable {
         }
         self.text = text
         self.rows = Self.ordered(rows)
+        self.order = .suggestion
     }
 
     /// The identities of bucket `payloads` (of an index of `layout`) that match `request` at
@@ -129,6 +147,7 @@ public struct IdentityListing: Sendable {
         }
         self.text = text
         self.rows = Self.firstPerRecord(Self.ordered(rows))
+        self.order = .suggestion
     }
 
     /// A listing of `identities` in the order given (a matched request, already ranked), so one
@@ -152,6 +171,7 @@ public struct IdentityListing: Sendable {
         }
         self.text = text
         self.rows = rows
+        self.order = .suggestion
     }
 
     private static func bounds(_ range: Range<Int>) -> (Int32, Int32) { (Int32(range.lowerBound), Int32(range.upperBound)) }
@@ -198,9 +218,12 @@ public struct IdentityListing: Sendable {
 
     public var count: Int { rows.count }
 
-    /// The rows sorted by service (an item without one by its name), then user, as bytes: how a
-    /// whole listing reads to a person (`coffer list`, `coffer search`).
+    /// The rows sorted by service (an item without one by its name), then user, as bytes, then
+    /// record id and kind of row: how a whole listing reads to a person (`coffer list`,
+    /// `coffer search`), and the order the listing table keeps (so a listing read from it is
+    /// returned as it is).
     public func sortedByService() -> IdentityListing {
+        guard order != .service else { return self }
         // Positions sorted with memcmp (generic byte-sequence comparisons made sorting 40,000
         // rows 50 ms, most of a completion).
         var sorted = self
@@ -216,10 +239,25 @@ public struct IdentityListing: Sendable {
             }
             return keys.indices.sorted { a, b in
                 let byFirst = compare(keys[a].first, keys[b].first)
-                return byFirst != 0 ? byFirst < 0 : compare(keys[a].user, keys[b].user) < 0
+                if byFirst != 0 { return byFirst < 0 }
+                let byUser = compare(keys[a].user, keys[b].user)
+                if byUser != 0 { return byUser < 0 }
+                let (rowA, rowB) = (rows[a], rows[b])
+                return rowA.recordID != rowB.recordID ? rowA.recordID < rowB.recordID : rowA.entry.tableByte < rowB.entry.tableByte
             }
         }
         sorted.rows = order.map { rows[$0] }
+        sorted.order = .service
+        return sorted
+    }
+
+    /// The rows best first (`Order.suggestion`): what every lookup of a whole listing but a
+    /// person's reading wants.
+    public func sortedForSuggestion() -> IdentityListing {
+        guard order != .suggestion else { return self }
+        var sorted = self
+        sorted.rows = Self.ordered(rows)
+        sorted.order = .suggestion
         return sorted
     }
 

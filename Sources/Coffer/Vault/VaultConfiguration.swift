@@ -10,6 +10,9 @@ public struct VaultConfiguration: Sendable {
     /// `~/.local/state/coffer`. Never inside the container, so a copy of the container alone
     /// cannot read the identity index.
     public var stateDirectory: String
+    /// Identity buckets kept between requests by a long-lived host (`nil`: read each time, as a
+    /// one-shot command should).
+    public var identityBucketCache: IdentityBucketCache?
 
     public init(kdfPolicy: KDFPolicy = .standard, fileSystem: FileSystem = .standard, stateDirectory: String) {
         self.kdfPolicy = kdfPolicy

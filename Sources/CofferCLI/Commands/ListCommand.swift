@@ -32,9 +32,9 @@ struct ListCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operands = try context.positionals(0...1, names: "SERVICE")
         guard let service = operands.first else {
-            // --format is for scripts and completion, which sort as they need: not sorted here.
-            let listing = try context.identityListing()
-            context.printIdentities(context.arguments.has("format") ? listing : listing.sortedByService())
+            // --format is for scripts, which sort as they need: best first, as a host sees it.
+            let listing = try context.identityListing(order: context.arguments.has("format") ? .suggestion : .service)
+            context.printIdentities(listing)
             return .success
         }
         // Then the logins of sites that share their accounts with it (SPEC.md §8.1.1).
@@ -66,14 +66,14 @@ struct SearchCommand: Command {
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let text = try context.positionals(1...1, names: "TEXT")[0].lowercased()
-        let listing = try context.identityListing()
+        let listing = try context.identityListing(order: .service)
         let found = listing.filter { row in
             listing.withUserBytes(of: row) { $0.containsLowercased(text) }
                 || listing.withIdentifierBytes(of: row) { $0.containsLowercased(text) }
                 || listing.withUnsafeText { $0[row.name].withContiguousStorageIfAvailable { $0.containsLowercased(text) } ?? false }
         }
         guard found.count > 0 || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
-        context.printIdentities(found.sortedByService())
+        context.printIdentities(found)
         return .success
     }
 }
@@ -85,9 +85,9 @@ extension CommandContext {
         try readingStore { try $0.credentialIdentities(for: request) }
     }
 
-    /// Every identity, best first (list and search without a service).
-    func identityListing() throws -> IdentityListing {
-        try readingStore { try $0.identityListing() }
+    /// Every identity (list and search without a service), best first or as a person reads it.
+    func identityListing(order: IdentityListing.Order) throws -> IdentityListing {
+        try readingStore { try $0.identityListing(order: order) }
     }
 
     func readingStore<Result>(_ body: (CredentialIdentityStore) throws -> Result) throws -> Result {
@@ -100,26 +100,30 @@ extension CommandContext {
         }
     }
 
+    /// The listing as a table, `--json` or `--format`, streamed row by row.
     func printIdentities(_ listing: IdentityListing) {
+        var output = StreamedOutput(io)
         if let template = arguments.value("format") {
-            io.standardOutput(Self.formatted(listing, template: template))
-            return
+            Self.writeFormatted(listing, template: template, to: &output)
+        } else if wantsJSON {
+            JSONOutput.writeRows(of: listing, to: &output)
+        } else {
+            listing.withUnsafeText { text in Self.writeTable(of: listing.rows, in: text, to: &output) }
         }
-        if wantsJSON {
-            print(JSONOutput.render(.array(listing.rows.map { JSONOutput.row($0, of: listing) })))
-            return
-        }
-        // A login's one-time code is the same item again: the table lists the item once.
-        let rows = listing.rows.filter { $0.entry != .oneTimeCode }
-        let output = listing.withUnsafeText { text in Self.table(of: rows, in: text) }
-        io.standardOutput(output)
+        output.flush()
     }
 
     /// `--format`: the template per row (one-time-code rows are the login again and are left
     /// out), escapes `\t` and `\n` read, lines that come out empty dropped. Written byte by byte
     /// from the listing's buffer, as the table is: shell completion runs this on every Tab
     /// (a `String` per placeholder per row took a second at 10,000 entries).
-    static func formatted(_ listing: IdentityListing, template: String) -> String {
+    static func formatted(_ listing: IdentityListing, template: String) -> [UInt8] {
+        var output = StreamedOutput()
+        writeFormatted(listing, template: template, to: &output)
+        return output.bytes
+    }
+
+    static func writeFormatted(_ listing: IdentityListing, template: String, to output: inout StreamedOutput) {
         enum Piece { case literal([UInt8]), service, user, name, id, kind, type, path }
         var pieces: [Piece] = []
         var literal: [UInt8] = []
@@ -138,10 +142,9 @@ extension CommandContext {
             }
         }
         if !literal.isEmpty { pieces.append(.literal(literal)) }
-        var output: [UInt8] = []
         var line: [UInt8] = []
         func endLine() {
-            if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { output += line; output.append(0x0A) }
+            if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { output.bytes += line; output.bytes.append(0x0A) }
             line.removeAll(keepingCapacity: true)
         }
         listing.withUnsafeText { text in
@@ -167,9 +170,9 @@ extension CommandContext {
                     }
                 }
                 endLine()
+                output.endRow()
             }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// The host and port of `scheme://host[:port]/…`; a domain as it is.
@@ -182,57 +185,51 @@ extension CommandContext {
         return UnsafeBufferPointer(rebasing: identifier[start..<end])
     }
 
-    /// Service, user, name (when any row has one) and id columns, one line per row, built in one
-    /// string without a closure in the loop (a captured cursor costs a dynamic exclusivity check
-    /// per write).
-    private static func table(of rows: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>) -> String {
+    /// Service, user, name (when any row has one) and id columns, one line per row: one pass
+    /// for the column widths, one that writes each row's bytes.
+    private static func writeTable(of rows: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>, to output: inout StreamedOutput) {
         // Columns by Unicode scalars (UTF-8 lead bytes): cheap, and right for the ASCII that
-        // fills most lists. Counted once per cell.
+        // fills most lists.
         func columns(_ range: Range<Int>) -> Int {
-            var continuations = 0
-            for byte in UnsafeBufferPointer(rebasing: text[range]) { continuations &+= Int(byte >> 6 == 0b10 ? 1 : 0) }
+            // Continuation bytes (0b10xxxxxx) counted eight at a time.
+            var continuations = 0, position = range.lowerBound
+            let base = UnsafeRawPointer(text.baseAddress!)
+            while position + 8 <= range.upperBound {
+                let word = base.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                continuations &+= (word & ~(word << 1) & 0x8080_8080_8080_8080).nonzeroBitCount
+                position += 8
+            }
+            while position < range.upperBound {
+                continuations &+= text[position] >> 6 == 0b10 ? 1 : 0
+                position += 1
+            }
             return range.count - continuations
         }
-        var serviceColumns: [Int] = [], userColumns: [Int] = [], nameColumns: [Int] = []
-        serviceColumns.reserveCapacity(rows.count)
-        userColumns.reserveCapacity(rows.count)
-        nameColumns.reserveCapacity(rows.count)
-        var length = 0
         // An item without identities shows its name where an identity shows its service, and
         // a login its name in a column of its own (the name is how 'coffer show NAME' finds it).
         func first(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item && !row.name.isEmpty ? row.name : row.identifier }
         func name(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item ? row.name.lowerBound..<row.name.lowerBound : row.name }
-        for row in rows {  // a loop, not key paths: those are slow in hot code
-            serviceColumns.append(columns(first(row)))
-            userColumns.append(columns(row.user))
-            nameColumns.append(columns(name(row)))
-            length += first(row).count + row.user.count + name(row).count
+        let limits = (service: 40, user: 24, name: 24)
+        var widths = (service: 0, user: 0, name: 0)
+        // A login's one-time code is the same item again: the table lists the item once.
+        for row in rows where row.entry != .oneTimeCode {  // a loop, not key paths: those are slow in hot code
+            if widths.service < limits.service { widths.service = max(widths.service, min(columns(first(row)), limits.service)) }
+            if widths.user < limits.user { widths.user = max(widths.user, min(columns(row.user), limits.user)) }
+            if widths.name < limits.name { widths.name = max(widths.name, min(columns(name(row)), limits.name)) }
         }
-        let width = min(serviceColumns.max() ?? 0, 40), userWidth = min(userColumns.max() ?? 0, 24)
-        let nameWidth = min(nameColumns.max() ?? 0, 24)
-        length += rows.count * (width + userWidth + 4 + (nameWidth > 0 ? nameWidth + 2 : 0) + 2 * identifierByteCount + 1)
-        // One string, written in place, and one write for the whole list: 10,000 lines are
-        // 10,000 system calls otherwise, and each copy of a large list costs page faults.
-        guard !rows.isEmpty else { return "" }
-        func cell(_ range: Range<Int>, columns: Int, paddedTo width: Int, at cursor: inout UnsafeMutablePointer<UInt8>) {
-            cursor.initialize(from: text.baseAddress! + range.lowerBound, count: range.count)
-            cursor += range.count
-            let padding = max(0, width - columns) + 2
-            cursor.initialize(repeating: UInt8(ascii: " "), count: padding)
-            cursor += padding
+        func cell(_ range: Range<Int>, paddedTo width: Int) {
+            output.append(UnsafeBufferPointer(rebasing: text[range]))
+            output.appendSpaces(max(0, width - columns(range)) + 2)
         }
-        return String(unsafeUninitializedCapacity: length) { buffer in
-            var cursor = buffer.baseAddress!
-            for (position, row) in rows.enumerated() {
-                cell(first(row), columns: serviceColumns[position], paddedTo: width, at: &cursor)
-                cell(row.user, columns: userColumns[position], paddedTo: userWidth, at: &cursor)
-                if nameWidth > 0 { cell(name(row), columns: nameColumns[position], paddedTo: nameWidth, at: &cursor) }
-                row.recordID.writeHex(to: cursor)
-                cursor += 2 * identifierByteCount
-                cursor.pointee = UInt8(ascii: "\n")
-                cursor += 1
-            }
-            return cursor - buffer.baseAddress!
+        var hex = [UInt8](repeating: 0, count: 2 * identifierByteCount)
+        for row in rows where row.entry != .oneTimeCode {
+            cell(first(row), paddedTo: widths.service)
+            cell(row.user, paddedTo: widths.user)
+            if widths.name > 0 { cell(name(row), paddedTo: widths.name) }
+            hex.withUnsafeMutableBufferPointer { row.recordID.writeHex(to: $0.baseAddress!) }
+            output.bytes += hex
+            output.bytes.append(0x0A)
+            output.endRow()
         }
     }
 }

@@ -7,6 +7,10 @@ public final class IO: @unchecked Sendable {
     // @unchecked: one IO belongs to one command run on one thread.
     public let standardInput: LineReader
     public let standardOutput: (String) -> Void
+    /// Standard output as bytes, for output written in pieces (a listing of 100,000 rows is
+    /// streamed, never one string): by default each piece goes to `standardOutput` as text, so
+    /// a piece MUST end on a character boundary.
+    public let standardOutputBytes: (UnsafeBufferPointer<UInt8>) -> Void
     public let standardError: (String) -> Void
     /// The controlling terminal, or `nil` when there is none (cron, CI, a pipe from a script).
     public let terminal: Terminal?
@@ -19,10 +23,12 @@ public final class IO: @unchecked Sendable {
     public init(
         standardInput: LineReader, standardOutput: @escaping (String) -> Void,
         standardError: @escaping (String) -> Void, terminal: Terminal?, environment: Environment,
-        standardErrorIsTerminal: Bool = false, standardOutputIsTerminal: Bool = false
+        standardErrorIsTerminal: Bool = false, standardOutputIsTerminal: Bool = false,
+        standardOutputBytes: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil
     ) {
         self.standardInput = standardInput
         self.standardOutput = standardOutput
+        self.standardOutputBytes = standardOutputBytes ?? { standardOutput(String(decoding: $0, as: UTF8.self)) }
         self.standardError = standardError
         self.terminal = terminal
         self.environment = environment
@@ -38,19 +44,22 @@ public final class IO: @unchecked Sendable {
             standardError: { text in writeAll(2, text) },
             terminal: DeviceTerminal.open(),
             environment: .process,
-            standardErrorIsTerminal: isatty(2) == 1, standardOutputIsTerminal: isatty(1) == 1)
+            standardErrorIsTerminal: isatty(2) == 1, standardOutputIsTerminal: isatty(1) == 1,
+            standardOutputBytes: { bytes in writeAll(1, bytes) })
     }
 
     static func writeAll(_ fd: Int32, _ text: String) {
         var text = text
-        text.withUTF8 { bytes in  // in place: a listing of 100,000 lines is not copied again
-            var offset = 0
-            while offset < bytes.count {
-                let count = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return }
-                offset += count
-            }
+        text.withUTF8 { writeAll(fd, $0) }  // in place: a long output is not copied again
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return }
+            offset += count
         }
     }
 }

@@ -14,27 +14,58 @@ enum JSONOutput {
         ]
     }
 
-    /// A row of a whole listing: an identity with its `type` ("password", "oneTimeCode" or
-    /// "passkey", whose service is the relying party's id) and `name`, or an item without
-    /// identities (`type` "item", its `kind`, and its service if any).
-    static func row(_ row: IdentityListing.Row, of listing: IdentityListing) -> JSONValue {
-        let name = JSONValue.string(listing.name(row))
-        switch row.entry {
-        case .password, .oneTimeCode, .passkey:
-            guard case .object(var object) = identity(listing.identity(row)) else { return .null }
-            object["type"] = .string(row.entry == .password ? "password" : row.entry == .passkey ? "passkey" : "oneTimeCode")
-            object["name"] = name
-            return .object(object)
-        case .item:
-            let identity = listing.identity(row)
-            var object: JSONObject = [
-                "type": "item", "kind": .string(row.kind.rawValue), "name": name, "user": .string(identity.user),
-                "recordIdentifier": .string(identity.recordIdentifier),
-            ]
-            // The item's least service identifier (SPEC.md §7.3), as text: its type is not indexed.
-            if !identity.serviceIdentifier.identifier.isEmpty { object["service"] = .string(identity.serviceIdentifier.identifier) }
-            return .object(object)
+    /// A whole listing as a JSON array, streamed row by row in canonical form (the bytes
+    /// `render` would give for the same values: keys in byte order, no white space). A row is an
+    /// identity with its `type` ("password", "oneTimeCode" or "passkey", whose service is the
+    /// relying party's id) and `name`, or an item without identities (`type` "item", its
+    /// `kind`, and its service if any).
+    static func writeRows(of listing: IdentityListing, to output: inout StreamedOutput) {
+        output.append("[")
+        listing.withUnsafeText { text in
+            func string(_ range: Range<Int>) { JSONValue.writeString(utf8: UnsafeBufferPointer(rebasing: text[range]), to: &output.bytes) }
+            func ascii(_ value: String) {
+                var value = value
+                value.withUTF8 { output.append($0) }
+            }
+            var hex = [UInt8](repeating: 0, count: 2 * identifierByteCount)
+            for (position, row) in listing.rows.enumerated() {
+                if position > 0 { output.append(",") }
+                hex.withUnsafeMutableBufferPointer { row.recordID.writeHex(to: $0.baseAddress!) }
+                switch row.entry {
+                case .password, .oneTimeCode, .passkey:
+                    output.append("{\"name\":")
+                    string(row.name)
+                    output.append(",\"rank\":")
+                    ascii(String(row.rank))
+                    output.append(",\"recordIdentifier\":\"")
+                    output.bytes += hex
+                    output.append("\",\"serviceIdentifier\":{\"identifier\":")
+                    string(row.identifier)
+                    output.append(",\"type\":\"")
+                    ascii(row.type.rawValue)
+                    output.append(row.entry == .password ? "\"},\"type\":\"password\",\"user\":" : row.entry == .passkey ? "\"},\"type\":\"passkey\",\"user\":" : "\"},\"type\":\"oneTimeCode\",\"user\":")
+                case .item:
+                    output.append("{\"kind\":\"")
+                    ascii(row.kind.rawValue)
+                    output.append("\",\"name\":")
+                    string(row.name)
+                    output.append(",\"recordIdentifier\":\"")
+                    output.bytes += hex
+                    // The item's least service identifier (SPEC.md §7.3), as text: its type is not indexed.
+                    if !row.identifier.isEmpty {
+                        output.append("\",\"service\":")
+                        string(row.identifier)
+                        output.append(",\"type\":\"item\",\"user\":")
+                    } else {
+                        output.append("\",\"type\":\"item\",\"user\":")
+                    }
+                }
+                string(row.user)
+                output.append("}")
+                output.endRow()
+            }
         }
+        output.append("]\n")
     }
 
     /// A matched identity: `identity(_:)` plus `match` (exact-url, host, registrable-domain),

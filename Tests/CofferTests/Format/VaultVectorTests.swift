@@ -93,9 +93,15 @@ final class VaultVectorTests: XCTestCase {
         let vault = try Vault.open(container, configuration: Fixture.configuration())
         try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
         let index = try vault.identityIndex()
-        XCTAssertEqual(try index.openListing(vector.hex("listing_file"), manifestDigest: XCTUnwrap(index.manifestDigest())),
-                       vector.hex("listing_plaintext"))
-        XCTAssertThrows(try index.openListing(vector.hex("listing_file"), manifestDigest: [UInt8](repeating: 0, count: 32))) { $0 is CryptoError }
+        var file = vector.hex("listing_file")
+        let table = try index.openListing(&file, manifestDigest: XCTUnwrap(index.manifestDigest()))
+        XCTAssertEqual(Array(file[table]), vector.hex("listing_table"), "the reference's table, byte for byte")
+        var other = vector.hex("listing_file")
+        XCTAssertThrows(try index.openListing(&other, manifestDigest: [UInt8](repeating: 0, count: 32))) { $0 is CryptoError }
+        XCTAssertEqual(Array(other[32..<(other.count - 16)]), [UInt8](repeating: 0, count: other.count - 48),
+                       "a snapshot that fails to open is cleared, never decrypted")
+        XCTAssertEqual(try IdentityListing(framedBuckets: index.framedBuckets(of: index.readManifest()), usage: UsageLog(entries: [])).encodedTable(),
+                       vector.hex("listing_table"), "and Swift writes the same table from the shards")
 
         try Data(vector.hex("listing_file")).write(to: URL(fileURLWithPath: vault.deviceState.listingPath))
         try FileManager.default.removeItem(atPath: container.indexDirectory + "/shards")

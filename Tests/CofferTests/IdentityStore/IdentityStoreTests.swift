@@ -185,6 +185,70 @@ final class IdentityStoreTests: XCTestCase {
         XCTAssertNil(snapshot(), "and nothing is kept on a device that turned the store off")
     }
 
+    /// The listing table (SPEC.md §7.6) keeps the order `coffer list` prints — by service,
+    /// user, record id, kind of row — and a listing read from it is the listing read from the
+    /// shards, in either order; a snapshot of another version is rebuilt, never read.
+    func testListingTableKeepsServiceOrderAndAgreesWithTheShards() throws {
+        let vault = try Fixture.vault()
+        let store = vault.identityStore
+        for (service, user) in [("b.example", "zed"), ("a.example", "yan"), ("b.example", "amy"), ("b.example", "amy"), ("c.example", "")] {
+            try vault.add(Fixture.draft(service, user: user))
+        }
+        try vault.add([RecordDraft(serviceIdentifiers: [], user: "", password: "", name: "Alarm code", kind: .note)])
+        let path = vault.deviceState.listingPath
+        func rows(_ order: IdentityListing.Order) throws -> [String] {
+            let listing = try store.identityListing(order: order)
+            return listing.rows.map { "\($0.entry) \(listing.identity($0).serviceIdentifier.identifier) \(listing.identity($0).user) \($0.recordID.hex)" }
+        }
+        try? FileManager.default.removeItem(atPath: path)
+        let fromShards = (service: try rows(.service), suggestion: try rows(.suggestion))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+        XCTAssertEqual(try rows(.service), fromShards.service, "the table lists exactly what the shards do, in the same order")
+        XCTAssertEqual(try rows(.suggestion), fromShards.suggestion)
+        XCTAssertEqual(fromShards.service.map { $0.split(separator: " ", omittingEmptySubsequences: false)[1] },
+                       ["", "a.example", "b.example", "b.example", "b.example", "c.example"],
+                       "by service, the note by its name ('A' sorts before 'a')")
+        let amys = fromShards.service.filter { $0.contains(" amy ") }.map { $0.suffix(32) }
+        XCTAssertEqual(amys, amys.sorted(), "ties broken by record id")
+
+        var older = try XCTUnwrap(FileManager.default.contents(atPath: path))
+        older[7] = 1  // a version-1 snapshot: refused by its version, rebuilt
+        try older.write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(try rows(.service), fromShards.service)
+        XCTAssertEqual(FileManager.default.contents(atPath: path)?[7], 2, "replaced by a version-2 snapshot")
+    }
+
+    /// A long-lived host's bucket cache answers from memory only while the manifest names the
+    /// shard it kept: a change (by this host or another process) is seen at the next request, a
+    /// shard file damaged after it was kept cannot change an answer, and nothing of one vault is
+    /// served to another.
+    func testBucketCacheServesOnlyTheShardTheManifestNames() throws {
+        var configuration = Fixture.configuration()
+        configuration.identityBucketCache = IdentityBucketCache()
+        let writer = try Fixture.vault()
+        let host = try Vault.open(writer.container, configuration: configuration)
+        try host.unlock(masterPassword: Fixture.secret())
+        try writer.add(Fixture.draft("a.example.com", user: "alice"))
+        func users(_ vault: Vault, _ site: String = "example.com") throws -> [String] {
+            try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(identifier: site, type: .domain)]).map(\.identity.user).sorted()
+        }
+        XCTAssertEqual(try users(host), ["alice"])
+        for file in Fixture.allFiles(under: writer.container.path + "/index/shards") {  // kept: the files are not read again
+            try Data("damaged".utf8).write(to: URL(fileURLWithPath: file))
+        }
+        XCTAssertEqual(try users(host), ["alice"], "answered from the kept, authenticated payloads")
+        try writer.rebuildIdentityIndex()  // every bucket under a new shard id
+        try writer.add(Fixture.draft("b.example.com", user: "bob"))
+        XCTAssertEqual(try users(host), ["alice", "bob"], "another process's change is seen at once")
+
+        let other = try Vault.create(
+            in: GroupContainer(path: Fixture.containerPath()), masterPassword: Fixture.secret(), kdf: KDFPolicy.testingParameters,
+            configuration: configuration)
+        try other.add(Fixture.draft("c.example.com", user: "carol"))
+        XCTAssertEqual(try users(other), ["carol"], "one vault's buckets are never another's")
+        XCTAssertEqual(try users(host), ["alice", "bob"])
+    }
+
     func testContainerCopyWithoutDeviceStateRevealsNoNames() throws {
         let vault = try Fixture.vault()
         try vault.add(Fixture.draft("uniquesite.example", user: "uniqueuser9"))

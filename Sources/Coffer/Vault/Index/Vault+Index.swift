@@ -32,9 +32,10 @@ extension Vault {
     /// The index of the container held open as `opened` (opened now when not given).
     func identityIndex(_ opened: OpenContainer? = nil) throws(VaultError) -> IdentityIndex {
         let keys = try indexKeys()
-        if let opened { return IdentityIndex(opened: opened, vaultID: vaultID, fileSystem: fileSystem, keys: keys) }
+        let cache = configuration.identityBucketCache
+        if let opened { return IdentityIndex(opened: opened, vaultID: vaultID, fileSystem: fileSystem, keys: keys, cache: cache) }
         let fresh = try mappingErrors(file: container.path) { try openContainer() }
-        return IdentityIndex(opened: fresh, vaultID: vaultID, fileSystem: fileSystem, keys: keys)
+        return IdentityIndex(opened: fresh, vaultID: vaultID, fileSystem: fileSystem, keys: keys, cache: cache)
     }
 
     /// Runs `body` on a consistent view of the index (shared lock), finishing a crashed

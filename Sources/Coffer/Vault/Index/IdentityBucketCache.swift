@@ -1,0 +1,53 @@
+import Synchronization
+
+/// Identity bucket payloads a long-lived host (the browser host, the SSH agent, the Secret
+/// Service) has opened, kept by slot with the shard id they came from. A shard is never
+/// rewritten (SPEC.md §7.2): while the manifest names the same id, the payload is the same, so a
+/// request reads the manifest and only the buckets that changed — a suggestion for a site of a
+/// 100,000-entry vault no longer reads and decrypts its region's 16 files each time.
+///
+/// Only payloads that opened (authenticated under the index key, bound to slot and id) are kept;
+/// at most `capacity` bytes. A one-shot CLI command has none: a fill reads each bucket once.
+public final class IdentityBucketCache: Sendable {
+    private struct Entry {
+        let vaultID: VaultID
+        let shard: ShardID
+        let payload: [UInt8]
+    }
+
+    private struct State {
+        var entries = [Entry?](repeating: nil, count: IndexManifest.identitySlots)
+        var bytes = 0
+    }
+
+    private let state = Mutex(State())
+    /// 64 MiB: the identity buckets of a vault of several hundred thousand logins.
+    public let capacity: Int
+
+    public init(capacity: Int = 64 << 20) {
+        self.capacity = capacity
+    }
+
+    /// The payload of `slot` when it was opened from shard `shard` of vault `vaultID`.
+    func payload(slot: Int, shard: ShardID, vaultID: VaultID) -> [UInt8]? {
+        state.withLock { state in
+            guard let entry = state.entries[slot], entry.shard == shard, entry.vaultID == vaultID else { return nil }
+            return entry.payload
+        }
+    }
+
+    /// Keeps a payload just opened, replacing the slot's older one; nothing when full.
+    func keep(_ payload: [UInt8], slot: Int, shard: ShardID, vaultID: VaultID) {
+        state.withLock { state in
+            let replaced = state.entries[slot]?.payload.count ?? 0
+            guard state.bytes - replaced + payload.count <= capacity else { return }
+            state.entries[slot] = Entry(vaultID: vaultID, shard: shard, payload: payload)
+            state.bytes += payload.count - replaced
+        }
+    }
+
+    /// Forgets everything (the host locked the vault).
+    public func removeAll() {
+        state.withLock { $0 = State() }
+    }
+}
