@@ -119,13 +119,16 @@ public struct DeviceState: Sendable {
         try remove(Self.disabledName)
     }
 
-    /// Removes the index key (so nothing is readable while locked) and the listing snapshot,
-    /// and records the choice.
+    /// Removes the index key (so nothing is readable while locked) and every file derived from
+    /// the index (listing snapshot, completion table, bucket parts), and records the choice.
     func disable() throws(StorageError) {
         try write([], to: Self.disabledName)
         try remove(Self.indexKeyName)
         try remove(Self.listingName)
         try remove(Self.completionTableName)
+        if let directory = try open(create: false) {
+            for name in try fileSystem.contents(of: directory) where name.hasPrefix(Self.bucketPartsPrefix) { try remove(name) }
+        }
     }
 
     // MARK: Listing snapshot
@@ -140,6 +143,28 @@ public struct DeviceState: Sendable {
     /// Replaces the snapshot. Best effort and not synced: a lost or torn one is rebuilt.
     func saveListingSnapshot(_ bytes: [UInt8]) {
         try? write(bytes, to: Self.listingName, durable: false)
+    }
+
+    // MARK: Bucket parts
+
+    /// The parts file of index slot `slot` (SPEC.md §7.6), open to be read in pieces; `nil` when
+    /// this device has none.
+    func bucketParts(slot: Int) -> OpenedFile? {
+        guard let directory = try? open(create: false) else { return nil }
+        return try? fileSystem.openForReading(Self.bucketPartsName(slot: slot), in: directory)
+    }
+
+    /// Replaces the parts file of `slot`. Best effort and not synced, as the listing snapshot.
+    func saveBucketParts(_ bytes: [UInt8], slot: Int) {
+        try? write(bytes, to: Self.bucketPartsName(slot: slot), durable: false)
+    }
+
+    static let bucketPartsPrefix = "parts-"
+
+    /// `parts-` and the slot in three lowercase hex digits.
+    static func bucketPartsName(slot: Int) -> String {
+        let digits = String(slot, radix: 16)
+        return bucketPartsPrefix + String(repeating: "0", count: max(0, 3 - digits.count)) + digits
     }
 
     // MARK: Completion table

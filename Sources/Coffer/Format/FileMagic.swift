@@ -9,6 +9,8 @@ public enum FileType: UInt8, Sendable {
     case identityListing = 0x4C  // 'L'
     /// A device's completion table (SPEC.md §7.6): the names a shell's Tab offers.
     case completionTable = 0x43  // 'C'
+    /// A device's large index shard split in parts (SPEC.md §7.6).
+    case bucketParts = 0x50  // 'P'
     /// A deleted record's tombstone (SPEC.md §15.2), in a synced container only.
     case tombstone = 0x54  // 'T'
     /// The record key's seal over the vault header (SPEC.md §15.2), in a synced container only.

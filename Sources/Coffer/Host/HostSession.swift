@@ -29,8 +29,9 @@ public final class HostSession {
     public lazy var sharedCredentials: SharedCredentials? = webQuirks.flatMap { try? $0.sharedCredentials() }
     /// The web quirks installed with Coffer (SPEC.md §12.1), found once.
     public lazy var webQuirks: WebQuirks? = WebQuirks.installed(environment: environment)
-    /// Where the web quirks are looked for (`$COFFER_WEB_QUIRKS`).
-    public var environment: Environment = .process
+    /// Where the web quirks are looked for (`$COFFER_WEB_QUIRKS`). Lazy: a host that sets its
+    /// own (the CLI's) never copies the process's (0.1 M instructions of a fill).
+    public lazy var environment: Environment = .process
 
     /// How many times a person may give the master password for one request (the provider's).
     public static let passwordAttempts = CredentialProvider.passwordAttempts

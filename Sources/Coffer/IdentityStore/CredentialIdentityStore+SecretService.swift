@@ -30,8 +30,9 @@ extension CredentialIdentityStore {
                 guard manifest.layout == .items else { return [] }
                 var matches: [RecordID: (collection: String, count: Int)] = [:]
                 for digest in digests {
-                    let slot = index.itemSlot(filingName: AttributeEntry.filingName(digest: digest))
-                    for case .attribute(let entry) in try index.entries(inSlot: slot, of: manifest, filter: .attributes([digest])) {
+                    let filing = AttributeEntry.filingName(digest: digest)
+                    for case .attribute(let entry) in try index.entries(
+                        inSlot: index.itemSlot(filingName: filing), of: manifest, filter: .attributes([digest]), filedUnder: filing) {
                         matches[entry.recordID, default: (entry.collection, 0)].count += 1
                     }
                 }

@@ -69,7 +69,8 @@ public final class CredentialIdentityStore: Sendable {
         let usage = vault.deviceState.lastUsed()
         return try mapped {
             try vault.readingIndex { index, manifest in
-                let entries = try index.entries(inSlot: index.identitySlot(for: key, layout: manifest.layout), of: manifest, filter: .hosts([key.host]))
+                let entries = try index.entries(
+                    inSlot: index.identitySlot(for: key, layout: manifest.layout), of: manifest, filter: .hosts([key.host]), filedUnder: key.filingHost)
                 let passkeys = entries.compactMap { entry -> IdentityEntry? in
                     guard case .identity(let identity) = entry, identity.kind == .passkey, identity.serviceIdentifier == service,
                           identity.mode != .never
@@ -130,7 +131,7 @@ public final class CredentialIdentityStore: Sendable {
             try vault.readingIndex { index, manifest in
                 guard manifest.layout == .items else { return [] }  // layouts 1 and 2 have no item entries
                 return try index.entries(
-                    inSlot: index.itemSlot(filingName: filing), of: manifest, filter: .names([ItemEntry.foldedName(name)])
+                    inSlot: index.itemSlot(filingName: filing), of: manifest, filter: .names([ItemEntry.foldedName(name)]), filedUnder: filing
                 ).compactMap { entry in if case .item(let item) = entry { item } else { nil } }
             }
         }
@@ -153,11 +154,17 @@ public final class CredentialIdentityStore: Sendable {
                 let wanted = request.filter(\.isParsed)
                 // A sharing site's logins are looked for in its hosts' buckets alone (its domain
                 // and `www.` under it): a group of 50 sites must not read the whole index.
-                let slots = minimumLevel >= .host
-                    ? wanted.map { index.identitySlot(for: $0, layout: manifest.layout) }
-                    : wanted.map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
+                let payloads: [[UInt8]]
+                if minimumLevel >= .host {
+                    // One host's part of its bucket where this device keeps large buckets in parts.
+                    let places = wanted.map { (slot: index.identitySlot(for: $0, layout: manifest.layout), part: index.part(filingName: $0.filingHost)) }
+                    payloads = try places.uniqued(by: { $0.slot == $1.slot && $0.part == $1.part })
+                        .compactMap { try index.payload(inSlot: $0.slot, part: $0.part, of: manifest) }
+                } else {
+                    let slots = wanted.map(\.site).uniqued(by: ==).flatMap { index.identitySlots(ofSite: $0, layout: manifest.layout) }
                         + shared.map { index.identitySlot(for: $0.key, layout: manifest.layout) }
-                let payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest) }
+                    payloads = try slots.sorted().uniqued(by: ==).compactMap { try index.identityPayload(inSlot: $0, of: manifest) }
+                }
                 return try IdentityListing(
                     matching: request, shared: shared, minimumLevel: minimumLevel, kind: kind, payloads: payloads, layout: manifest.layout,
                     usage: usage, legacyKey: IdentityIndex.legacyKey)

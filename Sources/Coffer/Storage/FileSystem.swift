@@ -90,6 +90,24 @@ public struct FileSystem: Sendable {
         return names
     }
 
+    /// A regular file of `directory` held open to be read in pieces (a derived file whose header
+    /// says where the one piece a reader wants is), or `nil` when it does not exist.
+    public func openForReading(_ name: String, in directory: Directory) throws(StorageError) -> OpenedFile? {
+        try Self.checkName(name, in: directory)
+        let fd: Int32
+        do {
+            fd = try openBeneath(directory, name, flags: O_RDONLY | O_NONBLOCK)
+        } catch where error.isNotFound {
+            return nil
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .wrongFileType(path: directory.path(of: name))
+        }
+        return OpenedFile(fd: fd, size: Int(info.st_size))
+    }
+
     /// Reads all of the regular file open as `fd`, then closes it. `path` only names it in errors.
     private func readAll(_ fd: Int32, path: @autoclosure () -> String, limit: Int) throws(StorageError) -> [UInt8] {
         defer { close(fd) }
@@ -361,5 +379,36 @@ public struct FileSystem: Sendable {
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw error("create temporary directory", base) }
         return String(cString: created)
+    }
+}
+
+/// A regular file open for reading at offsets; closed when released.
+public final class OpenedFile {
+    private let fd: Int32
+    /// Its size when it was opened.
+    public let size: Int
+
+    init(fd: Int32, size: Int) {
+        self.fd = fd
+        self.size = size
+    }
+
+    deinit { close(fd) }
+
+    /// `count` bytes at `offset`, or `nil` when the file holds fewer there.
+    public func read(at offset: Int, count: Int) -> [UInt8]? {
+        guard offset >= 0, count >= 0, offset <= size - count else { return nil }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let got = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if got < 0 && errno == EINTR { continue }
+                if got <= 0 { failed = true; break }
+                done += got
+            }
+            initialized = done
+        }
+        return failed ? nil : bytes
     }
 }

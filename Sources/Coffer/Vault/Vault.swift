@@ -14,6 +14,8 @@ public final class Vault: Sendable {
     public let deviceState: DeviceState
     private let header: Mutex<VaultHeader>
     private let unlockedKeys: Mutex<VaultKeys?>
+    /// The index manifest this vault last read (`readingIndex`).
+    let openedManifest = OpenedManifest()
     var fileSystem: FileSystem { configuration.fileSystem }
 
     /// The container held open for one operation (SPEC.md §3.4): checked private, nothing

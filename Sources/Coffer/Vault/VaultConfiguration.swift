@@ -13,6 +13,9 @@ public struct VaultConfiguration: Sendable {
     /// Identity buckets kept between requests by a long-lived host (`nil`: read each time, as a
     /// one-shot command should).
     public var identityBucketCache: IdentityBucketCache?
+    /// Index shards at least this large are kept in parts on this device (SPEC.md §7.6). Tests
+    /// lower it through the API to split small buckets; the default is never changed.
+    public var bucketPartsThreshold = 32 << 10
 
     public init(kdfPolicy: KDFPolicy = .standard, fileSystem: FileSystem = .standard, stateDirectory: String) {
         self.kdfPolicy = kdfPolicy

@@ -79,12 +79,16 @@ final class CommandContext {
     /// The door for a host this command runs (the agent, a picker): this run's container,
     /// vault settings and sessions, with `interaction` as the way to ask.
     func hostSession(interaction: UserInteraction?) throws -> HostSession {
-        HostSession(container: try container(), configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
+        let session = HostSession(container: try container(), configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
+        session.environment = io.environment  // this run's, as every other setting (tests inject it)
+        return session
     }
 
     /// The door for the vault this run opened: the provider of `fill`, the helpers, the pickers.
     func hostSession(of vault: Vault, interaction: UserInteraction?) -> HostSession {
-        HostSession(container: vault.container, configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
+        let session = HostSession(container: vault.container, configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
+        session.environment = io.environment
+        return session
     }
 
     /// The vault settings for this run: the host's KDF policy and file system, device state

@@ -51,3 +51,18 @@ public final class IdentityBucketCache: Sendable {
         state.withLock { $0 = State() }
     }
 }
+
+/// The manifest a vault last opened, with the file's exact bytes: a fill reads the index twice
+/// (its identities, then its record's ledger entry), and the second read of the same file needs
+/// no second decryption. Any other byte means another commit, opened afresh.
+final class OpenedManifest: Sendable {
+    private let last = Mutex<(bytes: [UInt8], manifest: IndexManifest)?>(nil)
+
+    func manifest(ifFileIs bytes: [UInt8]) -> IndexManifest? {
+        last.withLock { last in last.flatMap { $0.bytes == bytes ? $0.manifest : nil } }
+    }
+
+    func keep(_ manifest: IndexManifest, file bytes: [UInt8]) {
+        last.withLock { $0 = (bytes, manifest) }
+    }
+}

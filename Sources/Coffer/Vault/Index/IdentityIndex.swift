@@ -11,6 +11,11 @@ struct IdentityIndex {
     let keys: IndexKeys
     /// A long-lived host's bucket payloads (`VaultConfiguration.identityBucketCache`).
     var cache: IdentityBucketCache? = nil
+    /// This device's state, where large buckets' parts are kept (`IdentityIndex+Parts`).
+    var device: DeviceState? = nil
+    /// Shards smaller than this are read whole (`VaultConfiguration.bucketPartsThreshold`; a
+    /// 10,000-entry vault's buckets are ~9 KB).
+    var partsThreshold = 32 << 10
 
     static let manifestName = "manifest"
     static let journalName = "journal"
@@ -43,9 +48,13 @@ struct IdentityIndex {
     // MARK: Reading
 
     /// The committed manifest; an empty generation-0 manifest when the index was never written.
-    func readManifest() throws -> IndexManifest {
+    /// - Parameter opened: the manifest last opened, reused when the file holds the same bytes.
+    func readManifest(reusing opened: OpenedManifest? = nil) throws -> IndexManifest {
         guard let bytes = try readIndexFile(Self.manifestName, limit: Self.maximumManifestLength) else { return IndexManifest() }
-        return try openManifest(bytes)
+        if let kept = opened?.manifest(ifFileIs: bytes) { return kept }
+        let manifest = try openManifest(bytes)
+        opened?.keep(manifest, file: bytes)
+        return manifest
     }
 
     /// A manifest file's layout is its version byte (SPEC.md §7.2), authenticated with the rest.
@@ -65,10 +74,15 @@ struct IdentityIndex {
 
     /// The entries of a bucket; with `filter`, only those of the named sites, hosts or names.
     /// - Parameter shards: the shards directory held open, for callers that read many buckets.
+    /// - Parameter filedUnder: the filing name (host, item name, attribute) every wanted entry is
+    ///   filed under: read from this device's part of a large bucket when it has one.
     func entries(
-        inSlot slot: Int, of manifest: IndexManifest, filter: IndexShardCoding.Filter? = nil, shards: Directory? = nil
+        inSlot slot: Int, of manifest: IndexManifest, filter: IndexShardCoding.Filter? = nil, shards: Directory? = nil,
+        filedUnder filingName: String? = nil
     ) throws -> [BucketEntry] {
-        guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { return [] }
+        let payload = try filingName.map { try self.payload(inSlot: slot, part: part(filingName: $0), of: manifest) }
+            ?? identityPayload(inSlot: slot, of: manifest, shards: shards)
+        guard let payload else { return [] }
         return try IndexShardCoding.decodeBucket(payload, layout: manifest.layout, filter: filter, legacyKey: Self.legacyKey)
     }
 
@@ -93,8 +107,8 @@ struct IdentityIndex {
 
     func ledgerEntry(for recordID: RecordID, in manifest: IndexManifest) throws -> LedgerEntry? {
         let slot = IndexManifest.ledgerSlot(of: recordID)
-        guard let id = manifest.shards[slot] else { return nil }
-        return try IndexShardCoding.ledgerEntry(for: recordID, in: readShard(slot: slot, id: id))
+        guard let payload = try payload(inSlot: slot, part: Self.part(of: recordID), of: manifest) else { return nil }
+        return try IndexShardCoding.ledgerEntry(for: recordID, in: payload)
     }
 
     // MARK: Filing (SPEC.md §7.3)
@@ -139,7 +153,7 @@ struct IdentityIndex {
         }
     }
 
-    private func readShard(slot: Int, id: ShardID, in shards: Directory? = nil) throws -> [UInt8] {
+    func readShard(slot: Int, id: ShardID, in shards: Directory? = nil) throws -> [UInt8] {
         let cache = slot < IndexManifest.identitySlots ? self.cache : nil
         if let kept = cache?.payload(slot: slot, shard: id, vaultID: vaultID) { return kept }
         let bytes = try fileSystem.readFile(id.hex, in: shards ?? opened.shards(), limit: Self.maximumShardLength)

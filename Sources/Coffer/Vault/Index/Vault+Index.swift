@@ -33,9 +33,13 @@ extension Vault {
     func identityIndex(_ opened: OpenContainer? = nil) throws(VaultError) -> IdentityIndex {
         let keys = try indexKeys()
         let cache = configuration.identityBucketCache
-        if let opened { return IdentityIndex(opened: opened, vaultID: vaultID, fileSystem: fileSystem, keys: keys, cache: cache) }
+        if let opened {
+            return IdentityIndex(opened: opened, vaultID: vaultID, fileSystem: fileSystem, keys: keys, cache: cache, device: deviceState,
+                                 partsThreshold: configuration.bucketPartsThreshold)
+        }
         let fresh = try mappingErrors(file: container.path) { try openContainer() }
-        return IdentityIndex(opened: fresh, vaultID: vaultID, fileSystem: fileSystem, keys: keys, cache: cache)
+        return IdentityIndex(opened: fresh, vaultID: vaultID, fileSystem: fileSystem, keys: keys, cache: cache, device: deviceState,
+                                 partsThreshold: configuration.bucketPartsThreshold)
     }
 
     /// Runs `body` on a consistent view of the index (shared lock), finishing a crashed
@@ -46,7 +50,7 @@ extension Vault {
         return try mappingErrors(file: index.manifestPath) {
             if index.journalExists { try lock.withLock(.exclusive) { try recover(index) } }
             return try lock.withLock(.shared) {
-                let manifest = try index.readManifest()
+                let manifest = try index.readManifest(reusing: openedManifest)
                 try checkGeneration(of: manifest)
                 return try body(index, manifest)
             }
