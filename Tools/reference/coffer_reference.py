@@ -317,23 +317,69 @@ def seal_manifest(index_key, vault_id, generation, shards, nonce, layout=3):
     return preamble(0x4D, layout) + nonce + aead_encrypt(index_key, nonce, preamble(0x4D, layout) + vault_id, plaintext)
 
 
-def build_index(vault_id, vault_key, records, generation, next_bytes, layout=3):
-    """records: (doc, sealed file bytes). Returns {relative path: bytes}; `next_bytes(n)` supplies
-    the shard ids and nonces, so vectors are reproducible."""
-    index_key, bucket_key = index_keys(vault_key)
+def entry_filing_name(entry):
+    """§7.3: what an entry is filed under: an item's filing name, an attribute's
+    `attribute:` + digest, an identity's host (its site when the host is empty)."""
+    if entry[2] == ITEM_TYPE:
+        return item_filing_name(entry)
+    if entry[2] == ATTRIBUTE_TYPE:
+        return "attribute:" + entry[3]
+    return entry[4][1] or entry[4][0]
+
+
+def index_groups(bucket_key, records, layout=3):
+    """The entries of each identity bucket and each ledger shard, by slot."""
     buckets, ledgers = {}, {}
     for doc, sealed in records:
         rid = bytes.fromhex(doc["id"])
         slots = set()
         for entry in index_entries(doc, layout):
-            if entry[2] == ITEM_TYPE:
-                slot = bucket_byte(bucket_key, item_filing_name(entry))
+            if entry[2] in (ITEM_TYPE, ATTRIBUTE_TYPE):
+                slot = bucket_byte(bucket_key, entry_filing_name(entry))
             else:
                 slot = identity_slot(bucket_key, entry[4], layout)
             slots.add(slot)
             buckets.setdefault(slot, []).append(entry)
         digest = hashlib.blake2b(sealed, digest_size=32).digest()
         ledgers.setdefault(IDENTITY_SLOTS + rid[0], []).append((rid, doc["revision"], digest, sorted(slots)))
+    return buckets, ledgers
+
+
+def entry_part(bucket_key, entry):
+    """§7.6: the part of a bucket entry, the second byte of the keyed hash of its filing name."""
+    return hashlib.blake2b(entry_filing_name(entry).encode(), digest_size=16, key=bucket_key).digest()[1] & 0x0F
+
+
+def bucket_parts(vault_key, vault_id, slot, shard_id, entries, nonces):
+    """§7.6: a device's parts file of one shard: its entries (identity bucket entries for a slot
+    below 256, ledger entries above) split in 16 parts, each sealed under its own nonce."""
+    index_key, bucket_key = index_keys(vault_key)
+    groups = [[] for _ in range(16)]
+    for entry in entries:
+        groups[(entry[0][1] & 0x0F) if slot >= IDENTITY_SLOTS else entry_part(bucket_key, entry)].append(entry)
+    sealed = []
+    for part, group in enumerate(groups):
+        payload = ledger_payload(group) if slot >= IDENTITY_SLOTS else identity_payload(group)
+        ad = preamble(0x50) + vault_id + struct.pack("<H", slot) + shard_id + bytes([part])
+        sealed.append(nonces[part] + aead_encrypt(index_key, nonces[part], ad, payload))
+    return preamble(0x50) + shard_id + b"".join(struct.pack("<I", len(s)) for s in sealed) + b"".join(sealed), groups
+
+
+def manifest_shards(container, vault_id, vault_key):
+    """The shard id of every non-empty slot of the container's manifest."""
+    index_key, _ = index_keys(vault_key)
+    with open(os.path.join(container, "index", "manifest"), "rb") as f:
+        data = f.read()
+    plaintext = aead_decrypt(index_key, data[8:32], data[:8] + vault_id, data[32:])
+    ids = [plaintext[10 + 16 * slot:26 + 16 * slot] for slot in range(SLOTS)]
+    return {slot: shard_id for slot, shard_id in enumerate(ids) if shard_id != bytes(16)}
+
+
+def build_index(vault_id, vault_key, records, generation, next_bytes, layout=3):
+    """records: (doc, sealed file bytes). Returns {relative path: bytes}; `next_bytes(n)` supplies
+    the shard ids and nonces, so vectors are reproducible."""
+    index_key, bucket_key = index_keys(vault_key)
+    buckets, ledgers = index_groups(bucket_key, records, layout)
     files, shards = {}, {}
     for slot, payload in sorted([(s, identity_payload(e, layout)) for s, e in buckets.items()] + [(s, ledger_payload(e)) for s, e in ledgers.items()]):
         shard_id = next_bytes(16)

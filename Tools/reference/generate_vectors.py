@@ -171,6 +171,22 @@ def vault(name="vault", layout=3):
     table = ref.listing_table(container, vault_id, vault_key)
     fields += [("listing_table", table),
                ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], table, seq(0xE0, 24)))]
+    if layout == 3:
+        # Bucket parts (SPEC.md §7.6) of the first record's first identity's bucket and of its
+        # ledger shard: device state, not container; cut here whatever the shards' size.
+        _, bucket_key = ref.index_keys(vault_key)
+        buckets, ledgers = ref.index_groups(bucket_key, sealed_records)
+        shard_ids = ref.manifest_shards(container, vault_id, vault_key)
+        first = ref.index_entries(docs[0])[0]
+        rid = bytes.fromhex(docs[0]["id"])
+        for label, slot, entries, part in [
+                ("parts", ref.identity_slot(bucket_key, first[4], 3), None, ref.entry_part(bucket_key, first)),
+                ("ledger_parts", ref.IDENTITY_SLOTS + rid[0], None, rid[1] & 0x0F)]:
+            entries = buckets[slot] if slot < ref.IDENTITY_SLOTS else ledgers[slot]
+            data, groups = ref.bucket_parts(vault_key, vault_id, slot, shard_ids[slot], entries, [seq(0x10 * k, 24) for k in range(16)])
+            payload = ref.ledger_payload(groups[part]) if slot >= ref.IDENTITY_SLOTS else ref.identity_payload(groups[part])
+            fields += [(f"{label}_slot", slot), (f"{label}_part", part), (f"{label}_plaintext", payload), (f"{label}_file", data)]
+        fields += [("parts_host", first[4][1])]
     fields += [("index_layout", layout)]
     write_vector(os.path.join(out, "vault.vector"), f"a v1 container made by the reference writer, index layout {layout}", fields)
     assert len(ref.read_container(container, password, ops_range=(1, 10), mem_range=(8192, 1 << 30))[1]) == len(docs)

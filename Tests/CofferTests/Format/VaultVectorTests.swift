@@ -86,6 +86,32 @@ final class VaultVectorTests: XCTestCase {
                        "names are found case-insensitively in the one bucket of the name")
     }
 
+    /// The reference writer's bucket parts (SPEC.md §7.6) of an identity bucket and a ledger
+    /// shard: Swift picks the same part for a host and a record, opens the reference's part as
+    /// the one plaintext it holds, and answers a fill from the parts alone once the shards are
+    /// gone.
+    func testReferenceBucketPartsAnswerLookups() throws {
+        let container = try copyOfContainer()
+        let vault = try Vault.open(container, configuration: Fixture.configuration())
+        try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
+        let index = try vault.identityIndex()
+        let manifest = try index.readManifest()
+        XCTAssertEqual(index.part(filingName: vector.string("parts_host")), vector.int("parts_part"))
+        let stateDirectory = vault.deviceState.listingPath.replacingOccurrences(of: "/listing", with: "")
+        for label in ["parts", "ledger_parts"] {
+            let slot = vector.int("\(label)_slot")
+            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+            try Data(vector.hex("\(label)_file")).write(to: URL(fileURLWithPath: stateDirectory + "/" + DeviceState.bucketPartsName(slot: slot)))
+            XCTAssertEqual(try index.payload(inSlot: slot, part: vector.int("\(label)_part"), of: manifest), vector.hex("\(label)_plaintext"), label)
+        }
+        let record = try vault.record(withID: RecordID(hex: vector.string("record0_id")))
+        try FileManager.default.removeItem(atPath: container.indexDirectory + "/shards")
+        let host = CredentialServiceIdentifier(identifier: vector.string("parts_host"), type: .domain)
+        XCTAssertTrue(try vault.identityStore.credentialIdentities(for: [host], minimumLevel: .host)
+            .contains { $0.identity.recordIdentifier == record.id.hex }, "the identity bucket's part alone answers")
+        XCTAssertEqual(try vault.record(withID: record.id).password, record.password, "and the ledger's part checks the record")
+    }
+
     /// The reference writer's listing snapshot (SPEC.md §7.6) opens under its manifest and
     /// answers a whole listing alone: with every shard gone, the identities still list.
     func testReferenceListingSnapshotAnswersTheWholeListing() throws {
