@@ -26,4 +26,19 @@ final class EnvironmentTests: XCTestCase {
         XCTAssertEqual(process["COFFER_ENVIRONMENT_TEST"], "a=b=c", "only the first '=' separates")
         XCTAssertEqual(process["PATH"], String(cString: getenv("PATH")))
     }
+
+    func testSettingInTheProcessEnvironmentCopiesItAndLeavesTheProcessAlone() {
+        setenv("COFFER_ENVIRONMENT_TEST", "kept", 1)
+        defer { unsetenv("COFFER_ENVIRONMENT_TEST") }
+        var environment = Environment.process
+        environment["COFFER_ENVIRONMENT_OTHER"] = "set"
+        environment["COFFER_ENVIRONMENT_TEST"] = nil
+        XCTAssertEqual(environment["COFFER_ENVIRONMENT_OTHER"], "set")
+        XCTAssertNil(environment["COFFER_ENVIRONMENT_TEST"])
+        XCTAssertEqual(environment["PATH"], String(cString: getenv("PATH")), "the rest copied")
+        XCTAssertNil(getenv("COFFER_ENVIRONMENT_OTHER"), "the process's own environment is untouched")
+        XCTAssertEqual(Environment.process["COFFER_ENVIRONMENT_TEST"], "kept")
+        XCTAssertNil(Environment.process["COFFER_ENVIRONMENT_TEST=kept"], "a name with '=' names nothing")
+        XCTAssertTrue(Environment.process.variables.contains { $0.name == "COFFER_ENVIRONMENT_TEST" && $0.value == "kept" })
+    }
 }

@@ -59,7 +59,7 @@ final class OpenedManifest: Sendable {
     private let last = Mutex<(bytes: [UInt8], manifest: IndexManifest)?>(nil)
 
     func manifest(ifFileIs bytes: [UInt8]) -> IndexManifest? {
-        last.withLock { last in last.flatMap { $0.bytes == bytes ? $0.manifest : nil } }
+        last.withLock { last in last.flatMap { $0.bytes.hasSameBytes(as: bytes) ? $0.manifest : nil } }
     }
 
     func keep(_ manifest: IndexManifest, file bytes: [UInt8]) {
