@@ -223,6 +223,37 @@ public struct DeviceState: Sendable {
         try write(Array((url ?? "").utf8), to: syncRemoteName)
     }
 
+    // MARK: Team (SPEC.md §19.5)
+
+    static let teamOwnerName = "team-owner"
+    static let teamPinName = "team-pin"
+    static let teamSealedKeyName = "team-sealed-key"
+
+    /// The personal container whose identity opens this team here.
+    public func teamOwner() -> String? {
+        read(Self.teamOwnerName, limit: 4096).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func setTeamOwner(_ path: String) throws(StorageError) {
+        try write(Array(path.utf8), to: Self.teamOwnerName)
+    }
+
+    /// What this device has accepted of the team's membership chain.
+    func teamPin() -> TeamPin? {
+        read(Self.teamPinName, limit: TeamPin.encodedLength).flatMap(TeamPin.init(encoded:))
+    }
+
+    func setTeamPin(_ pin: TeamPin) throws(StorageError) {
+        try write(pin.encoded, to: Self.teamPinName)
+    }
+
+    /// The id of the team key every record and the index here were last sealed under.
+    func teamSealedKeyID() -> [UInt8]? { read(Self.teamSealedKeyName, limit: 32) }
+
+    func setTeamSealedKeyID(_ keyID: [UInt8]) throws(StorageError) {
+        try write(keyID, to: Self.teamSealedKeyName)
+    }
+
     // MARK: Usage (most recently used)
 
     static let usageEntryLength = identifierByteCount + 8

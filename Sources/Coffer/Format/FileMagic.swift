@@ -15,6 +15,8 @@ public enum FileType: UInt8, Sendable {
     case tombstone = 0x54  // 'T'
     /// The record key's seal over the vault header (SPEC.md §15.2), in a synced container only.
     case headerSeal = 0x48  // 'H'
+    /// A team vault's membership chain and sealed keys (SPEC.md §19.3).
+    case teamKeys = 0x4B  // 'K'
 }
 
 public enum FileMagic {

@@ -67,11 +67,29 @@ public final class HostSession {
     }
 
     /// Unlocks `vault` with a live keyring session; whether it is unlocked now.
+    ///
+    /// A team (SPEC.md §19.6) has a session of its own after its owner's unlock; without one, a
+    /// live session of the owner — the person's own vault — opens it, and a team session with
+    /// the owner's idle timeout is started: unlocking one's vault unlocks one's teams.
     @discardableResult
     public func unlockFromSession(_ vault: Vault) -> Bool {
         if vault.isUnlocked { return true }
         guard let sessions else { return false }
-        return (try? vault.unlock(fromSessions: sessions)) ?? false
+        if (try? vault.unlock(fromSessions: sessions)) == true { return true }
+        // Only after a miss: a fill of a personal vault never looks for an owner.
+        guard let owner = openTeamOwner(of: vault), (try? owner.unlock(fromSessions: sessions)) == true,
+              (try? vault.unlockTeam(identity: owner.personalIdentity())) != nil
+        else { return false }
+        if case .unlocked(_, let idle)? = try? sessions.status(for: owner.vaultID), let keys = try? vault.keys() {
+            try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: idle)
+        }
+        return true
+    }
+
+    /// The personal vault that opens team `vault` on this device; `nil` for a personal vault.
+    public func openTeamOwner(of vault: Vault) -> Vault? {
+        guard let owner = TeamDirectory.owner(of: vault) else { return nil }
+        return try? Vault.open(owner, configuration: configuration)
     }
 
     public enum UnlockOutcome: Equatable, Sendable {
@@ -90,6 +108,15 @@ public final class HostSession {
     ///   header, a pinentry that cannot start).
     public func unlock(_ vault: Vault, reason: String) throws -> UnlockOutcome {
         if unlockFromSession(vault) { return .unlocked }
+        if TeamDirectory.owner(of: vault) != nil {
+            // A team opens with its owner's identity: the person gives their own password.
+            guard let owner = openTeamOwner(of: vault) else { throw TeamError.invalid("the vault that opens this team is gone from this device") }
+            let outcome = try unlock(owner, reason: reason)
+            guard outcome == .unlocked else { return outcome }
+            try vault.unlockTeam(identity: owner.personalIdentity())
+            if startsSessions { startSession(for: vault) }
+            return .unlocked
+        }
         guard let interaction else { return .noInteraction }
         for attempt in 1...Self.passwordAttempts {
             guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { return .cancelled }
@@ -123,6 +150,9 @@ public final class HostSession {
     public func lock(_ vault: Vault) {
         vault.lock()
         _ = try? sessions?.revoke(for: vault.vaultID)
+        for team in TeamDirectory.teams(ownedBy: vault.container, environment: environment, configuration: configuration) {
+            _ = try? sessions?.revoke(for: team.vault.vaultID)
+        }
         configuration.identityBucketCache?.removeAll()
     }
 
@@ -134,6 +164,7 @@ public final class HostSession {
         let provider = CredentialProvider(vault: vault, interaction: mayAsk ? interaction : nil, sessions: sessions)
         provider.sharedCredentials = { self.sharedCredentials }
         provider.userVerification = userVerification
+        provider.host = self
         return provider
     }
 }

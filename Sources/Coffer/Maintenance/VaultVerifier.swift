@@ -154,7 +154,7 @@ struct VaultVerifier {
                 do {
                     let bytes = try fileSystem.readFile(name, in: directory, limit: Tombstone.fileLength)
                     if let keys, let id = try? RecordID(hex: name) {
-                        _ = try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: keys.recordKey)
+                        _ = try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
                     } else {
                         _ = try SealedEnvelope.decode(bytes, as: .tombstone, validLength: { $0 == Tombstone.fileLength })
                     }
@@ -320,7 +320,7 @@ struct VaultVerifier {
         guard let keys else { return nil }
         let record: Record
         do {
-            record = try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: keys.recordKey)
+            record = try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
         } catch {
             return "\(error)"
         }

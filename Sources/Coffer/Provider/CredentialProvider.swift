@@ -24,6 +24,10 @@ public final class CredentialProvider {
     /// shares this clock among its providers): a passkey operation within the window is
     /// user-verified (SPEC.md §8.2.1).
     public var userVerification = UserVerificationClock()
+    /// The host's door (`HostSession`), through which a team vault is unlocked — with its
+    /// owner's session or password (SPEC.md §19.6). `nil`: this vault's own session and
+    /// master password only.
+    var host: HostSession?
 
     /// - Parameters:
     ///   - interaction: the user interface; `nil` when none is possible (then the interface
@@ -137,7 +141,8 @@ public final class CredentialProvider {
     func unlockFromSession() -> Bool {
         if vault.isUnlocked { return true }
         guard let sessions else { return false }
-        return (try? vault.unlock(fromSessions: sessions)) ?? false
+        if (try? vault.unlock(fromSessions: sessions)) == true { return true }
+        return host?.unlockFromSession(vault) ?? false
     }
 
     /// Asks for the master password until it unlocks the vault; cancels the request otherwise.
@@ -148,6 +153,7 @@ public final class CredentialProvider {
             extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "no user interface"))
             return false
         }
+        if let host, TeamDirectory.owner(of: vault) != nil { return authenticateTeam(through: host, reason: reason) }
         for attempt in 1...maximumPasswordAttempts {
             let password: SecureBytes?
             do { password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) } catch {
@@ -172,6 +178,23 @@ public final class CredentialProvider {
             }
         }
         extensionContext.cancelRequest(withError: ExtensionError.failed(VaultError.wrongPassword))
+        return false
+    }
+
+    /// A team: the person proves their own master password, whose identity opens the team.
+    private func authenticateTeam(through host: HostSession, reason: String) -> Bool {
+        do {
+            switch try host.unlock(vault, reason: reason) {
+            case .unlocked:
+                userVerification.markVerified()
+                return true
+            case .noInteraction: extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, underlyingError: .locked))
+            case .cancelled: extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
+            case .wrongPassword: extensionContext.cancelRequest(withError: ExtensionError.failed(VaultError.wrongPassword))
+            }
+        } catch {
+            extensionContext.cancelRequest(withError: ExtensionError.failed(error))
+        }
         return false
     }
 

@@ -140,7 +140,7 @@ final class Git {
 
     /// Only the header, records and tombstones are shared; the index, lock and temp files are
     /// this device's.
-    static let excluded = "/*\n!/vault.coffer\n!/vault.seal\n!/records/\n!/tombstones/\n"
+    static let excluded = "/*\n!/vault.coffer\n!/vault.seal\n!/team.coffer\n!/records/\n!/tombstones/\n"
 
     private func writeInfoFile(_ name: String, _ text: String) throws(SyncError) {
         do {

@@ -5,11 +5,18 @@ public struct SyncOptions: Sendable {
     public var environment: Environment
     /// Called after each step; the crash tests kill the process there.
     public var stepObserver: (@Sendable (SyncStep) -> Void)?
+    /// A team's sync: this person's identity, asked for only when the remote's membership
+    /// brings a new team key to open (SPEC.md §19.5).
+    public var teamIdentity: (@Sendable () throws -> PersonalIdentity)?
 
-    public init(push: Bool = true, environment: Environment = .process, stepObserver: (@Sendable (SyncStep) -> Void)? = nil) {
+    public init(
+        push: Bool = true, environment: Environment = .process, stepObserver: (@Sendable (SyncStep) -> Void)? = nil,
+        teamIdentity: (@Sendable () throws -> PersonalIdentity)? = nil
+    ) {
         self.push = push
         self.environment = environment
         self.stepObserver = stepObserver
+        self.teamIdentity = teamIdentity
     }
 }
 
@@ -68,6 +75,11 @@ public struct SyncReport: Sendable {
     public var headerAdopted = false
     /// Both sides changed the master password; the other side's change won (SPEC.md §15.3).
     public var headerConflict = false
+    /// A team's membership changed on the remote and this device took it.
+    public var membershipChanged = false
+    /// ... and with it a new team key (a member was removed): sessions holding the old one
+    /// must be replaced.
+    public var teamKeyChanged = false
     public var pushed = false
     /// The commit this device's `main` is at afterwards.
     public var head: String?

@@ -51,6 +51,8 @@ extension SyncSession {
             sides[path] = PathSides(base: object, local: object, remote: object)
         }
 
+        // The team's key file was judged and taken before the merge (SPEC.md §19.5).
+        sides[.teamKeys] = nil
         let objects = sides.values.flatMap { [$0.base, $0.local, $0.remote].compactMap { $0 } }
         let blobs = try git.blobs(objects, limit: RecordEnvelope.maximumFileLength)
         var inputs: [RecordID: MergeInput] = [:]
@@ -60,17 +62,18 @@ extension SyncSession {
             switch path {
             case .header: header = side
             case .headerSeal: seal = side
+            case .teamKeys: break
             case .record(let id):
                 var input = inputs[id] ?? MergeInput(id: id)
                 input.base = try side.base.map { try recordVersion($0, blobs, id: id, path: path, fromRemote: false) }
                 input.local = try side.local.map { try recordVersion($0, blobs, id: id, path: path, fromRemote: false) }
-                input.remote = try side.remote.map { try recordVersion($0, blobs, id: id, path: path, fromRemote: true) }
+                input.remote = try side.remote.map { try recordVersion($0, blobs, id: id, path: path, fromRemote: true, isNew: $0 != side.base) }
                 inputs[id] = input
             case .tombstone(let id):
                 var input = inputs[id] ?? MergeInput(id: id)
                 input.baseTombstone = side.base
                 input.localTombstone = try side.local.map { try tombstoneVersion($0, blobs, id: id, path: path, fromRemote: false) }
-                input.remoteTombstone = try side.remote.map { try tombstoneVersion($0, blobs, id: id, path: path, fromRemote: true) }
+                input.remoteTombstone = try side.remote.map { try tombstoneVersion($0, blobs, id: id, path: path, fromRemote: true, isNew: $0 != side.base) }
                 inputs[id] = input
             }
         }
@@ -136,22 +139,29 @@ extension SyncSession {
         return HeaderPlan(header: remoteHeaderBytes, seal: remoteSeal, replacing: localBytes)
     }
 
-    func recordVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool) throws -> RecordVersion {
+    /// - Parameter isNew: a remote file this device's base lacks: it must be sealed under the
+    ///   key the remote's own membership names, never an earlier team key a removed member
+    ///   still holds (SPEC.md §19.5).
+    func recordVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool, isNew: Bool = false) throws -> RecordVersion {
         let bytes = blobs[object] ?? []
-        let record = try open(record: bytes, id: id, path: path.path, fromRemote: fromRemote)
+        let record = try open(record: bytes, id: id, path: path.path, fromRemote: fromRemote, currentKeyOnly: isNew)
         return RecordVersion(object: object, bytes: bytes, record: record, hash: try ciphertextHash(bytes))
     }
 
-    func tombstoneVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool) throws -> TombstoneVersion {
+    func tombstoneVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool, isNew: Bool = false) throws -> TombstoneVersion {
         let bytes = blobs[object] ?? []
         let tombstone = try authenticated(path.path, fromRemote: fromRemote) {
-            try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: keys.recordKey)
+            isNew ? try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: remoteKeys.recordKey)
+                : try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
         }
         return TombstoneVersion(object: object, bytes: bytes, tombstone: tombstone, hash: try ciphertextHash(bytes))
     }
 
-    func open(record bytes: [UInt8], id: RecordID, path: String, fromRemote: Bool) throws -> Record {
-        try authenticated(path, fromRemote: fromRemote) { try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: keys.recordKey) }
+    func open(record bytes: [UInt8], id: RecordID, path: String, fromRemote: Bool, currentKeyOnly: Bool = false) throws -> Record {
+        try authenticated(path, fromRemote: fromRemote) {
+            currentKeyOnly ? try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: remoteKeys.recordKey)
+                : try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
+        }
     }
 
     /// Opens a fetched file; any failure is the remote's file refused (exit 65), naming it.

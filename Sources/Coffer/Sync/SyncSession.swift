@@ -10,7 +10,11 @@ import Glibc
 /// exactly the records that changed and no git merge ever touches a sealed file.
 final class SyncSession {
     let vault: Vault
-    let keys: VaultKeys
+    /// The vault's keys; a team sync that takes a rotated key from the remote replaces them.
+    var keys: VaultKeys
+    /// The keys a file the remote added must be sealed under: `keys`, except in a team whose
+    /// remote has not yet seen this device's key rotation (SPEC.md §19.5).
+    var remoteKeys: VaultKeys
     let git: Git
     let options: SyncOptions
     /// What this sync did so far (rounds add to it).
@@ -21,6 +25,7 @@ final class SyncSession {
     init(vault: Vault, options: SyncOptions) throws(VaultError) {
         self.vault = vault
         keys = try vault.keys()
+        remoteKeys = keys
         git = Git(container: vault.container.path, environment: options.environment, deviceState: vault.deviceState)
         self.options = options
     }
@@ -64,9 +69,15 @@ final class SyncSession {
         var head = refs.head
         // The remote is still where this device left it: its state is already merged here.
         let alreadyMerged = remote == synced || remote == head
+        if let remote, !alreadyMerged { try takeRemoteTeamKeys(remote: remote) }
         if let remote, !alreadyMerged, try head.map({ try !git.isAncestor(remote, of: $0) }) ?? true {
             guard let mergeCommit = try merge(head: head, remote: remote, base: synced) else { return false }
             head = mergeCommit
+        }
+        if report.teamKeyChanged {
+            try resealAfterNewTeamKey()
+            try commitLocalChanges()
+            head = try git.syncRefs().head
         }
         options.stepObserver?(.merged)
         report.head = head
@@ -155,9 +166,13 @@ final class SyncSession {
                     _ = try vault.checkedRecord(id, ledger: entry, keys: keys, in: opened)
                 case .tombstone(let id):
                     let bytes = try fileSystem.readFile(id.hex, in: tombstoneShard(of: id, in: opened, create: false), limit: Tombstone.fileLength)
-                    _ = try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: keys.recordKey)
+                    _ = try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
                 case .header, .headerSeal:
                     break  // read by this vault to unlock it, and sealed just now
+                case .teamKeys:
+                    // Only a team has one, and only the membership this device accepted.
+                    guard vault.isTeam else { throw VaultError.corrupt(file: file, reason: "is a team's key file in a personal vault") }
+                    _ = try vault.teamMembership()
                 }
             } catch let error as VaultError {
                 throw error
@@ -198,7 +213,7 @@ final class SyncSession {
             let shard = try tombstoneShard(of: id, in: opened, create: true)
             let record = try open(record: blobs[object] ?? [], id: id, path: SyncedPath.record(id).path, fromRemote: false)
             if let existing = try? fileSystem.readFile(id.hex, in: shard, limit: Tombstone.fileLength),
-               let kept = try? Tombstone.open(existing, id: id, vaultID: vault.vaultID, key: keys.recordKey), kept.revision >= record.revision {
+               let kept = try? keys.openingWithRecordKey({ try Tombstone.open(existing, id: id, vaultID: vault.vaultID, key: $0) }), kept.revision >= record.revision {
                 continue
             }
             let tombstone = try Tombstone(recordID: id, revision: record.revision, deleted: now).sealed(vaultID: vault.vaultID, key: keys.recordKey)

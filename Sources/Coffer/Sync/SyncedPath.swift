@@ -1,8 +1,10 @@
-/// A path a vault repository may hold (SPEC.md §15.1): the header, its seal, a record or a
-/// tombstone. Everything else a remote offers is refused.
+/// A path a vault repository may hold (SPEC.md §15.1): the header, its seal, a team's key
+/// file, a record or a tombstone. Everything else a remote offers is refused.
 enum SyncedPath: Hashable {
     case header
     case headerSeal
+    /// `team.coffer`, in a team vault only (SPEC.md §19.5).
+    case teamKeys
     case record(RecordID)
     case tombstone(RecordID)
 
@@ -14,6 +16,7 @@ enum SyncedPath: Hashable {
     init?(_ path: String) {
         if path == GroupContainer.headerName { self = .header; return }
         if path == GroupContainer.headerSealName { self = .headerSeal; return }
+        if path == GroupContainer.teamKeysName { self = .teamKeys; return }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, let id = try? RecordID(hex: String(parts[2])), parts[1] == GroupContainer.shardName(of: id) else {
             return nil
@@ -29,6 +32,7 @@ enum SyncedPath: Hashable {
         switch self {
         case .header: GroupContainer.headerName
         case .headerSeal: GroupContainer.headerSealName
+        case .teamKeys: GroupContainer.teamKeysName
         case .record(let id): Self.recordsDirectory + "/" + GroupContainer.shardName(of: id) + "/" + id.hex
         case .tombstone(let id): Self.tombstonesDirectory + "/" + GroupContainer.shardName(of: id) + "/" + id.hex
         }
@@ -39,6 +43,7 @@ enum SyncedPath: Hashable {
         switch self {
         case .header: VaultHeader.length
         case .headerSeal: HeaderSeal.fileLength
+        case .teamKeys: TeamKeyFile.maximumFileLength
         case .record: RecordEnvelope.maximumFileLength
         case .tombstone: Tombstone.fileLength
         }

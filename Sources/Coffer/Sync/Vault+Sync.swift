@@ -35,7 +35,8 @@ extension Vault {
     ///   the remote holds anything that is not an authentic part of this vault (nothing is
     ///   merged then).
     public func sync(_ options: SyncOptions = SyncOptions()) throws -> SyncReport {
-        try SyncSession(vault: self, options: options).run()
+        if isTeam { try loadTeamHistory(identity: options.teamIdentity) }
+        return try SyncSession(vault: self, options: options).run()
     }
 
     /// Whether the container is a git repository of Coffer's sync (a cheap look: no git runs,
@@ -74,6 +75,17 @@ extension Vault {
         from url: String, into container: GroupContainer, masterPassword: SecureBytes,
         configuration: VaultConfiguration = .standard(), options: SyncOptions = SyncOptions()
     ) throws -> (Vault, SyncReport) {
+        try clone(from: url, into: container, configuration: configuration, options: options) { vault, _, _ in
+            try vault.unlock(masterPassword: masterPassword)
+        }
+    }
+
+    /// `clone`, with `unlock` proving the person may open the vault (a master password, or a
+    /// team member's sealed key: `joinTeam`) before anything but the header is taken.
+    static func clone(
+        from url: String, into container: GroupContainer, configuration: VaultConfiguration, options: SyncOptions,
+        unlock: (Vault, Git, _ remoteCommit: String) throws -> Void
+    ) throws -> (Vault, SyncReport) {
         try refuseCredentials(in: url)
         let fileSystem = configuration.fileSystem
         let existed = (try? fileSystem.userPathStatus(container.path)) != nil
@@ -106,7 +118,7 @@ extension Vault {
                 try vault.deviceState.forgetGeneration()
                 try vault.deviceState.pinSyncRemote(url)
             }
-            try vault.unlock(masterPassword: masterPassword)
+            try unlock(vault, git, remote)
             let report = try SyncSession(vault: vault, options: options).run(adoptingRemote: true)
             return (vault, report)
         } catch {

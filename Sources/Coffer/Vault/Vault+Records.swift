@@ -130,7 +130,7 @@ extension Vault {
             guard try ciphertextHash(bytes) == ledger.ciphertextHash else {
                 throw VaultError.corrupt(file: path, reason: "does not match the index (rolled back to an older copy, or replaced)")
             }
-            let record = try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)
+            let record = try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
             guard record.revision == ledger.revision else {
                 throw VaultError.corrupt(file: path, reason: "revision \(record.revision), the index expects \(ledger.revision)")
             }

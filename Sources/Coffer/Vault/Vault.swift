@@ -126,6 +126,11 @@ public final class Vault: Sendable {
         unlockedKeys.withLock { $0 = keys }
     }
 
+    /// Takes keys unwrapped elsewhere (a team's, from its key file: SPEC.md §19.4).
+    func unlockedTeamKeys(_ keys: VaultKeys) {
+        unlockedKeys.withLock { $0 = keys }
+    }
+
     /// Forgets every key; the guarded memory is wiped when the last reference goes.
     public func lock() {
         unlockedKeys.withLock { $0 = nil }

@@ -37,7 +37,11 @@ struct LockCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         _ = try context.positionals(0...0, names: "")
         let vault = try context.openVault()
-        let ended = try context.configuration.sessions?.revoke(for: vault.vaultID) ?? false
+        var ended = try context.configuration.sessions?.revoke(for: vault.vaultID) ?? false
+        // Unlocking one's vault unlocks one's teams; locking it locks them (SPEC.md §19.6).
+        for team in TeamDirectory.teams(ownedBy: vault.container, environment: context.io.environment, configuration: context.vaultConfiguration) {
+            ended = try (context.configuration.sessions?.revoke(for: team.vault.vaultID) ?? false) || ended
+        }
         context.note(ended ? "locked" : "was not unlocked")
         return .success
     }

@@ -146,7 +146,8 @@ final class CommandContext {
     func unlockFromSession(_ vault: Vault) {
         guard let sessions = configuration.sessions, !suppliesMasterPassword else { return }
         do {
-            try vault.unlock(fromSessions: sessions)
+            // A team without a session of its own opens with its owner's (SPEC.md §19.6).
+            if try !vault.unlock(fromSessions: sessions) { hostSession(of: vault, interaction: nil).unlockFromSession(vault) }
         } catch {
             note("\(error); every command will ask for the master password")
         }

@@ -48,6 +48,7 @@ struct CLIError: Error {
         case let error as StorageError: return from(error)
         case let error as ExtensionError: return from(error)
         case let error as SyncError: return from(error)
+        case let error as TeamError: return from(error)
         default: return CLIError("\(error)", code: .software)
         }
     }
@@ -104,6 +105,17 @@ struct CLIError: Error {
 
     /// Sync: a remote that cannot be reached is 69; what it holds that is not of the vault is
     /// 65 (a `VaultError`, or an oversized object here).
+    static func from(_ error: TeamError) -> CLIError {
+        switch error {
+        case .refused: CLIError(error.description, hint: "an admin can check the list with 'coffer team members'", code: .dataError)
+        case .notMember: CLIError(error.description, hint: "an admin adds you with the string 'coffer whoami' prints", code: .permissionDenied)
+        case .notAdmin: CLIError(error.description, hint: "'coffer team members' shows who the admins are", code: .permissionDenied)
+        case .noTeam: CLIError(error.description, code: .noInput)
+        case .teamExists: CLIError(error.description, code: .exists)
+        case .invalid: CLIError(error.description, code: .usage)
+        }
+    }
+
     static func from(_ error: SyncError) -> CLIError {
         switch error {
         case .notConfigured: CLIError(error.description, code: .unsafeContainer)

@@ -233,7 +233,7 @@ extension Vault {
             for id in try recordIDs(in: opened) {
                 let bytes = try readRecordFile(id, in: opened)
                 let record = try mappingErrors(file: container.recordPath(id)) {
-                    try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)
+                    try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
                 }
                 try editor.setRecord(id, revision: record.revision, hash: ciphertextHash(bytes), entries: Self.indexEntries(of: record))
             }

@@ -1,0 +1,278 @@
+import FoundationEssentials
+
+/// A team vault (SPEC.md §19): an ordinary container whose vault key reaches its members
+/// through `team.coffer` — sealed to each member's key, under a membership chain an admin signs —
+/// instead of a master password.
+extension Vault {
+    // MARK: Which containers are teams
+
+    /// Whether this container is a team's: it holds `team.coffer`.
+    public var isTeam: Bool {
+        guard let opened = try? openContainer() else { return false }
+        return (try? fileSystem.status(GroupContainer.teamKeysName, in: opened.root)) != nil
+    }
+
+    /// The group identifier of team `name`: `team.<name>` (SPEC.md §19.6).
+    public static func teamGroupIdentifier(_ name: String) throws(TeamError) -> String {
+        try TeamNames.validate(name)
+        return "team." + name
+    }
+
+    // MARK: Reading the membership
+
+    /// The team's key file and membership as this container holds them, checked against what
+    /// this device pinned (§19.5): the founder it joined, and no older or forked chain than the
+    /// one it accepted.
+    public func teamMembership() throws -> TeamMembership {
+        try readTeam().membership
+    }
+
+    func readTeam() throws -> (file: TeamKeyFile, membership: TeamMembership) {
+        let bytes = try mappingErrors(file: container.path + "/" + GroupContainer.teamKeysName) {
+            try fileSystem.readFile(GroupContainer.teamKeysName, in: openContainer().root, limit: TeamKeyFile.maximumFileLength)
+        }
+        let file = try mappingErrors(file: container.path + "/" + GroupContainer.teamKeysName) { try TeamKeyFile.decode(bytes) }
+        guard file.teamID == vaultID else { throw TeamError.refused("team.coffer belongs to another vault") }
+        let pin = deviceState.teamPin()
+        let membership = try TeamMembership(entries: file.entries, teamID: vaultID, founder: pin?.founder)
+        if let pin {
+            switch Self.compare(membership.entries, with: pin.accepted) {
+            case .extends, .equal: break
+            case .behind: throw TeamError.refused("team.coffer holds an older membership list than this device accepted (rolled back)")
+            case .forked: throw TeamError.refused("team.coffer holds a membership list that forks from the one this device accepted")
+            }
+        }
+        return (file, membership)
+    }
+
+    enum ChainRelation: Equatable { case equal, extends, behind, forked }
+
+    /// How `entries` stand to an accepted head: the same chain, a longer one that contains it,
+    /// a shorter one it contains (`behind` is checked by the caller against the longer chain)
+    /// or another one.
+    static func compare(_ entries: [MembershipEntry], with head: ChainHead) -> ChainRelation {
+        let count = UInt64(entries.count)
+        if count >= head.count {
+            guard head.count > 0, entries[Int(head.count) - 1].hash == head.hash else { return .forked }
+            return count == head.count ? .equal : .extends
+        }
+        return .behind
+    }
+
+    // MARK: Unlocking
+
+    /// Unlocks the team with this person's identity: verifies the membership, opens their
+    /// sealed copy of the key and the earlier keys (§19.4). A device whose records or index are
+    /// still sealed under an earlier key (a removal cut short, a rotation taken by sync) finishes
+    /// re-sealing them here.
+    /// - Throws: `TeamError.notMember` when the identity has no copy (removed).
+    public func unlockTeam(identity: PersonalIdentity) throws {
+        let (file, membership) = try readTeam()
+        let keys = try TeamKeys.open(file, membership: membership, identity: identity)
+        try unlock(teamKeys: keys)
+        if deviceState.teamSealedKeyID() != membership.keyID { try resealUnderCurrentKey(keyID: membership.keyID) }
+        try didUnlockWithIdentity(keys: keys)
+    }
+
+    /// The person proved their own master password (their identity opened the team): as after
+    /// a password unlock, a device that never configured the identity store enables it (§8.2).
+    func didUnlockWithIdentity(keys: VaultKeys) throws {
+        if deviceState.providerSetting() == .notConfigured {
+            try mappingErrors(file: deviceState.directory) { try deviceState.enable(indexKey: keys.indexKey) }
+        }
+    }
+
+    /// A team unlocked from a keyring session holds only its current key: this adds the earlier
+    /// ones from `team.coffer` (what a sync's base may be sealed under). When the session's key
+    /// is no longer the team's (another process took a rotation), `identity` opens the new one.
+    func loadTeamHistory(identity: (() throws -> PersonalIdentity)?) throws {
+        let keys = try keys()
+        guard keys.previous.isEmpty else { return }
+        let (file, membership) = try readTeam()
+        if try TeamKeys.keyID(of: keys) == membership.keyID {
+            try unlock(teamKeys: TeamKeys.withHistory(keys, file: file, membership: membership))
+        } else {
+            guard let identity else { throw VaultError.locked }
+            try unlock(teamKeys: TeamKeys.open(file, membership: membership, identity: identity()))
+        }
+    }
+
+    /// Unlocks with a team's keys, earlier ones included.
+    func unlock(teamKeys keys: VaultKeys) throws(VaultError) {
+        ProcessHardening.disableCoreDumps()
+        unlockedTeamKeys(keys)
+    }
+
+    // MARK: Founding
+
+    /// Founds a team in `container`: a fresh vault whose header wraps its key under random bytes
+    /// nobody keeps (§19.3), and a membership chain of one entry — the founder, an admin.
+    /// - Returns: the team vault, unlocked.
+    public static func createTeam(
+        named name: String, founder identity: PersonalIdentity, founderName: String, owner: GroupContainer,
+        in container: GroupContainer, configuration: VaultConfiguration = .standard()
+    ) throws -> Vault {
+        try TeamNames.validate(name)
+        try TeamNames.validate(memberName: founderName)
+        let placeholder = try SecureBytes.random(count: 32)
+        let policy = configuration.kdfPolicy
+        let kdf = KDFParameters(opsLimit: policy.opsLimit.lowerBound, memLimit: policy.memLimit.lowerBound)
+        let vault = try Vault.create(in: container, masterPassword: placeholder, kdf: kdf, configuration: configuration)
+        let keys = try vault.keys()
+        var founding = MembershipEntry(
+            action: .found, isAdmin: true, sequence: 0, time: UInt64(Date().timeIntervalSince1970),
+            previousHash: [UInt8](repeating: 0, count: 32), subject: identity.recipient, keyID: try TeamKeys.keyID(of: keys),
+            signer: identity.signing.publicKey, name: founderName, teamName: name, signature: [])
+        try founding.sign(with: identity.signing, teamID: vault.vaultID)
+        let membership = try TeamMembership(entries: [founding], teamID: vault.vaultID)
+        try mappingErrors(file: vault.deviceState.directory) {
+            try vault.deviceState.setTeamOwner(FileSystem.absolutePath(owner.path))
+            try vault.deviceState.setTeamSealedKeyID(membership.keyID)
+        }
+        try vault.writeTeamKeys(keys, membership: membership, remoteCount: 0)
+        return vault
+    }
+
+    // MARK: Changing the membership
+
+    /// Adds `recipient` as a member (an admin when `admin`). Only an admin may; the vault key
+    /// does not change, so no record is re-sealed: the new member gets a sealed copy of it.
+    @discardableResult
+    public func addTeamMember(_ recipient: TeamRecipient, name: String, admin: Bool, by identity: PersonalIdentity) throws -> TeamMembership {
+        try TeamNames.validate(memberName: name)
+        let keys = try keys()
+        return try changeMembership(by: identity) { membership in
+            guard membership.member(recipient.signingKey) == nil else { throw TeamError.invalid("\(recipient.fingerprint) is already a member") }
+            guard !membership.members.contains(where: { $0.name == name }) else { throw TeamError.invalid("a member is already named '\(name)'") }
+            return (MembershipEntry(
+                action: .add, isAdmin: admin, sequence: 0, time: 0, previousHash: [], subject: recipient,
+                keyID: membership.keyID, signer: [], name: name, teamName: "", signature: []), keys)
+        }
+    }
+
+    /// Makes a member an admin, or no longer one. The key does not change.
+    @discardableResult
+    public func setTeamRole(of member: TeamMembership.Member, admin: Bool, by identity: PersonalIdentity) throws -> TeamMembership {
+        let keys = try keys()
+        return try changeMembership(by: identity) { membership in
+            (MembershipEntry(
+                action: .role, isAdmin: admin, sequence: 0, time: 0, previousHash: [], subject: member.recipient,
+                keyID: membership.keyID, signer: [], name: member.name, teamName: "", signature: []), keys)
+        }
+    }
+
+    /// Removes a member and rotates the key (§19.4): a new vault key, sealed only to the
+    /// remaining members, with the old one kept among the earlier keys; then every record and
+    /// the index are re-sealed under it. The removed person's copy still opens what they had.
+    /// - Returns: the membership, and the items the removed person could read (to change).
+    public func removeTeamMember(_ member: TeamMembership.Member, by identity: PersonalIdentity) throws -> (TeamMembership, [Record]) {
+        let old = try keys()
+        let readable = try allRecords()
+        let rotated = try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length), previous: [old] + old.previous)
+        let membership = try changeMembership(by: identity) { membership in
+            (MembershipEntry(
+                action: .remove, isAdmin: false, sequence: 0, time: 0, previousHash: [], subject: member.recipient,
+                keyID: try TeamKeys.keyID(of: rotated), signer: [], name: member.name, teamName: "", signature: []), rotated)
+        }
+        // team.coffer names the new key first: a crash from here on leaves records under the
+        // old key, which the earlier keys still open and the next unlock re-seals.
+        try unlock(teamKeys: rotated)
+        try resealUnderCurrentKey(keyID: membership.keyID)
+        return (membership, readable)
+    }
+
+    /// Appends the entry `make` returns (signed here, by `identity`, who must be an admin) and
+    /// writes `team.coffer` with the keys it returns sealed to the members after it.
+    private func changeMembership(
+        by identity: PersonalIdentity, _ make: (TeamMembership) throws -> (MembershipEntry, VaultKeys)
+    ) throws -> TeamMembership {
+        // Passes `TeamError` through as it is (a write transaction would call it corruption).
+        try exclusiveTransaction { _ in
+            let (file, membership) = try readTeam()
+            guard let me = membership.member(identity.signing.publicKey), me.isAdmin else { throw TeamError.notAdmin(team: membership.teamName) }
+            var (entry, keys) = try make(membership)
+            entry.sequence = UInt64(membership.entries.count)
+            entry.time = UInt64(Date().timeIntervalSince1970)
+            entry.previousHash = membership.entries.last!.hash
+            try entry.sign(with: identity.signing, teamID: vaultID)
+            let next = try TeamMembership(entries: membership.entries + [entry], teamID: vaultID, founder: membership.founder)
+            try writeTeamKeys(keys, membership: next, remoteCount: deviceState.teamPin()?.remoteCount ?? 0, replacing: file)
+            return next
+        }
+    }
+
+    /// Writes `team.coffer` for `membership` with `keys` sealed to its members, and pins it.
+    private func writeTeamKeys(_ keys: VaultKeys, membership: TeamMembership, remoteCount: UInt64, replacing: TeamKeyFile? = nil) throws {
+        let sealed = try TeamKeys.seal(keys, to: membership.members, teamID: vaultID)
+        let file = TeamKeyFile(
+            teamID: vaultID, entries: membership.entries, slots: sealed.slots, earlierKeyCount: sealed.earlierCount,
+            sealedEarlierKeys: sealed.sealedEarlier)
+        try writeTeamKeyFile(file.encoded, membership: membership, remoteCount: remoteCount)
+    }
+
+    /// Writes the bytes of a verified `team.coffer` and pins its chain on this device.
+    func writeTeamKeyFile(_ bytes: [UInt8], membership: TeamMembership, remoteCount: UInt64) throws {
+        try mappingErrors(file: container.path + "/" + GroupContainer.teamKeysName) {
+            let opened = try openContainer()
+            try fileSystem.writeAtomically(bytes, to: GroupContainer.teamKeysName, in: opened.root, via: opened.temporary)
+            try deviceState.setTeamPin(TeamPin(founder: membership.founder, accepted: membership.head, remoteCount: remoteCount))
+        }
+    }
+
+    // MARK: Re-sealing under a new key
+
+    /// Rebuilds the index under the current key and re-seals every record that only an
+    /// earlier key opens, with revision + 1 so that every device takes it as news (§19.4).
+    func resealUnderCurrentKey(keyID: [UInt8]) throws {
+        try rebuildIdentityIndex()
+        let keys = try keys()
+        if deviceState.providerSetting() == .enabled {
+            try mappingErrors(file: deviceState.directory) { try deviceState.enable(indexKey: keys.indexKey) }
+        }
+        try resealStaleRecords()
+        try mappingErrors(file: deviceState.directory) { try deviceState.setTeamSealedKeyID(keyID) }
+    }
+
+    /// Re-seals, in one transaction, every record the current key does not open.
+    func resealStaleRecords() throws {
+        let keys = try keys()
+        guard !keys.previous.isEmpty else { return }
+        try writeTransaction { opened throws in
+            let index = try identityIndex(opened)
+            try recover(index)
+            var changes: [RecordChange] = []
+            for id in try recordIDs(in: opened) {
+                let bytes = try readRecordFile(id, in: opened)
+                guard !keys.opensWithCurrentKey({ _ = try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }) else { continue }
+                var record = try mappingErrors(file: container.recordPath(id)) {
+                    try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
+                }
+                record.revision += 1
+                let previous = try entries(of: id, index: index, manifest: index.readManifest())
+                changes.append(RecordChange(
+                    id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
+                    revision: record.revision, entries: Self.indexEntries(of: record, previous: previous), isAdd: false))
+            }
+            if !changes.isEmpty { try commit(changes, in: opened) }
+        }
+    }
+}
+
+/// What a team and its members may be called.
+enum TeamNames {
+    /// A team's name is the last label of its group identifier: 1–64 of `[A-Za-z0-9_-]`.
+    static func validate(_ name: String) throws(TeamError) {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count), bytes.allSatisfy({ byte in
+            (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }) else { throw .invalid("a team name is 1 to 64 letters, digits, '-' or '_', not '\(name)'") }
+    }
+
+    /// A member's name: 1–64 bytes of printable UTF-8.
+    static func validate(memberName name: String) throws(TeamError) {
+        guard (1...MembershipEntry.maximumNameLength).contains(name.utf8.count),
+              name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
+        else { throw .invalid("a member's name is 1 to 64 bytes of printable text") }
+    }
+}
