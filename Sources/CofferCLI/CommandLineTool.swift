@@ -9,7 +9,7 @@ public enum CommandLineTool {
         EditCommand.self, OTPCommand.self, RemoveCommand.self, PickCommand.self, MenuCommand.self, AuditCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self,
         ProviderCommand.self, PasswdCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
         ImportCommand.self, ExportCommand.self, RunCommand.self, InjectCommand.self, SSHAgentCommand.self, SSHKeyCommand.self, SecretServiceCommand.self,
-        SyncCommand.self, CloneCommand.self, TeamCommand.self, WhoamiCommand.self, BrowserCommand.self, CompletionCommand.self,
+        SyncCommand.self, CloneCommand.self, TeamCommand.self, WhoamiCommand.self, MoveCommand.self, BrowserCommand.self, CompletionCommand.self,
         HelpCommand.self,
     ]
 

@@ -48,6 +48,8 @@ final class SyncSession {
             }
         } catch let error as SyncError {
             throw error
+        } catch let error as TeamError {
+            throw error
         } catch {
             try mappingErrors(file: vault.container.path) { throw error }
         }
@@ -74,7 +76,10 @@ final class SyncSession {
             guard let mergeCommit = try merge(head: head, remote: remote, base: synced) else { return false }
             head = mergeCommit
         }
-        if report.teamKeyChanged {
+        // A team whose key changed here or on the remote: what only an earlier key opens (this
+        // device's unpushed changes, or the remote's made before it saw this device's
+        // rotation) is re-sealed before anything is pushed.
+        if report.teamKeyChanged || remoteKeys !== keys {
             try resealAfterNewTeamKey()
             try commitLocalChanges()
             head = try git.syncRefs().head

@@ -74,7 +74,7 @@ extension SyncSession {
     /// After a merge that took a new team key: re-seals what only an earlier key opens (this
     /// device's own unpushed changes) and commits it, so nothing under an old key is pushed.
     func resealAfterNewTeamKey() throws {
-        guard vault.isTeam, let keyID = try? TeamKeys.keyID(of: keys), vault.deviceState.teamSealedKeyID() != keyID else { return }
+        guard vault.isTeam, let keyID = try? TeamKeys.keyID(of: keys) else { return }
         try vault.resealStaleRecords()
         try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamSealedKeyID(keyID) }
     }

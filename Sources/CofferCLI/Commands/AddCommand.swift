@@ -5,7 +5,7 @@ struct AddCommand: Command {
     static let changesVault = true
     static let aliases = ["insert"]
     static let summary = "add a login, note, card or other item"
-    static let usage = "add [SERVICE] [USER] [--name NAME] [--kind KIND] [--tag TAG]... [--otp] [--generate[=LENGTH] [--clip] [--show]] [--match MODE] [--force | --duplicate]"
+    static let usage = "add [SERVICE] [USER] [--team TEAM] [--name NAME] [--kind KIND] [--tag TAG]... [--otp] [--generate[=LENGTH] [--clip] [--show]] [--match MODE] [--force | --duplicate]"
     static let discussion = """
         SERVICE is a domain (example.com) or a URL (https://example.com/login); an item without
         one (a note, a card, a login for no site) needs --name. A login's password is asked twice
@@ -16,7 +16,8 @@ struct AddCommand: Command {
         or a base32 secret) the same way: never from the command line. Prints the new item's id.
         A login for a service and user already stored is not added twice: on a terminal you are
         asked whether to update its password; without one, --force updates it and --duplicate adds
-        another. With --generate, --clip copies the new password and --show prints it.
+        another. With --generate, --clip copies the new password and --show prints it. --team
+        writes the item into a team you belong to ('coffer team list'); its members see it.
         """
     static let examples = [
         "coffer add github.com alice --name GitHub --tag work --otp",
@@ -26,6 +27,7 @@ struct AddCommand: Command {
     ]
     static let options: [OptionSpec] = [
         .value("name", "the item's name (how 'coffer show NAME' finds it)"),
+        .value("team", "write the item into this team's vault"),
         .value("kind", "login (default), note, card, identity or ssh-key"),
         .value("tag", "a tag; repeat for more"),
         .flag("otp", "read a one-time-code secret (otpauth:// URI or base32) after the password"),
@@ -41,6 +43,7 @@ struct AddCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operands = try context.positionals(0...2, names: "SERVICE")
         let arguments = context.arguments
+        if let team = arguments.value("team") { try context.useTeam(team) }
         let name = arguments.value("name") ?? ""
         guard !operands.isEmpty || !name.isEmpty else { throw UsageError("missing SERVICE (or --name for an item without one)") }
         let kind = try parseKind(arguments.value("kind")) ?? .login

@@ -42,7 +42,7 @@ struct EditCommand: Command {
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let operand = try context.positionals(1...1, names: "ENTRY")[0]
+        let operand = context.scoped(try context.positionals(1...1, names: "ENTRY")[0])
         let arguments = context.arguments
         guard changes.contains(where: arguments.has) else { return try editAsText(operand, context) }
         let mode = try MatchModeOption.parse(arguments.value("match"))

@@ -24,13 +24,27 @@ struct FillCommand: Command {
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let service = CredentialServiceIdentifier(parsing: try context.positionals(1...1, names: "SERVICE")[0])
+        let operand = try context.positionals(1...1, names: "SERVICE")[0]
+        let scoped = context.scoped(operand)
+        let service = CredentialServiceIdentifier(parsing: scoped)
         let vault = try context.openVault()
         let interaction = CommandLineInteraction(context: context)
-        let provider = context.hostSession(of: vault, interaction: interaction).provider(for: vault)
-        let host = AutoFillHost(provider: provider)
         let kind: AutoFillHost.FillKind = context.arguments.has("otp") ? .oneTimeCode : .password
-        switch host.fill(serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind) {
+        func fill(in vault: Vault) -> AutoFillHost.Result {
+            let provider = context.hostSession(of: vault, interaction: interaction).provider(for: vault)
+            return AutoFillHost(provider: provider).fill(
+                serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind)
+        }
+        var result = fill(in: vault)
+        // One AutoFill list (SPEC.md §19.6): nothing of one's own, then one's teams in name order.
+        if case .noMatch = result, context.team == nil {
+            for team in TeamDirectory.teams(ownedBy: vault.container, environment: context.io.environment, configuration: context.vaultConfiguration) {
+                result = fill(in: team.vault)
+                if case .noMatch = result { continue }
+                break
+            }
+        }
+        switch result {
         case .filled(let credential, let identity):
             if context.arguments.has("clip") {
                 let delay = try Clipboard.copy(credential.password, io: context.io)

@@ -30,11 +30,12 @@ struct ListCommand: Command {
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let operands = try context.positionals(0...1, names: "SERVICE")
+        let operands = try context.positionals(0...1, names: "SERVICE").map(context.scoped)
         guard let service = operands.first else {
             // --format is for scripts, which sort as they need: best first, as a host sees it.
-            let listing = try context.identityListing(order: context.arguments.has("format") ? .suggestion : .service)
-            context.printIdentities(listing)
+            let order: IdentityListing.Order = context.arguments.has("format") ? .suggestion : .service
+            let listing = try context.identityListing(order: order)
+            context.printIdentities(listing, teams: context.teamListings { try $0.identityListing(order: order) })
             return .success
         }
         // Then the logins of sites that share their accounts with it (SPEC.md §8.1.1).
@@ -42,14 +43,24 @@ struct ListCommand: Command {
         let listing = try context.readingStore {
             try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)], minimumLevel: .sharedCredential, sharing: sharing)
         }
-        if listing.count == 0 && !context.wantsJSON {
+        let teams = context.teamListings {
+            try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)], minimumLevel: .sharedCredential, sharing: sharing)
+        }
+        if listing.count == 0 && teams.allSatisfy({ $0.listing.count == 0 }) && !context.wantsJSON {
             throw CLIError("no credential for \(service)", code: .noInput)
         }
         if context.wantsJSON {
             // Each with how it matched and whether it would fill without a choice (SPEC.md §8.1).
-            context.print(JSONOutput.render(.array(listing.rows.map { JSONOutput.identity(listing.rankedIdentity($0)) })))
+            let rows = listing.rows.map { JSONOutput.identity(listing.rankedIdentity($0)) } + teams.flatMap { team in
+                team.listing.rows.map { row -> JSONValue in
+                    guard case .object(var object) = JSONOutput.identity(team.listing.rankedIdentity(row)) else { return .null }
+                    object["vault"] = .string(team.name)
+                    return .object(object)
+                }
+            }
+            context.print(JSONOutput.render(.array(rows)))
         } else {
-            context.printIdentities(listing)
+            context.printIdentities(listing, teams: teams)
         }
         return .success
     }
@@ -100,17 +111,40 @@ extension CommandContext {
         }
     }
 
-    /// The listing as a table, `--json` or `--format`, streamed row by row.
-    func printIdentities(_ listing: IdentityListing) {
+    /// The listing as a table, `--json` or `--format`, streamed row by row; then each team's
+    /// (SPEC.md §19.6), its rows marked `TEAM:` (`"vault"` in JSON, `{vault}` in a template).
+    func printIdentities(_ listing: IdentityListing, teams: [(name: String, listing: IdentityListing)] = []) {
         var output = StreamedOutput(io)
-        if let template = arguments.value("format") {
-            Self.writeFormatted(listing, template: template, to: &output)
-        } else if wantsJSON {
-            JSONOutput.writeRows(of: listing, to: &output)
-        } else {
-            listing.withUnsafeText { text in Self.writeTable(of: listing.rows, in: text, to: &output) }
+        let all = [(name: String?.none, listing: listing)] + teams.map { (name: Optional($0.name), listing: $0.listing) }
+        if wantsJSON && arguments.value("format") == nil { output.append("[") }
+        for (position, part) in all.enumerated() {
+            if let template = arguments.value("format") {
+                Self.writeFormatted(part.listing, template: template, vault: part.name, to: &output)
+            } else if wantsJSON {
+                JSONOutput.writeRows(of: part.listing, vault: part.name, to: &output, first: position == 0 || all[..<position].allSatisfy { $0.listing.rows.isEmpty })
+            } else {
+                let prefix = part.name.map { Array(($0 + ":").utf8) } ?? []
+                part.listing.withUnsafeText { text in Self.writeTable(of: part.listing.rows, in: text, prefix: prefix, to: &output) }
+            }
         }
+        if wantsJSON && arguments.value("format") == nil { output.append("]\n") }
         output.flush()
+    }
+
+    /// Each team's listing beside one's own (`list`, `search`): those whose identities can be
+    /// read now — locked through the device's index key, or unlocked. A team that cannot is
+    /// named on stderr and left out.
+    func teamListings(_ make: (CredentialIdentityStore) throws -> IdentityListing) -> [(name: String, listing: IdentityListing)] {
+        guard team == nil, let personal = try? container() else { return [] }
+        return TeamDirectory.teams(ownedBy: personal, environment: io.environment, configuration: vaultConfiguration).compactMap { team in
+            unlockFromSession(team.vault)
+            do {
+                return (team.name, try make(team.vault.identityStore))
+            } catch {
+                note("team '\(team.name)' is left out: \(CLIError.from(error).message)")
+                return nil
+            }
+        }
     }
 
     /// `--format`: the template per row (one-time-code rows are the login again and are left
@@ -123,13 +157,16 @@ extension CommandContext {
         return output.bytes
     }
 
-    static func writeFormatted(_ listing: IdentityListing, template: String, to output: inout StreamedOutput) {
-        enum Piece { case literal([UInt8]), service, user, name, id, kind, type, path }
+    /// - Parameter vault: a team's name: `{vault}`, and the `TEAM:` that starts its `{path}`.
+    static func writeFormatted(_ listing: IdentityListing, template: String, vault: String? = nil, to output: inout StreamedOutput) {
+        enum Piece { case literal([UInt8]), service, user, name, id, kind, type, path, vault }
+        let vaultBytes = vault.map { Array($0.utf8) } ?? []
         var pieces: [Piece] = []
         var literal: [UInt8] = []
         var rest = Substring(template.replacing("\\t", with: "\t").replacing("\\n", with: "\n"))
         let names: [(String, Piece)] = [
             ("{service}", .service), ("{user}", .user), ("{name}", .name), ("{id}", .id), ("{kind}", .kind), ("{type}", .type), ("{path}", .path),
+            ("{vault}", .vault),
         ]
         while let first = rest.first {
             if first == "{", let (text, piece) = names.first(where: { rest.hasPrefix($0.0) }) {
@@ -162,9 +199,11 @@ extension CommandContext {
                     case .id: line += Array(row.recordID.hex.utf8)
                     case .kind: line += Array(row.kind.rawValue.utf8)
                     case .type: line += Array((row.entry == .item ? "item" : row.entry == .passkey ? "passkey" : "password").utf8)
+                    case .vault: line += vaultBytes
                     case .path:
-                        // SERVICE/USER as ENTRY reads it, with a URL's host as the service.
+                        // [TEAM:]SERVICE/USER as ENTRY reads it, with a URL's host as the service.
                         guard !service.isEmpty else { break }
+                        if !vaultBytes.isEmpty { line += vaultBytes; line.append(0x3A) }
                         line += host(of: service)
                         if !user.isEmpty { line.append(0x2F); line += user }
                     }
@@ -187,7 +226,9 @@ extension CommandContext {
 
     /// Service, user, name (when any row has one) and id columns, one line per row: one pass
     /// for the column widths, one that writes each row's bytes.
-    private static func writeTable(of rows: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>, to output: inout StreamedOutput) {
+    private static func writeTable(
+        of rows: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>, prefix: [UInt8] = [], to output: inout StreamedOutput
+    ) {
         // Columns by Unicode scalars (UTF-8 lead bytes): cheap, and right for the ASCII that
         // fills most lists.
         func columns(_ range: Range<Int>) -> Int {
@@ -223,6 +264,7 @@ extension CommandContext {
         }
         var hex = [UInt8](repeating: 0, count: 2 * identifierByteCount)
         for row in rows where row.entry != .oneTimeCode {
+            output.bytes += prefix  // a team's `TEAM:`, the same on every row of its table
             cell(first(row), paddedTo: widths.service)
             cell(row.user, paddedTo: widths.user)
             if widths.name > 0 { cell(name(row), paddedTo: widths.name) }

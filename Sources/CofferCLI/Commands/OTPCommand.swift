@@ -20,7 +20,7 @@ struct OTPCommand: Command {
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let operand = try context.positionals(1...1, names: "ENTRY")[0]
+        let operand = context.scoped(try context.positionals(1...1, names: "ENTRY")[0])
         let vault = try context.unlockedVault()
         let id = try EntryOperand.resolve(operand, in: vault, context: context)
         if context.arguments.has("qr") {

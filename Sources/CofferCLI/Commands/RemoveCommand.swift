@@ -14,7 +14,7 @@ struct RemoveCommand: Command {
     static let options: [OptionSpec] = [.flag("force", "do not ask for confirmation")]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let operand = try context.positionals(1...1, names: "ENTRY")[0]
+        let operand = context.scoped(try context.positionals(1...1, names: "ENTRY")[0])
         let vault = try context.unlockedVault()
         let id = try EntryOperand.resolve(operand, in: vault, context: context)
         if !context.arguments.has("force") {

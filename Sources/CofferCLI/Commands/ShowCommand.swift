@@ -24,7 +24,7 @@ struct ShowCommand: Command {
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
-        let operand = try context.positionals(1...1, names: "ENTRY")[0]
+        let operand = context.scoped(try context.positionals(1...1, names: "ENTRY")[0])
         let vault = try context.unlockedVault()
         let record = try vault.record(withID: EntryOperand.resolve(operand, in: vault, context: context))
         if context.arguments.has("qr") {

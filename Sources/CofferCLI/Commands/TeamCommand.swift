@@ -119,6 +119,8 @@ struct TeamCommand: Command {
 
     private static func remove(_ context: CommandContext, _ operands: [String]) throws {
         let (team, personal) = try openTeam(context, operands[0])
+        // Everything the others wrote first, so that all of it is re-sealed and listed.
+        try syncIfRemote(context, team, personal: personal)
         let member = try resolve(operands[1], in: team.teamMembership())
         let (_, readable) = try team.removeTeamMember(member, by: personal.personalIdentity())
         context.note("removed \(member.name) from '\(operands[0])'; the team key was replaced and \(readable.count) item(s) re-sealed under it")

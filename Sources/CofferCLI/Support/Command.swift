@@ -71,9 +71,35 @@ final class CommandContext {
     func note(_ line: String) { io.standardError("coffer: " + line + "\n") }
 
     /// `--container`, else `--group`, else `$COFFER_CONTAINER`, else the default group
-    /// (`HostSession`'s order, the same for every host).
+    /// (`HostSession`'s order, the same for every host) — or the team an operand named.
     func container() throws -> GroupContainer {
-        try HostSession.resolveContainer(path: arguments.value("container"), group: arguments.value("group"), environment: io.environment)
+        if let team { return try TeamDirectory.container(named: team, environment: io.environment) }
+        return try HostSession.resolveContainer(path: arguments.value("container"), group: arguments.value("group"), environment: io.environment)
+    }
+
+    /// The team this run works in (`TEAM:ENTRY`, `add --team`), if any.
+    private(set) var team: String?
+
+    /// Reads `TEAM:ENTRY` (SPEC.md §19.6): when the part before the first `:` names a team on
+    /// this device (and is not a URL's scheme), the run works in that team and the rest is the
+    /// entry. Any other operand is returned as it is.
+    func scoped(_ operand: String) -> String {
+        guard let colon = operand.firstIndex(of: ":") else { return operand }
+        let name = String(operand[..<colon]), rest = String(operand[operand.index(after: colon)...])
+        guard !rest.hasPrefix("//"), (try? Vault.teamGroupIdentifier(name)) != nil,
+              let container = try? TeamDirectory.container(named: name, environment: io.environment),
+              (try? FileSystem.standard.userPathStatus(container.path)) != nil
+        else { return operand }
+        team = name
+        return rest
+    }
+
+    /// Works in team `name` (`--team NAME`).
+    func useTeam(_ name: String) throws {
+        try _ = Vault.teamGroupIdentifier(name)
+        let container = try TeamDirectory.container(named: name, environment: io.environment)
+        guard (try? FileSystem.standard.userPathStatus(container.path)) != nil else { throw TeamError.noTeam(name) }
+        team = name
     }
 
     /// The door for a host this command runs (the agent, a picker): this run's container,

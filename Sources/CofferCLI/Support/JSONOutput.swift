@@ -21,6 +21,15 @@ enum JSONOutput {
     /// `kind`, and its service if any).
     static func writeRows(of listing: IdentityListing, to output: inout StreamedOutput) {
         output.append("[")
+        writeRows(of: listing, vault: nil, to: &output, first: true)
+        output.append("]\n")
+    }
+
+    /// The rows of a listing inside an array the caller opens and closes; a team's rows carry
+    /// `"vault": TEAM` (SPEC.md §19.6), which sorts last.
+    static func writeRows(of listing: IdentityListing, vault: String?, to output: inout StreamedOutput, first: Bool) {
+        var vaultMember: [UInt8] = []
+        if let vault { vaultMember = Array((",\"vault\":" + JSONValue.string(vault).canonicalText + "}").utf8) }
         listing.withUnsafeText { text in
             func string(_ range: Range<Int>) { JSONValue.writeString(utf8: UnsafeBufferPointer(rebasing: text[range]), to: &output.bytes) }
             func ascii(_ value: String) {
@@ -29,7 +38,7 @@ enum JSONOutput {
             }
             var hex = [UInt8](repeating: 0, count: 2 * identifierByteCount)
             for (position, row) in listing.rows.enumerated() {
-                if position > 0 { output.append(",") }
+                if position > 0 || !first { output.append(",") }
                 hex.withUnsafeMutableBufferPointer { row.recordID.writeHex(to: $0.baseAddress!) }
                 switch row.entry {
                 case .password, .oneTimeCode, .passkey:
@@ -61,11 +70,10 @@ enum JSONOutput {
                     }
                 }
                 string(row.user)
-                output.append("}")
+                if vault == nil { output.append("}") } else { output.bytes += vaultMember }
                 output.endRow()
             }
         }
-        output.append("]\n")
     }
 
     /// A matched identity: `identity(_:)` plus `match` (exact-url, host, registrable-domain),
