@@ -5,7 +5,8 @@ import FoundationEssentials
 /// logins sent over plain `http:` — each with the page where its password is changed.
 public struct VaultAudit: Sendable {
     public struct Finding: Equatable, Sendable {
-        public enum Kind: String, Sendable { case weak, reused, old, insecure, breached }
+        /// `exposed`: a team's password a removed member could read, not changed since (§19.4).
+        public enum Kind: String, Sendable { case weak, reused, old, insecure, breached, exposed }
         public let kind: Kind
         public let recordID: RecordID
         public let title: String
@@ -61,6 +62,19 @@ public struct VaultAudit: Sendable {
     public mutating func add(_ kind: Finding.Kind, _ record: Record, detail: String) {
         findings.append(Finding(
             kind: kind, recordID: record.id, title: record.title, detail: detail, changePasswordURL: Self.changePasswordURL(for: record, pages: pages)))
+    }
+
+    /// Flags the logins of a team whose password was last set before a member who could read
+    /// it was removed (SPEC.md §19.4): they may have kept it. Changing the password clears it.
+    public mutating func flagExposed(_ records: [Record], membership: TeamMembership) {
+        let removals = membership.entries.filter { $0.action == .remove }
+        for record in records where record.kind == .login && !record.password.isEmpty {
+            let set = UInt64(max(0, (record.passwordHistory.first?.replaced ?? record.created).timeIntervalSince1970))
+            // The last removal after the password was set: that person saw it.
+            guard let removal = removals.last(where: { $0.time >= set }) else { continue }
+            add(.exposed, record, detail: "readable by \(removal.name), removed \(UTCTimestamp.format(Date(timeIntervalSince1970: TimeInterval(removal.time))))")
+        }
+        findings.sort { ($0.kind.rawValue, $0.title, $0.recordID) < ($1.kind.rawValue, $1.title, $1.recordID) }
     }
 
     /// What one login shows by itself: weak, old, sent over http (what the browser's popup

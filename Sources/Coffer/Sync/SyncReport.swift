@@ -80,6 +80,9 @@ public struct SyncReport: Sendable {
     /// ... and with it a new team key (a member was removed): sessions holding the old one
     /// must be replaced.
     public var teamKeyChanged = false
+    /// Membership changes this device made and never pushed, dropped because another admin
+    /// changed the list first (SPEC.md §19.5): to be made again.
+    public var droppedMembershipChanges: [String] = []
     public var pushed = false
     /// The commit this device's `main` is at afterwards.
     public var head: String?

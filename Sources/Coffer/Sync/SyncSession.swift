@@ -93,6 +93,7 @@ final class SyncSession {
         if options.push, head != remote {
             guard try git.push(head) else { return false }
             report.pushed = true
+            try didPushTeamKeys()
             try git.setRefs([Git.remoteBranch, Git.syncedRef], to: head)
             options.stepObserver?(.pushed)
         } else if let remote {

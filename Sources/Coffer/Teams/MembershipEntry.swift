@@ -34,6 +34,23 @@ public struct MembershipEntry: Equatable, Sendable {
     public var teamName: String
     public var signature: [UInt8]
 
+    public init(
+        action: Action, isAdmin: Bool, sequence: UInt64, time: UInt64, previousHash: [UInt8], subject: TeamRecipient, keyID: [UInt8],
+        signer: [UInt8], name: String, teamName: String, signature: [UInt8]
+    ) {
+        self.action = action
+        self.isAdmin = isAdmin
+        self.sequence = sequence
+        self.time = time
+        self.previousHash = previousHash
+        self.subject = subject
+        self.keyID = keyID
+        self.signer = signer
+        self.name = name
+        self.teamName = teamName
+        self.signature = signature
+    }
+
     static let fixedLength = 178
     static let maximumNameLength = 64
     static let maximumLength = fixedLength + 2 + 2 * maximumNameLength + Ed25519SigningKey.signatureLength
@@ -50,6 +67,16 @@ public struct MembershipEntry: Equatable, Sendable {
 
     public var encoded: [UInt8] { signedBytes + signature }
 
+    /// What the entry did, for a person: "add erin", "remove carol", "make bob an admin".
+    public var summary: String {
+        switch action {
+        case .found: "found the team as \(name)"
+        case .add: "add \(name)" + (isAdmin ? " as an admin" : "")
+        case .remove: "remove \(name)"
+        case .role: isAdmin ? "make \(name) an admin" : "make \(name) no longer an admin"
+        }
+    }
+
     /// BLAKE2b-256 of the whole entry, signature included: what the next entry chains to.
     public var hash: [UInt8] { (try? BLAKE2b.hash(encoded, length: 32)) ?? [] }
 
@@ -58,7 +85,7 @@ public struct MembershipEntry: Equatable, Sendable {
     }
 
     /// Signs the entry as `signer` (who must be an admin of the team at this point).
-    mutating func sign(with key: Ed25519SigningKey, teamID: VaultID) throws(CryptoError) {
+    public mutating func sign(with key: Ed25519SigningKey, teamID: VaultID) throws(CryptoError) {
         signer = key.publicKey
         signature = try key.sign(Self.message(signedBytes, teamID: teamID))
     }

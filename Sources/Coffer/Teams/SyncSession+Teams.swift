@@ -18,85 +18,93 @@ extension SyncSession {
         guard var pin = vault.deviceState.teamPin() else {
             throw TeamError.refused("this device pinned no membership for the team (join it with 'coffer team join')")
         }
-        let remoteMembership = try remoteChain(file, founder: pin.founder)
-        let remoteCount = UInt64(file.entries.count)
+        let (remoteMembership, remoteFileKeys) = try openRemote(file, founder: pin.founder)
+        let remoteCount = UInt64(remoteMembership.entries.count)
         guard remoteCount >= pin.remoteCount else {
             throw TeamError.refused(
                 "the remote's list has \(remoteCount) entries and this device saw \(pin.remoteCount) there: it was rolled back")
         }
         let local = try vault.readTeam().membership
-        switch Vault.compare(file.entries, with: local.head) {
+        switch Vault.compare(remoteMembership.entries, with: local.head) {
         case .forked:
-            throw TeamError.refused("the remote's list forks from this device's (another list was written over it)")
+            // Entries this device made and never pushed, against ones another admin pushed
+            // meanwhile (both follow the list the remote last confirmed): a race, not an attack.
+            // The remote's list wins; this device's entries are reported, to be made again.
+            let confirmed = Int(pin.remoteCount)
+            guard confirmed >= 1, confirmed < local.entries.count, remoteMembership.entries.count >= confirmed,
+                  remoteMembership.entries[confirmed - 1].hash == local.entries[confirmed - 1].hash
+            else { throw TeamError.refused("the remote's list forks from this device's (another list was written over it)") }
+            report.droppedMembershipChanges = local.entries[confirmed...].map(\.summary)
+            // A key this device made for a removal that lost still opens what it sealed, until
+            // the re-sealing after the merge.
+            let named = Set([remoteMembership.keyID] + remoteMembership.earlierKeyIDs)
+            let orphaned = try ([keys] + keys.previous).filter { try !named.contains(TeamKeys.keyID(of: $0)) }
+            try take(bytes, remoteMembership, try VaultKeys(vaultKey: remoteFileKeys.vaultKey, previous: remoteFileKeys.previous + orphaned),
+                     keyChanged: true)
+            return
         case .behind:
             // Entries this device made and has not pushed yet: the remote's list must be where
-            // this device's started from, and its files sealed under that list's key.
+            // this device's started from, and what it added sealed under that list's key.
             guard local.entries[Int(remoteCount) - 1].hash == remoteMembership.head.hash else {
                 throw TeamError.refused("the remote's list forks from this device's (another list was written over it)")
             }
-            remoteKeys = try keys(named: remoteMembership.keyID)
+            remoteKeys = remoteFileKeys
         case .equal:
-            guard file.slots.map(\.signingKey) == remoteMembership.members.map(\.recipient.signingKey) else {
-                throw TeamError.refused("the remote's sealed keys are not exactly the members'")
-            }
+            break
         case .extends:
-            var taken: VaultKeys?
-            if remoteMembership.keyID != local.keyID {
-                taken = try TeamKeys.open(file, membership: remoteMembership, identity: identity())
-            } else {
-                guard file.slots.map(\.signingKey) == remoteMembership.members.map(\.recipient.signingKey) else {
-                    throw TeamError.refused("the remote's sealed keys are not exactly the members'")
-                }
-                if options.teamIdentity != nil, remoteMembership.member(try identity().signing.publicKey) == nil {
-                    throw TeamError.notMember(team: remoteMembership.teamName)
-                }
-            }
-            try vault.writeTeamKeyFile(bytes, membership: remoteMembership, remoteCount: remoteCount)
-            report.membershipChanged = true
-            if let taken {
-                // The records are re-sealed after the merge, which brings most of them already
-                // re-sealed by the admin who rotated; the index must open under the new key now.
-                try vault.unlock(teamKeys: taken)
-                keys = taken
-                remoteKeys = taken
-                try vault.rebuildIdentityIndex()
-                if vault.deviceState.providerSetting() == .enabled {
-                    try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.enable(indexKey: taken.indexKey) }
-                }
-                report.teamKeyChanged = true
-            }
+            try take(bytes, remoteMembership, remoteFileKeys, keyChanged: remoteMembership.keyID != local.keyID)
             return
         }
         pin.remoteCount = max(pin.remoteCount, remoteCount)
         try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamPin(pin) }
     }
 
-    /// After a merge that took a new team key: re-seals what only an earlier key opens (this
-    /// device's own unpushed changes) and commits it, so nothing under an old key is pushed.
-    func resealAfterNewTeamKey() throws {
-        guard vault.isTeam, let keyID = try? TeamKeys.keyID(of: keys) else { return }
-        try vault.resealStaleRecords()
-        try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamSealedKeyID(keyID) }
+    /// Takes the remote's judged list: its file, its pin, and — when it names another key —
+    /// that key, under which the index is rebuilt now; the records are re-sealed after the
+    /// merge, which brings most of them already re-sealed by the admin who rotated.
+    private func take(_ bytes: [UInt8], _ membership: TeamMembership, _ taken: VaultKeys, keyChanged: Bool) throws {
+        try vault.writeTeamKeyFile(bytes, membership: membership, remoteCount: UInt64(membership.entries.count))
+        report.membershipChanged = true
+        guard keyChanged else { return }
+        try vault.unlock(teamKeys: taken)
+        keys = taken
+        remoteKeys = taken
+        try vault.rebuildIdentityIndex()
+        if vault.deviceState.providerSetting() == .enabled {
+            try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.enable(indexKey: taken.indexKey) }
+        }
+        report.teamKeyChanged = true
     }
 
-    private func remoteChain(_ file: TeamKeyFile, founder: [UInt8]) throws -> TeamMembership {
+    /// The remote's list, opened with a key this device has (the current one, or an earlier one
+    /// when the remote has not seen this device's rotation), else with this person's slot (the
+    /// remote rotated the key), and judged.
+    private func openRemote(_ file: TeamKeyFile, founder: [UInt8]) throws -> (TeamMembership, VaultKeys) {
         do {
-            return try TeamMembership(entries: file.entries, teamID: vault.vaultID, founder: founder)
-        } catch {
-            guard case .refused(let reason) = error else { throw error }
+            for candidate in [keys] + keys.previous {
+                if let block = try TeamKeys.block(of: file, key: candidate) { return try TeamKeys.judge(file, block, key: candidate, founder: founder) }
+            }
+            guard let make = options.teamIdentity else { throw VaultError.locked }
+            return try TeamKeys.open(file, identity: make(), founder: founder)
+        } catch TeamError.notMember {
+            throw TeamError.notMember(team: TeamDirectory.name(of: vault.container) ?? vault.container.path)
+        } catch TeamError.refused(let reason) {
             throw TeamError.refused("the remote's " + reason)
         }
     }
 
-    /// This person's identity, for a new team key. - Throws: `.locked` when the host gave none.
-    private func identity() throws -> PersonalIdentity {
-        guard let make = options.teamIdentity else { throw VaultError.locked }
-        return try make()
+    /// The remote holds this device's list now: a later one older than it is a rollback.
+    func didPushTeamKeys() throws {
+        guard vault.isTeam, var pin = vault.deviceState.teamPin(), pin.remoteCount < pin.accepted.count else { return }
+        pin.remoteCount = pin.accepted.count
+        try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamPin(pin) }
     }
 
-    /// This vault's current or earlier keys whose id is `keyID`.
-    private func keys(named keyID: [UInt8]) throws -> VaultKeys {
-        for candidate in [keys] + keys.previous where try TeamKeys.keyID(of: candidate) == keyID { return candidate }
-        throw TeamError.refused("the remote's list names a team key this device does not have")
+    /// After a merge in a team whose key changed (here or on the remote): re-seals what only
+    /// an earlier key opens, so nothing under an old key is pushed.
+    func resealAfterNewTeamKey() throws {
+        guard vault.isTeam, let keyID = try? TeamKeys.keyID(of: keys) else { return }
+        try vault.resealStaleRecords()
+        try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamSealedKeyID(keyID) }
     }
 }

@@ -27,6 +27,12 @@ public enum TeamDirectory {
         }
     }
 
+    /// A team container's name: what follows `team.` in its directory's name.
+    static func name(of container: GroupContainer) -> String? {
+        let last = container.path.split(separator: "/").last.map(String.init) ?? ""
+        return last.hasPrefix(groupPrefix) ? String(last.dropFirst(groupPrefix.count)) : nil
+    }
+
     /// The personal container that opens `vault` here, if it is a team.
     public static func owner(of vault: Vault) -> GroupContainer? {
         vault.deviceState.teamOwner().map { GroupContainer(path: $0) }

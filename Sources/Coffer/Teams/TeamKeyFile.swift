@@ -1,82 +1,121 @@
-/// `team.coffer` (SPEC.md §19.3): a team vault's membership chain, its vault key sealed to
-/// each member, and its earlier keys sealed under the current one. No file I/O here.
+/// `team.coffer` (SPEC.md §19.3): a team vault's key sealed to each member, and its membership
+/// chain with the team's earlier keys sealed under that key. No file I/O here.
 ///
 ///     0   8  preamble "COFFER" 'K' 0x01
 ///     8  16  team vault id
-///     24  2  E, the number of entries (1…4096), u16 LE; then E × (u16 LE length ‖ entry)
-///         2  S, the number of slots, u16 LE; then S × (32 signing key ‖ 80 sealed vault key)
-///         2  P, the number of earlier keys, u16 LE; when P > 0: 24 nonce ‖ AEAD of the P
-///            earlier vault keys (32 bytes each, newest first) with their 16-byte tag
+///     24  2  S, the number of slots (1…4096), u16 LE; then S × (16 slot id ‖ 80 sealed key)
+///        24  nonce
+///         …  AEAD ciphertext of the membership block (SPEC.md §19.3), then the 16-byte tag
+///
+/// A copy of the remote shows how many members a team has and nothing else: not who they are
+/// (slot ids are keyed by the team), not their names, not the team's.
 public struct TeamKeyFile: Equatable, Sendable {
     public struct Slot: Equatable, Sendable {
-        public let signingKey: [UInt8]
+        /// `TeamKeyFile.slotID(of:teamID:)` of the member's signing key.
+        public let slotID: [UInt8]
+        /// `crypto_box_seal` of the vault key to the member's receiving key.
         public let sealedKey: [UInt8]
+
+        public init(slotID: [UInt8], sealedKey: [UInt8]) {
+            self.slotID = slotID
+            self.sealedKey = sealedKey
+        }
     }
 
     public let teamID: VaultID
-    public var entries: [MembershipEntry]
     public var slots: [Slot]
-    public var earlierKeyCount: Int
-    /// Nonce ‖ ciphertext ‖ tag of the earlier keys; empty when there are none.
-    public var sealedEarlierKeys: [UInt8]
+    /// Nonce ‖ ciphertext ‖ tag of the membership block.
+    public var sealedMembership: [UInt8]
 
-    static let maximumEntries = 4096
-    static let slotLength = 32 + VaultKeys.length + SealedBoxKeyPair.overhead
-    public static let maximumFileLength = 8 + 16 + 2 + maximumEntries * (2 + MembershipEntry.maximumLength) + 2 + maximumEntries * slotLength
-        + 2 + 24 + maximumEntries * 32 + 16
+    static let maximumMembers = 4096
+    static let slotIDLength = 16
+    static let slotLength = slotIDLength + VaultKeys.length + SealedBoxKeyPair.overhead
+    static let maximumBlockLength = 2 + maximumMembers * 4 * (2 + MembershipEntry.maximumLength) + 2 + maximumMembers * 4 * VaultKeys.length
+    public static let maximumFileLength = 8 + 16 + 2 + maximumMembers * slotLength + 24 + maximumBlockLength + 16
+
+    public init(teamID: VaultID, slots: [Slot], sealedMembership: [UInt8]) {
+        self.teamID = teamID
+        self.slots = slots
+        self.sealedMembership = sealedMembership
+    }
+
+    /// A member's slot id: BLAKE2b-128 of "COFFER team slot" ‖ team vault id ‖ their signing key,
+    /// so that one person's slots in two teams cannot be linked by a copy of both remotes.
+    public static func slotID(of signingKey: [UInt8], teamID: VaultID) -> [UInt8] {
+        (try? BLAKE2b.hash(Array("COFFER team slot".utf8) + teamID.bytes + signingKey, length: slotIDLength)) ?? []
+    }
+
+    /// The associated data of the membership block: preamble ‖ team vault id.
+    static func associatedData(teamID: VaultID) -> [UInt8] { FileMagic.bytes(for: .teamKeys) + teamID.bytes }
 
     public var encoded: [UInt8] {
-        var bytes = FileMagic.bytes(for: .teamKeys) + teamID.bytes + LittleEndian.bytes(UInt16(entries.count))
+        var bytes = FileMagic.bytes(for: .teamKeys) + teamID.bytes + LittleEndian.bytes(UInt16(slots.count))
+        for slot in slots { bytes += slot.slotID + slot.sealedKey }
+        return bytes + sealedMembership
+    }
+
+    /// Parses the file's shape; what it holds is judged by `TeamKeys`.
+    public static func decode(_ bytes: [UInt8]) throws(FormatError) -> TeamKeyFile {
+        try FileMagic.check(bytes, is: .teamKeys)
+        guard bytes.count >= 26, bytes.count <= maximumFileLength else { throw .badLength }
+        let teamID = try VaultID(bytes: bytes[8..<24])
+        let count = Int(bytes[24]) | Int(bytes[25]) << 8
+        guard count >= 1, count <= maximumMembers else { throw .nonCanonical("\(count) slots") }
+        let end = 26 + count * slotLength
+        guard bytes.count >= end + 24 + 16 else { throw .badLength }
+        let slots = (0..<count).map { index in
+            let start = 26 + index * slotLength
+            return Slot(slotID: Array(bytes[start..<(start + slotIDLength)]), sealedKey: Array(bytes[(start + slotIDLength)..<(start + slotLength)]))
+        }
+        return TeamKeyFile(teamID: teamID, slots: slots, sealedMembership: Array(bytes[end...]))
+    }
+}
+
+/// The plaintext of `team.coffer`'s sealed part (SPEC.md §19.3):
+///
+///     2  E, the number of entries (1…16384), u16 LE; then E × (u16 LE length ‖ entry, §19.2)
+///     2  P, the number of earlier vault keys, u16 LE; then P × 32 bytes, newest first
+struct MembershipBlock {
+    var entries: [MembershipEntry]
+    var earlierKeys: [SecureBytes]
+
+    /// The plaintext; the caller wipes it.
+    var encoded: [UInt8] {
+        var bytes = LittleEndian.bytes(UInt16(entries.count))
         for entry in entries {
             let encoded = entry.encoded
             bytes += LittleEndian.bytes(UInt16(encoded.count)) + encoded
         }
-        bytes += LittleEndian.bytes(UInt16(slots.count))
-        for slot in slots { bytes += slot.signingKey + slot.sealedKey }
-        return bytes + LittleEndian.bytes(UInt16(earlierKeyCount)) + sealedEarlierKeys
+        bytes += LittleEndian.bytes(UInt16(earlierKeys.count))
+        for key in earlierKeys { key.withUnsafeBytes { bytes += $0 } }
+        return bytes
     }
 
-    public init(teamID: VaultID, entries: [MembershipEntry], slots: [Slot], earlierKeyCount: Int, sealedEarlierKeys: [UInt8]) {
-        self.teamID = teamID
-        self.entries = entries
-        self.slots = slots
-        self.earlierKeyCount = earlierKeyCount
-        self.sealedEarlierKeys = sealedEarlierKeys
-    }
-
-    /// Parses the file's shape; the chain and the keys are judged by `TeamMembership` and
-    /// `TeamKeys`.
-    public static func decode(_ bytes: [UInt8]) throws(FormatError) -> TeamKeyFile {
-        try FileMagic.check(bytes, is: .teamKeys)
-        guard bytes.count <= maximumFileLength else { throw .badLength }
-        var offset = 8
-        func take(_ count: Int) throws(FormatError) -> ArraySlice<UInt8> {
-            guard count >= 0, offset + count <= bytes.count else { throw .badLength }
-            defer { offset += count }
-            return bytes[offset..<(offset + count)]
-        }
+    static func decode(_ plain: UnsafeRawBufferPointer) throws(FormatError) -> MembershipBlock {
+        let bytes = Array(plain.bindMemory(to: UInt8.self))
+        var offset = 0
         func count16() throws(FormatError) -> Int {
-            let slice = try take(2)
-            return Int(slice[slice.startIndex]) | Int(slice[slice.startIndex + 1]) << 8
+            guard offset + 2 <= bytes.count else { throw .badLength }
+            defer { offset += 2 }
+            return Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
         }
-        let teamID = try VaultID(bytes: take(16))
         let entryCount = try count16()
-        guard entryCount >= 1, entryCount <= maximumEntries else { throw .nonCanonical("\(entryCount) membership entries") }
+        guard entryCount >= 1 else { throw .nonCanonical("no membership entry") }
         var entries: [MembershipEntry] = []
-        for _ in 0..<entryCount { entries.append(try MembershipEntry.decode(take(try count16()))) }
-        let slotCount = try count16()
-        var slots: [Slot] = []
-        for _ in 0..<slotCount {
-            slots.append(Slot(signingKey: Array(try take(32)), sealedKey: Array(try take(slotLength - 32))))
+        for _ in 0..<entryCount {
+            let length = try count16()
+            guard offset + length <= bytes.count else { throw .badLength }
+            entries.append(try MembershipEntry.decode(bytes[offset..<(offset + length)]))
+            offset += length
         }
-        let earlier = try count16()
-        let sealed = earlier == 0 ? [] : Array(try take(24 + earlier * 32 + 16))
-        guard offset == bytes.count else { throw .badLength }
-        return TeamKeyFile(teamID: teamID, entries: entries, slots: slots, earlierKeyCount: earlier, sealedEarlierKeys: sealed)
-    }
-
-    /// The associated data of the earlier keys: preamble ‖ team vault id ‖ the current key id.
-    static func earlierKeysAssociatedData(teamID: VaultID, keyID: [UInt8]) -> [UInt8] {
-        FileMagic.bytes(for: .teamKeys) + teamID.bytes + keyID
+        let keyCount = try count16()
+        guard bytes.count == offset + keyCount * VaultKeys.length else { throw .badLength }
+        var keys: [SecureBytes] = []
+        for index in 0..<keyCount {
+            let start = offset + index * VaultKeys.length
+            guard let key = try? SecureBytes(copying: plain[start..<(start + VaultKeys.length)]) else { throw .badLength }
+            keys.append(key)
+        }
+        return MembershipBlock(entries: entries, earlierKeys: keys)
     }
 }

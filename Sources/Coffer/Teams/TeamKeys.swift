@@ -1,4 +1,10 @@
-/// Sealing a team's vault key to its members and opening one's own copy (SPEC.md §19.3–§19.4).
+/// Sealing a team's key and membership, and opening them (SPEC.md §19.3–§19.4).
+///
+/// Opening judges everything before anything is used: the membership block must open under
+/// the key; the chain must verify (from the founder this device pinned); the slots must be
+/// exactly the members', in their order; the key must be the one the chain names; each earlier
+/// key one it named before. A slot is anonymous (anyone can seal to a public key), so these
+/// checks are what stop a planted key.
 enum TeamKeys {
     /// The id of `keys`' vault key, as membership entries name it: subkey 6, which reveals
     /// nothing about the key.
@@ -6,72 +12,74 @@ enum TeamKeys {
         try keys.subkey(.keyIdentifier).withUnsafeBytes { Array($0) }
     }
 
-    /// Slots for `members` (their order) and the earlier keys sealed under `keys`.
-    static func seal(_ keys: VaultKeys, to members: [TeamMembership.Member], teamID: VaultID, nonce: [UInt8]? = nil)
-        throws -> (slots: [TeamKeyFile.Slot], earlierCount: Int, sealedEarlier: [UInt8])
-    {
-        let slots = try members.map { member in
+    /// `team.coffer` for `membership`, with `keys` sealed to its members and `keys.previous`
+    /// kept in the block.
+    static func seal(_ keys: VaultKeys, membership: TeamMembership, nonce: [UInt8]? = nil) throws -> TeamKeyFile {
+        try seal(keys, teamID: membership.teamID, entries: membership.entries, recipients: membership.members.map(\.recipient), nonce: nonce)
+    }
+
+    /// The same from its parts, judged by nobody: for test vectors and the tests' forgeries.
+    static func seal(
+        _ keys: VaultKeys, teamID: VaultID, entries: [MembershipEntry], recipients: [TeamRecipient], nonce: [UInt8]? = nil
+    ) throws -> TeamKeyFile {
+        let slots = try recipients.map { recipient in
             TeamKeyFile.Slot(
-                signingKey: member.recipient.signingKey,
-                sealedKey: try SealedBoxKeyPair.seal(keys.vaultKey, to: member.recipient.receivingKey))
+                slotID: TeamKeyFile.slotID(of: recipient.signingKey, teamID: teamID),
+                sealedKey: try SealedBoxKeyPair.seal(keys.vaultKey, to: recipient.receivingKey))
         }
-        guard !keys.previous.isEmpty else { return (slots, 0, []) }
-        var plain = keys.previous.flatMap { $0.vaultKey.withUnsafeBytes { Array($0) } }
+        var plain = MembershipBlock(entries: entries, earlierKeys: keys.previous.map(\.vaultKey)).encoded
         defer { plain.withUnsafeMutableBytes { Sodium.wipe($0) } }
         let nonce = try nonce ?? XChaCha20Poly1305.randomNonce()
         let sealed = try XChaCha20Poly1305.seal(
-            plain, key: keys.subkey(.keyHistory), nonce: nonce,
-            associatedData: TeamKeyFile.earlierKeysAssociatedData(teamID: teamID, keyID: keyID(of: keys)))
-        return (slots, keys.previous.count, nonce + sealed)
+            plain, key: keys.subkey(.membershipKey), nonce: nonce, associatedData: TeamKeyFile.associatedData(teamID: teamID))
+        return TeamKeyFile(teamID: teamID, slots: slots, sealedMembership: nonce + sealed)
     }
 
-    /// Opens this person's copy of the team key, and the earlier keys under it.
-    ///
-    /// The slots must be exactly the members, in their order; the key opened must be the one
-    /// the membership names, and each earlier key one it named before. A slot is anonymous
-    /// (anyone can seal to a public key), so this is what stops a planted key.
-    static func open(_ file: TeamKeyFile, membership: TeamMembership, identity: PersonalIdentity) throws -> VaultKeys {
-        guard file.slots.map(\.signingKey) == membership.members.map(\.recipient.signingKey) else {
-            throw TeamError.refused("the sealed keys are not exactly the members' (one added, removed or replaced outside the membership list)")
-        }
-        guard let mine = file.slots.first(where: { $0.signingKey == identity.signing.publicKey }) else {
-            throw TeamError.notMember(team: membership.teamName)
-        }
+    /// Opens the file with this person's slot.
+    /// - Throws: `TeamError.notMember` when it has no slot for them.
+    static func open(_ file: TeamKeyFile, identity: PersonalIdentity, founder: [UInt8]?) throws -> (TeamMembership, VaultKeys) {
+        let id = TeamKeyFile.slotID(of: identity.signing.publicKey, teamID: file.teamID)
+        guard let mine = file.slots.first(where: { $0.slotID == id }) else { throw TeamError.notMember(team: "") }
         let key: SecureBytes
         do { key = try identity.receiving.open(mine.sealedKey) } catch {
             throw TeamError.refused("your sealed copy of the team key does not open (replaced or damaged)")
         }
-        return try withHistory(VaultKeys(vaultKey: key), file: file, membership: membership)
+        return try open(file, key: VaultKeys(vaultKey: key), founder: founder)
     }
 
-    /// `current` (the key the membership names) with the earlier keys the file seals under it:
-    /// a team unlocked from a keyring session gets its history this way, without the identity.
-    static func withHistory(_ current: VaultKeys, file: TeamKeyFile, membership: TeamMembership) throws -> VaultKeys {
+    /// Opens the file with a team key held already (a keyring session, this device's unlock).
+    static func open(_ file: TeamKeyFile, key current: VaultKeys, founder: [UInt8]?) throws -> (TeamMembership, VaultKeys) {
+        guard let block = try block(of: file, key: current) else {
+            throw TeamError.refused("the membership list does not open under the team key")
+        }
+        return try judge(file, block, key: current, founder: founder)
+    }
+
+    /// The membership block, if it opens under `key`'s membership key; `nil` if it does not.
+    static func block(of file: TeamKeyFile, key: VaultKeys) throws -> MembershipBlock? {
+        let sealed = file.sealedMembership
+        guard let plain = try? XChaCha20Poly1305.open(
+            sealed[24...], key: key.subkey(.membershipKey), nonce: sealed[0..<24], associatedData: TeamKeyFile.associatedData(teamID: file.teamID))
+        else { return nil }
+        return try plain.withUnsafeBytes { (bytes) throws -> MembershipBlock in
+            do { return try MembershipBlock.decode(bytes) } catch { throw TeamError.refused("the membership list is malformed (\(error))") }
+        }
+    }
+
+    /// Judges an opened block: the chain, the slots, the key it names, the earlier keys.
+    static func judge(_ file: TeamKeyFile, _ block: MembershipBlock, key current: VaultKeys, founder: [UInt8]?) throws -> (TeamMembership, VaultKeys) {
+        let membership = try TeamMembership(entries: block.entries, teamID: file.teamID, founder: founder)
+        guard file.slots.map(\.slotID) == membership.members.map({ TeamKeyFile.slotID(of: $0.recipient.signingKey, teamID: file.teamID) }) else {
+            throw TeamError.refused("the sealed keys are not exactly the members' (one added, removed or replaced outside the membership list)")
+        }
         guard try keyID(of: current) == membership.keyID else {
             throw TeamError.refused("the team key is not the key the membership list names")
         }
-        guard file.earlierKeyCount == membership.earlierKeyIDs.count else {
-            throw TeamError.refused("the team's earlier keys are \(file.earlierKeyCount), the membership list names \(membership.earlierKeyIDs.count)")
-        }
-        guard file.earlierKeyCount > 0 else { return current }
-        let sealed = file.sealedEarlierKeys
-        let plain: SecureBytes
-        do {
-            plain = try XChaCha20Poly1305.open(
-                sealed[24...], key: current.subkey(.keyHistory), nonce: sealed[0..<24],
-                associatedData: TeamKeyFile.earlierKeysAssociatedData(teamID: file.teamID, keyID: membership.keyID))
-        } catch {
-            throw TeamError.refused("the team's earlier keys do not open under the current key")
-        }
-        var earlier: [VaultKeys] = []
-        for index in 0..<file.earlierKeyCount {
-            let key = try plain.withUnsafeBytes { try SecureBytes(copying: $0[(index * 32)..<(index * 32 + 32)]) }
-            earlier.append(try VaultKeys(vaultKey: key))
-        }
-        // Newest first in the file; the chain lists them oldest first.
+        let earlier = try block.earlierKeys.map { try VaultKeys(vaultKey: $0) }
+        // Newest first in the block; the chain names them oldest first.
         guard try earlier.map({ try keyID(of: $0) }) == membership.earlierKeyIDs.reversed() else {
             throw TeamError.refused("the team's earlier keys are not the ones the membership list named")
         }
-        return try VaultKeys(vaultKey: current.vaultKey, previous: earlier)
+        return (membership, try VaultKeys(vaultKey: current.vaultKey, previous: earlier))
     }
 }

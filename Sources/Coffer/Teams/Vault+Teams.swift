@@ -20,21 +20,24 @@ extension Vault {
 
     // MARK: Reading the membership
 
-    /// The team's key file and membership as this container holds them, checked against what
-    /// this device pinned (§19.5): the founder it joined, and no older or forked chain than the
-    /// one it accepted.
+    /// The team's membership as this container holds it, checked against what this device
+    /// pinned (§19.5): the founder it joined, and no older or forked chain than the one it
+    /// accepted. Needs the team unlocked: the list is sealed under the team key.
     public func teamMembership() throws -> TeamMembership {
         try readTeam().membership
     }
 
-    func readTeam() throws -> (file: TeamKeyFile, membership: TeamMembership) {
-        let bytes = try mappingErrors(file: container.path + "/" + GroupContainer.teamKeysName) {
+    /// `team.coffer` opened with the team's current key (or `identity`'s slot when given).
+    func readTeam(identity: PersonalIdentity? = nil) throws -> (file: TeamKeyFile, membership: TeamMembership, keys: VaultKeys) {
+        let path = container.path + "/" + GroupContainer.teamKeysName
+        let bytes = try mappingErrors(file: path) {
             try fileSystem.readFile(GroupContainer.teamKeysName, in: openContainer().root, limit: TeamKeyFile.maximumFileLength)
         }
-        let file = try mappingErrors(file: container.path + "/" + GroupContainer.teamKeysName) { try TeamKeyFile.decode(bytes) }
+        let file = try mappingErrors(file: path) { try TeamKeyFile.decode(bytes) }
         guard file.teamID == vaultID else { throw TeamError.refused("team.coffer belongs to another vault") }
         let pin = deviceState.teamPin()
-        let membership = try TeamMembership(entries: file.entries, teamID: vaultID, founder: pin?.founder)
+        let (membership, keys) = try identity.map { try TeamKeys.open(file, identity: $0, founder: pin?.founder) }
+            ?? TeamKeys.open(file, key: self.keys(), founder: pin?.founder)
         if let pin {
             switch Self.compare(membership.entries, with: pin.accepted) {
             case .extends, .equal: break
@@ -42,14 +45,13 @@ extension Vault {
             case .forked: throw TeamError.refused("team.coffer holds a membership list that forks from the one this device accepted")
             }
         }
-        return (file, membership)
+        return (file, membership, keys)
     }
 
     enum ChainRelation: Equatable { case equal, extends, behind, forked }
 
     /// How `entries` stand to an accepted head: the same chain, a longer one that contains it,
-    /// a shorter one it contains (`behind` is checked by the caller against the longer chain)
-    /// or another one.
+    /// a shorter one (whether it is a prefix the caller checks) or another one.
     static func compare(_ entries: [MembershipEntry], with head: ChainHead) -> ChainRelation {
         let count = UInt64(entries.count)
         if count >= head.count {
@@ -61,17 +63,24 @@ extension Vault {
 
     // MARK: Unlocking
 
-    /// Unlocks the team with this person's identity: verifies the membership, opens their
-    /// sealed copy of the key and the earlier keys (§19.4). A device whose records or index are
-    /// still sealed under an earlier key (a removal cut short, a rotation taken by sync) finishes
-    /// re-sealing them here.
+    /// Unlocks the team with this person's identity: opens their sealed copy of the key, the
+    /// membership and the earlier keys, all judged (§19.4). A device whose records or index are
+    /// still sealed under an earlier key (a removal cut short) finishes re-sealing them here.
     /// - Throws: `TeamError.notMember` when the identity has no copy (removed).
     public func unlockTeam(identity: PersonalIdentity) throws {
-        let (file, membership) = try readTeam()
-        let keys = try TeamKeys.open(file, membership: membership, identity: identity)
+        let (_, membership, keys) = try readTeamNamingIt(identity: identity)
         try unlock(teamKeys: keys)
         if deviceState.teamSealedKeyID() != membership.keyID { try resealUnderCurrentKey(keyID: membership.keyID) }
         try didUnlockWithIdentity(keys: keys)
+    }
+
+    /// `readTeam`, with the team's name in a `notMember` error (the list that names it is sealed).
+    private func readTeamNamingIt(identity: PersonalIdentity) throws -> (TeamKeyFile, TeamMembership, VaultKeys) {
+        do {
+            return try readTeam(identity: identity)
+        } catch TeamError.notMember {
+            throw TeamError.notMember(team: TeamDirectory.name(of: container) ?? container.path)
+        }
     }
 
     /// The person proved their own master password (their identity opened the team): as after
@@ -84,16 +93,14 @@ extension Vault {
 
     /// A team unlocked from a keyring session holds only its current key: this adds the earlier
     /// ones from `team.coffer` (what a sync's base may be sealed under). When the session's key
-    /// is no longer the team's (another process took a rotation), `identity` opens the new one.
+    /// no longer opens it (another process took a rotation), `identity` opens the new one.
     func loadTeamHistory(identity: (() throws -> PersonalIdentity)?) throws {
-        let keys = try keys()
-        guard keys.previous.isEmpty else { return }
-        let (file, membership) = try readTeam()
-        if try TeamKeys.keyID(of: keys) == membership.keyID {
-            try unlock(teamKeys: TeamKeys.withHistory(keys, file: file, membership: membership))
-        } else {
+        guard try keys().previous.isEmpty else { return }
+        do {
+            try unlock(teamKeys: readTeam().keys)
+        } catch TeamError.refused {
             guard let identity else { throw VaultError.locked }
-            try unlock(teamKeys: TeamKeys.open(file, membership: membership, identity: identity()))
+            try unlock(teamKeys: readTeamNamingIt(identity: identity()).2)
         }
     }
 
@@ -129,7 +136,7 @@ extension Vault {
             try vault.deviceState.setTeamOwner(FileSystem.absolutePath(owner.path))
             try vault.deviceState.setTeamSealedKeyID(membership.keyID)
         }
-        try vault.writeTeamKeys(keys, membership: membership, remoteCount: 0)
+        try vault.writeTeamKeyFile(TeamKeys.seal(keys, membership: membership).encoded, membership: membership, remoteCount: 0)
         return vault
     }
 
@@ -188,7 +195,7 @@ extension Vault {
     ) throws -> TeamMembership {
         // Passes `TeamError` through as it is (a write transaction would call it corruption).
         try exclusiveTransaction { _ in
-            let (file, membership) = try readTeam()
+            let membership = try readTeam().membership
             guard let me = membership.member(identity.signing.publicKey), me.isAdmin else { throw TeamError.notAdmin(team: membership.teamName) }
             var (entry, keys) = try make(membership)
             entry.sequence = UInt64(membership.entries.count)
@@ -196,18 +203,9 @@ extension Vault {
             entry.previousHash = membership.entries.last!.hash
             try entry.sign(with: identity.signing, teamID: vaultID)
             let next = try TeamMembership(entries: membership.entries + [entry], teamID: vaultID, founder: membership.founder)
-            try writeTeamKeys(keys, membership: next, remoteCount: deviceState.teamPin()?.remoteCount ?? 0, replacing: file)
+            try writeTeamKeyFile(TeamKeys.seal(keys, membership: next).encoded, membership: next, remoteCount: deviceState.teamPin()?.remoteCount ?? 0)
             return next
         }
-    }
-
-    /// Writes `team.coffer` for `membership` with `keys` sealed to its members, and pins it.
-    private func writeTeamKeys(_ keys: VaultKeys, membership: TeamMembership, remoteCount: UInt64, replacing: TeamKeyFile? = nil) throws {
-        let sealed = try TeamKeys.seal(keys, to: membership.members, teamID: vaultID)
-        let file = TeamKeyFile(
-            teamID: vaultID, entries: membership.entries, slots: sealed.slots, earlierKeyCount: sealed.earlierCount,
-            sealedEarlierKeys: sealed.sealedEarlier)
-        try writeTeamKeyFile(file.encoded, membership: membership, remoteCount: remoteCount)
     }
 
     /// Writes the bytes of a verified `team.coffer` and pins its chain on this device.

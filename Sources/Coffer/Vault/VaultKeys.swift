@@ -10,8 +10,8 @@ public final class VaultKeys: Sendable {
         case signingIdentity = 3
         /// A personal vault's receiving identity: the X25519 seed.
         case receivingIdentity = 4
-        /// A team vault: seals the team's earlier vault keys in `team.coffer` (§19.3).
-        case keyHistory = 5
+        /// A team vault: seals the membership chain and earlier keys in `team.coffer` (§19.3).
+        case membershipKey = 5
         /// A team vault: the key id the membership chain names (§19.2).
         case keyIdentifier = 6
     }

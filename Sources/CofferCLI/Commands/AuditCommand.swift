@@ -6,7 +6,7 @@ struct AuditCommand: Command {
     static let summary = "find weak, reused, old and breached passwords (never printing one)"
     static let usage = "audit [--max-age DAYS] [--hibp [--hibp-url URL] | --hibp-file FILE] [--json]"
     static let discussion = """
-        Checks every login: weak passwords (a zxcvbn estimate under 40 bits, knowing the item's
+        Checks every login, yours and your teams': weak passwords (a zxcvbn estimate under 40 bits, knowing the item's
         user, site and name), reused ones (grouped by the items that share them), old ones (set
         more than --max-age days ago, default 365, from the password history), and logins on
         plain http:. --hibp also asks Have I Been Pwned's range API how often each password was
@@ -15,7 +15,8 @@ struct AuditCommand: Command {
         offline instead. Each finding names the page where that password is changed: the site's
         published page (Apple's change-password-URLs data), else its
         /.well-known/change-password. Logins on sites that share (or shared) their accounts, as
-        airbnb.com and airbnb.co.uk do, are one account, not reuse. Passwords are never printed.
+        airbnb.com and airbnb.co.uk do, are one account, not reuse. A team's login whose password
+        a removed member could read is 'exposed' until it is changed. Passwords are never printed.
         Exit 0 when nothing is found, 1 otherwise.
         """
     static let examples = ["coffer audit", "coffer audit --hibp", "coffer audit --hibp-file pwnedpasswords.txt --json"]
@@ -30,8 +31,24 @@ struct AuditCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         _ = try context.positionals(0...0, names: "")
         guard let days = Int(context.arguments.value("max-age") ?? "365"), days > 0 else { throw UsageError("--max-age takes a number of days") }
-        let records = try context.unlockedVault().allRecords()
+        let personal = try context.unlockedVault()
+        var records = try personal.allRecords()
+        // One's teams too (SPEC.md §19.6): their titles start with TEAM:, and a password a
+        // removed member could read is flagged until it is changed.
+        var teams: [(name: String, records: [Record], membership: TeamMembership)] = []
+        if let identity = try? personal.personalIdentity() {
+            for team in TeamDirectory.teams(ownedBy: personal.container, environment: context.io.environment, configuration: context.vaultConfiguration) {
+                guard (try? team.vault.unlockTeam(identity: identity)) != nil, let members = try? team.vault.teamMembership(),
+                      let stored = try? team.vault.allRecords()
+                else { context.note("team '\(team.name)' is left out: it does not open"); continue }
+                teams.append((team.name, stored, members))
+                records += stored
+            }
+        }
         var audit = VaultAudit(records, maximumAge: TimeInterval(days) * 86_400, quirks: WebQuirks.installed(environment: context.io.environment))
+        for team in teams { audit.flagExposed(team.records, membership: team.membership) }
+        let teamOf = Dictionary(teams.flatMap { team in team.records.map { ($0.id, team.name) } }, uniquingKeysWith: { first, _ in first })
+        func title(_ finding: VaultAudit.Finding) -> String { teamOf[finding.recordID].map { $0 + ":" } .map { $0 + finding.title } ?? finding.title }
         let logins = records.filter { $0.kind == .login && !$0.password.isEmpty }
         let counts: [Int]?
         do {
@@ -53,7 +70,7 @@ struct AuditCommand: Command {
             context.print(JSONOutput.render([
                 "checked": .integer(audit.checked), "breachCheck": .bool(counts != nil),
                 "findings": .array(audit.findings.map { finding in
-                    ["kind": .string(finding.kind.rawValue), "recordIdentifier": .string(finding.recordID.hex), "title": .string(finding.title),
+                    ["kind": .string(finding.kind.rawValue), "recordIdentifier": .string(finding.recordID.hex), "title": .string(title(finding)),
                      "detail": .string(finding.detail), "changePasswordURL": finding.changePasswordURL.map { .string($0) } ?? .null]
                 }),
             ]))
@@ -62,7 +79,7 @@ struct AuditCommand: Command {
         } else {
             for finding in audit.findings {
                 let change = finding.changePasswordURL.map { "\tchange at \($0)" } ?? ""
-                context.print("\(finding.kind.rawValue)\t\(finding.title)\t\(finding.detail)\t\(finding.recordID.hex.prefix(8))\(change)")
+                context.print("\(finding.kind.rawValue)\t\(title(finding))\t\(finding.detail)\t\(finding.recordID.hex.prefix(8))\(change)")
             }
             context.note("checked \(audit.checked) logins: \(audit.findings.count) finding\(audit.findings.count == 1 ? "" : "s")")
         }

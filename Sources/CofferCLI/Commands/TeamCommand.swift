@@ -105,44 +105,60 @@ struct TeamCommand: Command {
     }
 
     private static func add(_ context: CommandContext, _ operands: [String]) throws {
-        let (team, personal) = try openTeam(context, operands[0])
         let recipient: TeamRecipient
         do { recipient = try TeamRecipient(text: operands[1]) } catch {
             throw TeamError.invalid("'\(operands[1].prefix(24))…' is not a recipient string (the line 'coffer whoami' prints, starting with coffer1)")
         }
         let label = context.arguments.value("as") ?? "member-" + recipient.fingerprint.prefix(5)
-        try team.addTeamMember(recipient, name: label, admin: context.arguments.has("admin"), by: personal.personalIdentity())
-        context.note("added \(label) (fingerprint \(recipient.fingerprint)) to '\(operands[0])'"
-            + (context.arguments.has("admin") ? " as an admin" : "") + "; they join with 'coffer team join URL'")
-        try syncIfRemote(context, team, personal: personal)
+        let admin = context.arguments.has("admin")
+        try changeMembers(context, operands[0]) { team, personal in
+            try team.addTeamMember(recipient, name: label, admin: admin, by: personal.personalIdentity())
+            context.note("added \(label) (fingerprint \(recipient.fingerprint)) to '\(operands[0])'"
+                + (admin ? " as an admin" : "") + "; they join with 'coffer team join URL'")
+        }
     }
 
     private static func remove(_ context: CommandContext, _ operands: [String]) throws {
-        let (team, personal) = try openTeam(context, operands[0])
-        // Everything the others wrote first, so that all of it is re-sealed and listed.
-        try syncIfRemote(context, team, personal: personal)
-        let member = try resolve(operands[1], in: team.teamMembership())
-        let (_, readable) = try team.removeTeamMember(member, by: personal.personalIdentity())
-        context.note("removed \(member.name) from '\(operands[0])'; the team key was replaced and \(readable.count) item(s) re-sealed under it")
-        if !readable.isEmpty {
-            context.note("\(member.name) could read these before and may have kept them: change their passwords ('coffer audit' flags them until then):")
-            for record in readable { context.note("  \(operands[0]):\(record.title)") }
+        try changeMembers(context, operands[0]) { team, personal in
+            let member = try resolve(operands[1], in: team.teamMembership())
+            let (_, readable) = try team.removeTeamMember(member, by: personal.personalIdentity())
+            context.note("removed \(member.name) from '\(operands[0])'; the team key was replaced and \(readable.count) item(s) re-sealed under it")
+            if !readable.isEmpty {
+                context.note("\(member.name) could read these before and may have kept them: change their passwords ('coffer audit' flags them until then):")
+                for record in readable { context.note("  \(operands[0]):\(record.title)") }
+            }
         }
-        try syncIfRemote(context, team, personal: personal)
-        refreshSession(context, team)
     }
 
     private static func admin(_ context: CommandContext, _ operands: [String]) throws {
-        let (team, personal) = try openTeam(context, operands[0])
-        let member = try resolve(operands[1], in: team.teamMembership())
         let revoke = context.arguments.has("revoke")
-        try team.setTeamRole(of: member, admin: !revoke, by: personal.personalIdentity())
-        context.note("\(member.name) is \(revoke ? "no longer an admin" : "now an admin") of '\(operands[0])'")
-        try syncIfRemote(context, team, personal: personal)
+        try changeMembers(context, operands[0]) { team, personal in
+            let member = try resolve(operands[1], in: team.teamMembership())
+            try team.setTeamRole(of: member, admin: !revoke, by: personal.personalIdentity())
+            context.note("\(member.name) is \(revoke ? "no longer an admin" : "now an admin") of '\(operands[0])'")
+        }
+    }
+
+    /// A change of the member list, against the remote's latest: synced before (so that it
+    /// follows every change the other admins pushed) and after. When another admin pushed a
+    /// change in between, the sync drops this one (SPEC.md §19.5) and it is made again.
+    private static func changeMembers(_ context: CommandContext, _ name: String, _ change: (Vault, Vault) throws -> Void) throws {
+        let (team, personal) = try openTeam(context, name)
+        let synced = team.syncRemote(environment: context.io.environment) != nil
+        if synced { try syncTeam(context, team, personal: personal) }
+        for _ in 0..<3 {
+            try change(team, personal)
+            guard synced, try !syncTeam(context, team, personal: personal).droppedMembershipChanges.isEmpty else { break }
+            context.note("another admin changed the member list at the same moment; making the change again on top of theirs")
+        }
+        refreshSession(context, team)
     }
 
     private static func members(_ context: CommandContext, _ operands: [String]) throws {
-        let team = try openTeamLocked(context, operands[0])
+        // The list is sealed under the team key: a team's session opens it, else one's own vault.
+        var team = try openTeamLocked(context, operands[0])
+        context.unlockFromSession(team)
+        if !team.isUnlocked { team = try openTeam(context, operands[0]).0 }
         let membership = try team.teamMembership()
         func name(of key: [UInt8]) -> String {
             membership.entries.last { $0.subject.signingKey == key }?.name ?? "a former member"
@@ -165,7 +181,8 @@ struct TeamCommand: Command {
 
     private static func join(_ context: CommandContext, _ operands: [String]) throws {
         let url = operands[0]
-        let peeked = try Vault.peekTeam(at: url, environment: context.io.environment)
+        let personal = try context.unlockedVault()
+        let peeked = try Vault.peekTeam(at: url, identity: personal.personalIdentity(), environment: context.io.environment)
         let founder = peeked.members.first { $0.recipient.signingKey == peeked.founder }
         let fingerprint = TeamRecipient(signingKey: peeked.founder, receivingKey: peeked.entries[0].subject.receivingKey).fingerprint
         context.note("team '\(peeked.teamName)', founded by \(founder?.name ?? peeked.entries[0].name), founder's fingerprint: \(fingerprint)")
@@ -179,7 +196,6 @@ struct TeamCommand: Command {
         } else {
             throw CLIError("confirm the founder's fingerprint", hint: "on a terminal, or with --founder FINGERPRINT", code: .usage)
         }
-        let personal = try context.unlockedVault()
         let container = try TeamDirectory.container(named: peeked.teamName, environment: context.io.environment)
         if (try? Vault.open(container, configuration: context.vaultConfiguration)) != nil { throw TeamError.teamExists(peeked.teamName) }
         let (_, report) = try Vault.joinTeam(
@@ -193,17 +209,19 @@ struct TeamCommand: Command {
         let teams = TeamDirectory.teams(ownedBy: personal.container, environment: context.io.environment, configuration: context.vaultConfiguration)
         if context.wantsJSON {
             context.print(JSONOutput.render(.array(teams.map { team in
+                context.unlockFromSession(team.vault)
                 let membership = try? team.vault.teamMembership()
                 return .object([
                     "name": .string(team.name), "container": .string(team.vault.container.path),
-                    "members": .integer(membership?.members.count ?? 0), "remote": team.vault.syncRemote(environment: context.io.environment).map(JSONValue.string) ?? .null,
+                    "members": membership.map { .integer($0.members.count) } ?? .null, "remote": team.vault.syncRemote(environment: context.io.environment).map(JSONValue.string) ?? .null,
                 ])
             })))
             return
         }
         for team in teams {
-            let count = (try? team.vault.teamMembership())?.members.count ?? 0
-            context.print("\(team.name)\t\(count) member(s)\t\(team.vault.syncRemote(environment: context.io.environment) ?? "no remote")")
+            context.unlockFromSession(team.vault)
+            let members = (try? team.vault.teamMembership()).map { "\($0.members.count) member(s)" } ?? "locked"
+            context.print("\(team.name)\t\(members)\t\(team.vault.syncRemote(environment: context.io.environment) ?? "no remote")")
         }
     }
 
@@ -259,17 +277,17 @@ struct TeamCommand: Command {
         throw TeamError.invalid("no member '\(text.prefix(40))' ('coffer team members \(membership.teamName)' lists them)")
     }
 
-    private static func syncIfRemote(_ context: CommandContext, _ team: Vault, personal: Vault) throws {
-        guard team.syncRemote(environment: context.io.environment) != nil else { return }
-        try syncTeam(context, team, personal: personal)
-    }
-
-    static func syncTeam(_ context: CommandContext, _ team: Vault, personal: Vault) throws {
+    @discardableResult
+    static func syncTeam(_ context: CommandContext, _ team: Vault, personal: Vault) throws -> SyncReport {
         let identity = try personal.personalIdentity()
         let report = try team.sync(SyncOptions(environment: context.io.environment, teamIdentity: { identity }))
         SyncCommand.show(report, context)
         if report.membershipChanged { context.note("the member list changed on another device; 'coffer team members' shows it") }
+        if !report.droppedMembershipChanges.isEmpty {
+            context.note("another admin changed the member list first; not made here: " + report.droppedMembershipChanges.joined(separator: ", "))
+        }
         if report.teamKeyChanged { refreshSession(context, team) }
+        return report
     }
 
     /// A live session of the team that holds an earlier key is given the current one.
