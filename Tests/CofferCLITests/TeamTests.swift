@@ -165,6 +165,37 @@ final class TeamTests: XCTestCase {
         stranger.must(["team", "join", remote, "--founder", alice.fingerprint])
     }
 
+    /// Two admins change the list at the same time: the second to sync loses the race; its
+    /// change is dropped and reported (not refused as an attack), records it re-sealed under a
+    /// key that lost stay readable, and the change made again lands on top.
+    func testTwoAdminsChangingTheListAtOnce() throws {
+        let (alice, bob, carol) = founded()
+        let dave = TeamPerson("dave", root: root), erin = TeamPerson("erin", root: root)
+        alice.must(["team", "admin", "ops", "bob"])
+        alice.must(["add", "--team", "ops", "shared.example", "svc"], stdin: "s1\n")
+        alice.must(["team", "sync"]); bob.must(["team", "sync"])
+        // Bob, before syncing again: adds Dave and removes Carol, here only.
+        let bobsTeam = try teamVault(of: bob)
+        let identity = try bob.personalVault().personalIdentity()
+        try bobsTeam.addTeamMember(TeamRecipient(text: dave.recipient), name: "dave", admin: false, by: identity)
+        let carolMember = try XCTUnwrap(bobsTeam.teamMembership().members.first { $0.name == "carol" })
+        _ = try bobsTeam.removeTeamMember(carolMember, by: identity)
+        // Meanwhile Alice adds Erin and pushes.
+        alice.must(["team", "add", "ops", erin.recipient, "--as", "erin"])
+        let synced = bob.must(["team", "sync"])
+        XCTAssertTrue(synced.stderr.contains("not made here: add dave, remove carol"), synced.stderr)
+        XCTAssertEqual(bob.fill("shared.example"), "s1", "what Bob re-sealed under his lost key is re-sealed again")
+        let members = bob.must(["team", "members", "ops"]).stdout
+        XCTAssertTrue(members.contains("erin") && members.contains("carol") && !members.contains("dave"), members)
+        // Made again, on top of Alice's change.
+        bob.must(["team", "add", "ops", dave.recipient, "--as", "dave"])
+        alice.must(["team", "sync"])
+        XCTAssertTrue(alice.must(["team", "members", "ops"]).stdout.contains("dave"))
+        XCTAssertEqual(alice.fill("shared.example"), "s1")
+        carol.must(["team", "sync"])
+        XCTAssertEqual(carol.fill("shared.example"), "s1")
+    }
+
     // MARK: Removal
 
     func testRemovalRotatesTheKeyAndTheRemovedMemberCannotOpenWhatFollows() throws {

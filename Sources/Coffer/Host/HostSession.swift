@@ -158,6 +158,27 @@ public final class HostSession {
 
     // MARK: What hosts use
 
+    /// A fill through one AutoFill list (SPEC.md §19.6): `vault`'s own logins first; when it
+    /// has no match, the teams it opens on this device, in name order. Each vault's provider
+    /// keeps its own rules (the provision rule, locked means locked).
+    public func fill(
+        from vault: Vault, rules: ServiceMatchingRules = .web, serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil,
+        allowInteraction: Bool, kind: AutoFillHost.FillKind = .password
+    ) -> AutoFillHost.Result {
+        func fill(in vault: Vault) -> AutoFillHost.Result {
+            AutoFillHost(provider: provider(for: vault), rules: rules).fill(
+                serviceIdentifiers: serviceIdentifiers, user: user, allowInteraction: allowInteraction, kind: kind)
+        }
+        let result = fill(in: vault)
+        guard case .noMatch = result else { return result }
+        for team in TeamDirectory.teams(ownedBy: vault.container, environment: environment, configuration: configuration) {
+            let found = fill(in: team.vault)
+            if case .noMatch = found { continue }
+            return found
+        }
+        return result
+    }
+
     /// The provider for a request on `vault`, with this host's sessions and — when the request
     /// may ask a person (`mayAsk`) — its interaction.
     public func provider(for vault: Vault, mayAsk: Bool = true) -> CredentialProvider {

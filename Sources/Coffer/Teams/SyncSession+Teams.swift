@@ -25,7 +25,9 @@ extension SyncSession {
                 "the remote's list has \(remoteCount) entries and this device saw \(pin.remoteCount) there: it was rolled back")
         }
         let local = try vault.readTeam().membership
-        switch Vault.compare(remoteMembership.entries, with: local.head) {
+        var relation = Vault.compare(remoteMembership.entries, with: local.head)
+        if relation == .behind, local.entries[Int(remoteCount) - 1].hash != remoteMembership.head.hash { relation = .forked }
+        switch relation {
         case .forked:
             // Entries this device made and never pushed, against ones another admin pushed
             // meanwhile (both follow the list the remote last confirmed): a race, not an attack.
@@ -43,11 +45,8 @@ extension SyncSession {
                      keyChanged: true)
             return
         case .behind:
-            // Entries this device made and has not pushed yet: the remote's list must be where
-            // this device's started from, and what it added sealed under that list's key.
-            guard local.entries[Int(remoteCount) - 1].hash == remoteMembership.head.hash else {
-                throw TeamError.refused("the remote's list forks from this device's (another list was written over it)")
-            }
+            // Entries this device made and has not pushed yet: the remote's list is where this
+            // device's started from, and what the remote added is sealed under that list's key.
             remoteKeys = remoteFileKeys
         case .equal:
             break

@@ -30,20 +30,9 @@ struct FillCommand: Command {
         let vault = try context.openVault()
         let interaction = CommandLineInteraction(context: context)
         let kind: AutoFillHost.FillKind = context.arguments.has("otp") ? .oneTimeCode : .password
-        func fill(in vault: Vault) -> AutoFillHost.Result {
-            let provider = context.hostSession(of: vault, interaction: interaction).provider(for: vault)
-            return AutoFillHost(provider: provider).fill(
-                serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind)
-        }
-        var result = fill(in: vault)
-        // One AutoFill list (SPEC.md §19.6): nothing of one's own, then one's teams in name order.
-        if case .noMatch = result, context.team == nil {
-            for team in TeamDirectory.teams(ownedBy: vault.container, environment: context.io.environment, configuration: context.vaultConfiguration) {
-                result = fill(in: team.vault)
-                if case .noMatch = result { continue }
-                break
-            }
-        }
+        // One AutoFill list: one's own logins, then one's teams' (a team's own has no teams).
+        let result = context.hostSession(of: vault, interaction: interaction).fill(
+            from: vault, serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind)
         switch result {
         case .filled(let credential, let identity):
             if context.arguments.has("clip") {

@@ -49,8 +49,8 @@ public enum DockerCredentialHelper {
             return 1
         }
         let vault = try helper.vault()
-        let provider = helper.context.hostSession(of: vault, interaction: nil).provider(for: vault)
-        switch AutoFillHost(provider: provider, rules: .docker).fill(serviceIdentifiers: [service(serverURL)], allowInteraction: false) {
+        switch helper.context.hostSession(of: vault, interaction: nil).fill(
+            from: vault, rules: .docker, serviceIdentifiers: [service(serverURL)], allowInteraction: false) {
         case .filled(let credential, _):
             helper.io.standardOutput(JSONOutput.render(["ServerURL": .string(serverURL), "Username": .string(credential.user), "Secret": .string(credential.password)]) + "\n")
             return 0

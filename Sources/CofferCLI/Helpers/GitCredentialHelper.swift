@@ -51,9 +51,8 @@ public enum GitCredentialHelper {
     static func get(_ helper: CredentialHelperSupport, service: CredentialServiceIdentifier, user: String?) {
         guard let vault = try? helper.vault() else { return }
         let interaction = CommandLineInteraction(context: helper.context)
-        let provider = helper.context.hostSession(of: vault, interaction: interaction).provider(for: vault)
-        let result = AutoFillHost(provider: provider, rules: .git).fill(
-            serviceIdentifiers: [service], user: user, allowInteraction: interaction.isAvailable)
+        let result = helper.context.hostSession(of: vault, interaction: interaction).fill(
+            from: vault, rules: .git, serviceIdentifiers: [service], user: user, allowInteraction: interaction.isAvailable)
         guard case .filled(let credential, _) = result else { return }
         // A value with a line break or NUL cannot be expressed in the protocol.
         guard !(credential.user + credential.password).contains(where: { $0 == "\n" || $0 == "\0" }) else { return }
