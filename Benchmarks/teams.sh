@@ -78,7 +78,7 @@ person alice; "$coffer" lock >/dev/null 2>&1 || true
 python3 - <<PY
 import json
 print(json.dumps({"case": "teams", "size": $size, "personalFillMs": "$personal_fill", "teamFillMs": "$team_fill",
-    "teamFillThroughOwnListMs": "$team_fill_own_list", "addMemberSeconds": $add_s, "recordsResealedByAdd": $resealed_on_add,
-    "removeMemberSeconds": $remove_s, "recordsResealedByRemove": $resealed_on_remove, "memberSyncOfRotationSeconds": $bob_sync_s,
+    "teamFillThroughOwnListMs": "$team_fill_own_list", "addMemberSeconds": $add_s, "recordsResealedByAdd": "$resealed_on_add" == "true",
+    "removeMemberSeconds": $remove_s, "recordsResealedByRemove": "$resealed_on_remove" == "true", "memberSyncOfRotationSeconds": $bob_sync_s,
     "memberFillsAfterRotation": "$bob_fill" == "password-$target-xyzzy"}))
 PY

@@ -137,7 +137,8 @@
         user.textContent = identity.user || "(no user name)";
         const site = document.createElement("span");
         site.className = "site";
-        site.textContent = identity.serviceIdentifier;
+        // A team's login names its team (SPEC.md §19.6).
+        site.textContent = identity.vault ? `${identity.vault}: ${identity.serviceIdentifier}` : identity.serviceIdentifier;
         item.append(user, site);
         const noteText = identity.match === "registrable-domain" ? "another host of this site"
           : identity.match === "shared-credential" ? `saved for ${identity.savedFor}, which shares its logins with this site` : null;

@@ -16,7 +16,7 @@ function row(identity, { canFill }) {
   who.textContent = identity.user || "(no user name)";
   const site = document.createElement("span");
   site.className = "site";
-  site.textContent = identity.serviceIdentifier + (identity.match === "registrable-domain" ? " · another host"
+  site.textContent = (identity.vault ? `${identity.vault}: ` : "") + identity.serviceIdentifier + (identity.match === "registrable-domain" ? " · another host"
     : identity.match === "shared-credential" ? ` · saved for ${identity.savedFor}` : "");
   who.append(site);
   item.append(who);

@@ -141,25 +141,53 @@ public final class BrowserHost {
         }
         // Rows are cheap; an identity's strings are made only for the ones sent (a site with
         // 10,000 hosts made 10,000 of them to send 100).
-        let shown = listing.rows.prefix(Self.maximumSuggestions).map { Self.json(listing.rankedIdentity($0)) }
-        return ["identities": .array(shown), "locked": .bool(!vault.isUnlocked), "truncated": .bool(listing.count > shown.count)]
+        var shown = listing.rows.prefix(Self.maximumSuggestions).map { Self.json(listing.rankedIdentity($0)) }
+        var total = listing.count
+        // Then the teams' (SPEC.md §19.6), each row naming its team.
+        for team in teams(of: vault) where shown.count < Self.maximumSuggestions {
+            guard let teamListing = try? team.vault.identityStore.identityListing(
+                for: [origin.serviceIdentifier], minimumLevel: .sharedCredential, sharing: session.sharedCredentials)
+            else { continue }
+            total += teamListing.count
+            shown += teamListing.rows.prefix(Self.maximumSuggestions - shown.count).map { row in
+                guard case .object(var object) = Self.json(teamListing.rankedIdentity(row)) else { return .null }
+                object["vault"] = .string(team.name)
+                return .object(object)
+            }
+        }
+        return ["identities": .array(shown), "locked": .bool(!vault.isUnlocked), "truncated": .bool(total > shown.count)]
+    }
+
+    /// The teams `vault` opens on this device, each unlocked from a session when one is live.
+    func teams(of vault: Vault) -> [(name: String, vault: Vault)] {
+        TeamDirectory.teams(ownedBy: vault.container, environment: session.environment, configuration: session.configuration)
     }
 
     /// A fill (SPEC.md §13.2): a `choice` releases the identity the person clicked, if it is one
     /// of the origin's suggestions; the `command` releases only what the provision rule allows
     /// and may ask for the master password; `pageLoad` releases only what the rule allows, only
     /// unlocked, only in the top frame, and over http only for an http login.
-    func fill(_ origin: BrowserOrigin, chosen: RecordID?, trigger: BrowserRequest.Trigger, in vault: Vault) throws -> JSONObject {
-        let host = AutoFillHost(provider: session.provider(for: vault, mayAsk: trigger.mayAsk))
+    func fill(_ origin: BrowserOrigin, chosen: RecordID?, trigger: BrowserRequest.Trigger, in personal: Vault) throws -> JSONObject {
+        var vault = personal
         let credential: PasswordCredential
         let identity: PasswordCredentialIdentity
         switch trigger {
         case .choice:
             guard let chosen else { throw BrowserHostError.badRequest("a choice names its recordIdentifier") }
             if !vault.isUnlocked && !vault.identityStore.state.isEnabled { try unlock(vault, reason: "to fill on \(origin.host)") }
-            guard let offered = try suggestions(for: origin, in: vault.identityStore)
-                .first(where: { $0.identity.recordIdentifier == chosen.hex })?.identity
-            else { throw BrowserHostError.notFound }
+            // One's own suggestion, else a team's (record ids are random: one vault holds it).
+            var found = try suggestions(for: origin, in: vault.identityStore).first { $0.identity.recordIdentifier == chosen.hex }
+            if found == nil {
+                for team in teams(of: vault) {
+                    guard let offered = try? suggestions(for: origin, in: team.vault.identityStore)
+                        .first(where: { $0.identity.recordIdentifier == chosen.hex })
+                    else { continue }
+                    (found, vault) = (offered, team.vault)
+                    break
+                }
+            }
+            guard let offered = found?.identity else { throw BrowserHostError.notFound }
+            let host = AutoFillHost(provider: session.provider(for: vault, mayAsk: trigger.mayAsk))
             // The same provide as every host's (AutoFillHost): silent, else the provider asks.
             let wasLocked = !vault.isUnlocked
             switch host.provide(chosen: offered, allowInteraction: interaction != nil) {
@@ -176,7 +204,7 @@ public final class BrowserHost {
                 try unlock(vault, reason: "to fill on \(origin.host)")
             }
             let wasLocked = !vault.isUnlocked
-            switch host.fill(serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk) {
+            switch session.fill(from: vault, serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk, mayAsk: trigger.mayAsk) {
             case .filled(let filled, let filledIdentity?):
                 (credential, identity) = (filled, filledIdentity)
                 if wasLocked { startSession(for: vault) }  // the provider asked through pinentry

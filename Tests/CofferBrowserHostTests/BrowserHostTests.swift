@@ -89,6 +89,36 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertNil(afterLock["password"])
     }
 
+    /// One's teams' logins (SPEC.md §19.6): suggested after one's own, each naming its team,
+    /// and filled — by a choice and by the command — by the team's provider, unlocked through
+    /// the owner's session.
+    func testATeamsLoginsAreSuggestedMarkedAndFilled() throws {
+        let environment: Environment = ["HOME": base, "XDG_DATA_HOME": base + "/data"]
+        host.session.environment = environment
+        let configuration = VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: base + "/state")
+        let team = try Vault.createTeam(
+            named: "ops", founder: vault.personalIdentity(), founderName: "alice", owner: vault.container,
+            in: TeamDirectory.container(named: "ops", environment: environment), configuration: configuration)
+        let record = try team.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://deploy.ops-corp.com")], user: "ci", password: "TeamPassword"))
+        defer { _ = try? sessions.revoke(for: team.vaultID) }
+        try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: 60)
+
+        let suggested = ask(["id": 1, "type": "suggest", "origin": "https://deploy.ops-corp.com"])
+        let identities = suggested["identities"]?.arrayValue ?? []
+        XCTAssertEqual(identities.count, 1)
+        XCTAssertEqual(identities.first?.objectValue?["vault"], "ops")
+        XCTAssertNil(identities.first?.objectValue?["password"])
+        let chosen = ask(["id": 2, "type": "fill", "origin": "https://deploy.ops-corp.com", "trigger": "choice", "recordIdentifier": .string(record.id.hex)])
+        XCTAssertEqual(chosen["password"], "TeamPassword", "\(chosen)")
+        let command = ask(["id": 3, "type": "fill", "origin": "https://deploy.ops-corp.com", "trigger": "command"])
+        XCTAssertEqual(command["password"], "TeamPassword", "\(command)")
+        // Locked (the owner's session and the team's ended): no password, no prompt.
+        host.session.lock(vault)
+        let locked = ask(["id": 4, "type": "fill", "origin": "https://deploy.ops-corp.com", "trigger": "pageLoad", "topFrame": true])
+        XCTAssertNil(locked["password"])
+        XCTAssertEqual(pinentryPrompts, 0)
+    }
+
     func testAChoiceMustBeOneOfTheOriginsSuggestions() throws {
         try unlockBySession()
         let other = ask(["type": "suggest", "origin": "http://legacy.example.org"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]

@@ -42,29 +42,16 @@ final class TeamServerTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    struct Output { let code: Int32; let stdout: String; let stderr: String }
-
     /// A real program in `home`, with only the test's PATH (the built products first).
-    func tool(_ path: String, _ arguments: [String], stdin: String = "", home: String) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["120", path] + arguments
-        process.environment = [
+    func tool(_ path: String, _ arguments: [String], stdin: String = "", home: String) throws -> RunResult {
+        try runProcess("/usr/bin/timeout", ["120", path] + arguments, stdin: stdin, environment: [
             "HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
             "USER": URL(fileURLWithPath: home).lastPathComponent, "PATH": "\(Self.products):/usr/bin:/bin", "GIT_TERMINAL_PROMPT": "0",
-        ]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        (process.standardInput, process.standardOutput, process.standardError) = (input, output, errors)
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(code: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+        ])
     }
 
     @discardableResult
-    func coffer(_ person: String, _ arguments: [String], stdin: String = "", file: StaticString = #filePath, line: UInt = #line) throws -> Output {
+    func coffer(_ person: String, _ arguments: [String], stdin: String = "", file: StaticString = #filePath, line: UInt = #line) throws -> RunResult {
         let result = try tool(Self.products + "/coffer", arguments, stdin: stdin, home: root + "/" + person)
         XCTAssertEqual(result.code, 0, "\(person): coffer \(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
         return result

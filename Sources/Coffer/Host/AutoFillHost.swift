@@ -50,14 +50,18 @@ public struct AutoFillHost {
     ///   - allowInteraction: whether a user is present (prompts and choices may run).
     ///   - kind: a password, or the one-time code of the same login (iOS 18's one-time-code
     ///     AutoFill), under the same rules.
+    ///   - hostsOnly: stop after the requested hosts' buckets (`.noMatch` when they hold nothing
+    ///     the rule fills): a host with several vaults asks each of them so before any reads a site.
     public func fill(
-        serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool, kind: FillKind = .password
+        serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool, kind: FillKind = .password,
+        hostsOnly: Bool = false
     ) -> Result {
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         let suggestions: [RankedIdentity]
         do {
             let hostLevel = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .host, sharing: nil, kind: kind)
             if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best, kind: kind, allowInteraction: allowInteraction) }
+            if hostsOnly { return .noMatch }
             // Then the whole sites, and (on the web) the sites that share their accounts with them.
             let sharing = rules == .web && kind == .password ? provider.sharedCredentials?() : nil
             suggestions = try candidates(

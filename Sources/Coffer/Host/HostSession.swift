@@ -158,25 +158,30 @@ public final class HostSession {
 
     // MARK: What hosts use
 
-    /// A fill through one AutoFill list (SPEC.md §19.6): `vault`'s own logins first; when it
-    /// has no match, the teams it opens on this device, in name order. Each vault's provider
-    /// keeps its own rules (the provision rule, locked means locked).
+    /// A fill through one AutoFill list (SPEC.md §19.6): `vault`'s own logins, then those of
+    /// the teams it opens on this device, in name order — first each one's logins for the
+    /// requested hosts, then (nothing there) each one's whole sites. Each vault's provider keeps
+    /// its own rules (the provision rule, locked means locked). A fill that finds its login in
+    /// one's own vault never looks at a team.
     public func fill(
         from vault: Vault, rules: ServiceMatchingRules = .web, serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil,
-        allowInteraction: Bool, kind: AutoFillHost.FillKind = .password
+        allowInteraction: Bool, kind: AutoFillHost.FillKind = .password, mayAsk: Bool = true
     ) -> AutoFillHost.Result {
-        func fill(in vault: Vault) -> AutoFillHost.Result {
-            AutoFillHost(provider: provider(for: vault), rules: rules).fill(
-                serviceIdentifiers: serviceIdentifiers, user: user, allowInteraction: allowInteraction, kind: kind)
+        func fill(in vault: Vault, hostsOnly: Bool) -> AutoFillHost.Result {
+            AutoFillHost(provider: provider(for: vault, mayAsk: mayAsk), rules: rules).fill(
+                serviceIdentifiers: serviceIdentifiers, user: user, allowInteraction: allowInteraction, kind: kind, hostsOnly: hostsOnly)
         }
-        let result = fill(in: vault)
-        guard case .noMatch = result else { return result }
-        for team in TeamDirectory.teams(ownedBy: vault.container, environment: environment, configuration: configuration) {
-            let found = fill(in: team.vault)
-            if case .noMatch = found { continue }
-            return found
+        let first = fill(in: vault, hostsOnly: true)
+        guard case .noMatch = first else { return first }
+        let teams = TeamDirectory.teams(ownedBy: vault.container, environment: environment, configuration: configuration).map(\.vault)
+        for hostsOnly in [true, false] {
+            for candidate in (hostsOnly ? [] : [vault]) + teams {
+                let found = fill(in: candidate, hostsOnly: hostsOnly)
+                if case .noMatch = found { continue }
+                return found
+            }
         }
-        return result
+        return .noMatch
     }
 
     /// The provider for a request on `vault`, with this host's sessions and — when the request
