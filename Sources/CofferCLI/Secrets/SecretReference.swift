@@ -49,7 +49,8 @@ struct SecretReference: Equatable {
     private static let plainMembers: [(String, Member)] = [("password", .password), ("user", .user), ("otp", .otp), ("notes", .notes)]
 
     /// The member's current value (a one-time code is computed now; an HOTP counter moves on).
-    func value(in vault: Vault, context: CommandContext) throws -> String {
+    func value(in personal: Vault, context: CommandContext) throws -> String {
+        let (vault, entry) = try Self.scoped(entry, personal: personal, context: context)
         let id = try EntryOperand.resolve(entry, in: vault, context: context)
         let record = try vault.record(withID: id)
         switch member {
@@ -65,6 +66,18 @@ struct SecretReference: Equatable {
             else { throw CLIError("\(text.prefix(80)): '\(record.title)' has no field '\(name.prefix(40))'", code: .noInput) }
             return field.value
         }
+    }
+
+    /// `TEAM:ENTRY` (SPEC.md §19.6): the team of that name that `personal` opens, unlocked from
+    /// its session or with the person's identity, and the entry; any other entry as it is.
+    static func scoped(_ entry: String, personal: Vault, context: CommandContext) throws -> (Vault, String) {
+        guard let colon = entry.firstIndex(of: ":"), let team = TeamDirectory.teams(
+            ownedBy: personal.container, environment: context.io.environment, configuration: context.vaultConfiguration
+        ).first(where: { $0.name == entry[..<colon] })?.vault
+        else { return (personal, entry) }
+        context.unlockFromSession(team)
+        if !team.isUnlocked { try team.unlockTeam(identity: personal.personalIdentity()) }
+        return (team, String(entry[entry.index(after: colon)...]))
     }
 
     static func percentDecoded(_ segment: Substring) -> String? {
