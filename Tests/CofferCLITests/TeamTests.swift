@@ -203,6 +203,28 @@ final class TeamTests: XCTestCase {
         XCTAssertEqual(carol.fill("shared.example"), "s1")
     }
 
+    /// A team verifies clean, with its key file judged; a backup holds that file, so the team
+    /// restored from it opens for its members as before; a damaged key file is named.
+    func testATeamVerifiesAndItsBackupRestoresAsATeam() throws {
+        let (alice, _, _) = founded()
+        alice.must(["add", "--team", "ops", "github.com", "deploy"], stdin: "d3ploy\n")
+        func inTeam(_ arguments: [String]) -> RunResult {
+            alice.harness.run(arguments + ["--group", "team.ops", "--password-stdin"], stdin: alice.password + "\n", container: false)
+        }
+        XCTAssertEqual(inTeam(["verify"]).code, 0, inTeam(["verify"]).stderr)
+        let backup = root + "/ops-backup.tar"
+        XCTAssertEqual(inTeam(["backup", backup]).code, 0)
+        XCTAssertEqual(inTeam(["restore", backup, "--force"]).code, 0)
+        XCTAssertEqual(alice.fill("github.com"), "d3ploy")
+        XCTAssertTrue(alice.must(["team", "members", "ops"]).stdout.contains("carol"))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: alice.teamContainer + "/team.coffer"))
+        bytes[bytes.count - 5] ^= 1
+        try bytes.write(to: URL(fileURLWithPath: alice.teamContainer + "/team.coffer"))
+        let damaged = inTeam(["verify"])
+        XCTAssertEqual(damaged.code, 65, damaged.stderr)
+        XCTAssertTrue(damaged.stdout.contains("team.coffer") || damaged.stderr.contains("team.coffer"), damaged.stdout + damaged.stderr)
+    }
+
     // MARK: Removal
 
     func testRemovalRotatesTheKeyAndTheRemovedMemberCannotOpenWhatFollows() throws {

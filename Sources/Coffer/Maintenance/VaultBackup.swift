@@ -8,14 +8,18 @@ import Glibc
 /// or a FIFO in a container or in a backup directory is refused, never read through, and a
 /// restore writes only beneath the directory it creates.
 public enum VaultBackup {
-    /// The files a backup holds, relative to the container: the header, every record, the
-    /// manifest and the shards it names. Never `lock`, `tmp/` or unreferenced shards.
+    /// The files a backup holds, relative to the container: the header, a team's key file, every
+    /// record, the manifest and the shards it names. Never `lock`, `tmp/` or unreferenced shards.
     /// - Parameter root: the container (or a backup directory) held open.
     static func snapshot(of root: Directory, fileSystem: FileSystem, check: DirectoryCheck) throws -> [TarArchive.Entry] {
         func file(_ name: String, in directory: Directory, relative: String, limit: Int) throws -> TarArchive.Entry {
             .init(path: relative, kind: .file, mode: 0o600, contents: try fileSystem.readFile(name, in: directory, limit: limit))
         }
         var entries: [TarArchive.Entry] = [try file(GroupContainer.headerName, in: root, relative: "vault.coffer", limit: VaultHeader.length)]
+        // A team's key file: without it no member could open the restored team (SPEC.md §19.3).
+        if try fileSystem.status(GroupContainer.teamKeysName, in: root) != nil {
+            entries.append(try file(GroupContainer.teamKeysName, in: root, relative: GroupContainer.teamKeysName, limit: TeamKeyFile.maximumFileLength))
+        }
         entries.append(.init(path: "records", kind: .directory, mode: 0o700, contents: []))
         if let records = try fileSystem.directoryIfPresent(GroupContainer.recordsName, in: root, check: check) {
             for shard in try fileSystem.contents(of: records).sorted() where isVaultPath("records/" + shard) {
@@ -148,7 +152,7 @@ public enum VaultBackup {
     static func isVaultPath(_ path: String) -> Bool {
         let parts = path.split(separator: "/").map(String.init)
         switch parts.count {
-        case 1: return ["vault.coffer", "records", "index"].contains(parts[0])
+        case 1: return ["vault.coffer", "records", "index", GroupContainer.teamKeysName].contains(parts[0])
         case 2: return (parts[0] == "records" && parts[1].count == 2 && Hex.decode(parts[1]) != nil)
             || (parts[0] == "index" && ["manifest", "shards", "journal"].contains(parts[1]))
         case 3: return (parts[0] == "records" && (try? RecordID(hex: parts[2])) != nil && parts[2].hasPrefix(parts[1]))

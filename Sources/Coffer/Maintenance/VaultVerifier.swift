@@ -78,6 +78,10 @@ struct VaultVerifier {
         }
         let files = checkLayout(opened, &report)
         report.recordCount = files.count
+        // A team's key file: the chain, the slots and the keys, as any reader judges them.
+        if vault.isUnlocked, (try? fileSystem.status(GroupContainer.teamKeysName, in: opened.root)) != nil {
+            do { _ = try vault.teamMembership() } catch { report.add(opened.root.path(of: GroupContainer.teamKeysName), "\(error)") }
+        }
         guard let index else { return report }
         do {
             try vault.fileLock(opened).withLock(.shared) { try checkIndex(index, files: files, into: &report) }
@@ -100,6 +104,8 @@ struct VaultVerifier {
             // A synced container (SPEC.md §15): git's own directory (not walked), the header
             // seal and the tombstones of deleted records.
             (GroupContainer.gitName, S_IFDIR), (GroupContainer.headerSealName, S_IFREG), (GroupContainer.tombstonesName, S_IFDIR),
+            // A team's (SPEC.md §19.3): judged below when the team is unlocked.
+            (GroupContainer.teamKeysName, S_IFREG),
         ]
         for name in (try? fileSystem.contents(of: root)) ?? [] {
             guard let kind = expected.first(where: { $0.0 == name })?.1 else {

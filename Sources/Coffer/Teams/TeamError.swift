@@ -18,7 +18,7 @@ public enum TeamError: Error, Equatable, Sendable {
 extension TeamError: CustomStringConvertible {
     public var description: String {
         switch self {
-        case .refused(let reason): "the team's membership list is refused: \(reason); nothing of it was used"
+        case .refused(let reason): "the team's member list (team.coffer) is refused: \(reason); nothing of it was used"
         case .notMember(let team): "you are not a member of team '\(team)' (removed, or never added)"
         case .notAdmin(let team): "only an admin of team '\(team)' can change its members"
         case .noTeam(let team): "no team '\(team)' on this device ('coffer team list' shows them)"
