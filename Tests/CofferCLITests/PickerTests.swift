@@ -42,6 +42,19 @@ final class PickerTests: XCTestCase {
         XCTAssertEqual(code.stdout, "755224\n", "RFC 4226's first code, through the provider's one-time-code path")
     }
 
+    /// A team's logins are picked from the same list, marked `TEAM:`; pinentry asks for one's
+    /// own master password, which opens the team (SPEC.md §19.6).
+    func testATeamsLoginIsPickedThroughTheOwnersPinentry() throws {
+        let (cli, log) = try harness(answers: [CLIHarness.master])
+        XCTAssertEqual(cli.run(["team", "create", "ops", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+        XCTAssertEqual(cli.run(["add", "--team", "ops", "deploy.example", "ci", "--password-stdin"], stdin: "\(CLIHarness.master)\npw-team\n").code, 0)
+        cli.environment["FZF_DEFAULT_OPTS"] = "--filter=ops:deploy"
+        let picked = cli.run(["pick"])
+        XCTAssertEqual(picked.code, 0, picked.stderr)
+        XCTAssertEqual(picked.stdout, "pw-team\n")
+        XCTAssertEqual(try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "GETPIN").count - 1, 1)
+    }
+
     func testCancellingPinentryReleasesNothing() throws {
         let (cli, _) = try harness(answers: ["CANCEL"])
         cli.environment["FZF_DEFAULT_OPTS"] = "--filter=github"

@@ -16,6 +16,8 @@ struct PickerSession {
     struct Entry {
         let line: String
         let identity: RankedIdentity
+        /// The vault it is in: one's own, or a team's (whose lines start with `TEAM:`).
+        let vault: Vault
     }
 
     enum Action { case print, clip, type }
@@ -31,13 +33,24 @@ struct PickerSession {
     func entries() throws -> [Entry] {
         let store = vault.identityStore
         if !store.state.isEnabled && !vault.isUnlocked { try unlockWithPinentry() }
-        let listing = try store.identityListing()
+        var entries = Self.entries(of: try store.identityListing(), in: vault, team: nil, oneTimeCode: oneTimeCode)
+        // Then one's teams' (SPEC.md §19.6), those readable now.
+        for team in TeamDirectory.teams(ownedBy: vault.container, environment: context.io.environment, configuration: context.vaultConfiguration) {
+            context.unlockFromSession(team.vault)
+            guard let listing = try? team.vault.identityStore.identityListing() else { continue }
+            entries += Self.entries(of: listing, in: team.vault, team: team.name, oneTimeCode: oneTimeCode)
+        }
+        return entries
+    }
+
+    private static func entries(of listing: IdentityListing, in vault: Vault, team: String?, oneTimeCode: Bool) -> [Entry] {
         let wanted: IdentityListing.Entry = oneTimeCode ? .oneTimeCode : .password
         return listing.rows.filter { $0.entry == wanted }.map { row in
             let ranked = listing.rankedIdentity(row)
             let name = listing.name(row)
-            let parts = [ranked.identity.serviceIdentifier.identifier, ranked.identity.user, name].filter { !$0.isEmpty }
-            return Entry(line: parts.joined(separator: "  ") + "  [\(row.recordID.hex.prefix(8))]", identity: ranked)
+            let service = (team.map { $0 + ":" } ?? "") + ranked.identity.serviceIdentifier.identifier
+            let parts = [service, ranked.identity.user, name].filter { !$0.isEmpty }
+            return Entry(line: parts.joined(separator: "  ") + "  [\(row.recordID.hex.prefix(8))]", identity: ranked, vault: vault)
         }
     }
 
@@ -59,6 +72,7 @@ struct PickerSession {
     /// Provides the picked entry's secret through the provider (silent when unlocked, else
     /// pinentry) and prints, copies or types it.
     func deliver(_ entry: Entry, action: Action) throws {
+        let vault = entry.vault
         let provider = context.hostSession(of: vault, interaction: PinentryInteraction(environment: context.io.environment)).provider(for: vault)
         let secret: String
         if oneTimeCode {
