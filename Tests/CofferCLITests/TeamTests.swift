@@ -120,6 +120,7 @@ final class TeamTests: XCTestCase {
         let listed = try JSONSerialization.jsonObject(with: Data(bob.must(["list", "--json"]).stdout.utf8)) as? [[String: Any]] ?? []
         XCTAssertEqual(listed.first { $0["recordIdentifier"] as? String == deploy }?["vault"] as? String, "ops")
         XCTAssertTrue(bob.must(["list"]).stdout.contains("ops:github.com"))
+        XCTAssertTrue(bob.must(["search", "deplo"]).stdout.contains("ops:github.com"))
 
         // Bob and Carol change the same login and add one each, before either syncs.
         bob.must(["edit", "ops:github.com/deploy", "--new-password"], stdin: "from-bob\n")

@@ -71,20 +71,25 @@ struct SearchCommand: Command {
     static let aliases = ["find"]
     static let summary = "find identities whose service or user contains TEXT"
     static let usage = "search TEXT [--json]"
-    static let discussion = "Case-insensitive substring search over service identifiers, user names and item names. Works while locked like 'list'."
+    static let discussion = "Case-insensitive substring search over service identifiers, user names and item names, yours and your teams'. Works while locked like 'list'."
     static let examples = ["coffer search github", "coffer search alice --json"]
     static let options: [OptionSpec] = [.flag("json", "print a JSON array of identities")]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let text = try context.positionals(1...1, names: "TEXT")[0].lowercased()
-        let listing = try context.identityListing(order: .service)
-        let found = listing.filter { row in
-            listing.withUserBytes(of: row) { $0.containsLowercased(text) }
-                || listing.withIdentifierBytes(of: row) { $0.containsLowercased(text) }
-                || listing.withUnsafeText { $0[row.name].withContiguousStorageIfAvailable { $0.containsLowercased(text) } ?? false }
+        func matching(_ listing: IdentityListing) -> IdentityListing {
+            listing.filter { row in
+                listing.withUserBytes(of: row) { $0.containsLowercased(text) }
+                    || listing.withIdentifierBytes(of: row) { $0.containsLowercased(text) }
+                    || listing.withUnsafeText { $0[row.name].withContiguousStorageIfAvailable { $0.containsLowercased(text) } ?? false }
+            }
         }
-        guard found.count > 0 || context.wantsJSON else { throw CLIError("nothing matches '\(text)'", code: .noInput) }
-        context.printIdentities(found)
+        let found = matching(try context.identityListing(order: .service))
+        let teams = context.teamListings { try matching($0.identityListing(order: .service)) }
+        guard found.count > 0 || teams.contains(where: { $0.listing.count > 0 }) || context.wantsJSON else {
+            throw CLIError("nothing matches '\(text)'", code: .noInput)
+        }
+        context.printIdentities(found, teams: teams)
         return .success
     }
 }
