@@ -226,6 +226,20 @@ final class TeamTests: XCTestCase {
         XCTAssertTrue(damaged.stdout.contains("team.coffer") || damaged.stderr.contains("team.coffer"), damaged.stdout + damaged.stderr)
     }
 
+    /// Unlocking one's vault unlocks one's teams; `coffer lock` locks them too: no team
+    /// password is released afterwards, and nothing is asked without a terminal.
+    func testLockingOnesVaultLocksOnesTeams() throws {
+        let (alice, _, _) = founded()
+        alice.must(["add", "--team", "ops", "github.com", "deploy"], stdin: "d3ploy\n")
+        defer { alice.harness.run(["lock"]) }
+        alice.must(["unlock"])
+        XCTAssertEqual(alice.harness.run(["fill", "github.com", "--no-interaction"]).stdout, "d3ploy\n", "the owner's session opens the team")
+        XCTAssertEqual(alice.harness.run(["lock"]).code, 0)
+        let locked = alice.harness.run(["fill", "github.com", "--no-interaction"])
+        XCTAssertEqual(locked.code, 75, locked.stderr)
+        XCTAssertEqual(locked.stdout, "")
+    }
+
     // MARK: Removal
 
     func testRemovalRotatesTheKeyAndTheRemovedMemberCannotOpenWhatFollows() throws {
