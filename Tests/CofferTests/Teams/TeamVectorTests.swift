@@ -89,6 +89,27 @@ final class TeamVectorTests: XCTestCase {
         XCTAssertThrowsError(try TeamKeys.open(flipped, identity: identity("carol"), founder: nil))
     }
 
+    /// A hostile remote's bytes: every truncation and thousands of random flips of the
+    /// reference's file are refused (never a crash, never another membership).
+    func testDamagedTeamFilesAreRefused() throws {
+        let original = vector.hex("team_file")
+        let carol = try identity("carol")
+        var generator = SystemRandomNumberGenerator()
+        var cases = (0..<original.count).map { Array(original.prefix($0)) }
+        for _ in 0..<2_000 {
+            var bytes = original
+            bytes[Int.random(in: 0..<bytes.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+            cases.append(bytes)
+        }
+        for bytes in cases {
+            // A flip inside another member's sealed key is the one change carol cannot see:
+            // only alice's own copy is damaged (§19.3); everything else is refused.
+            guard let file = try? TeamKeyFile.decode(bytes), let (membership, _) = try? TeamKeys.open(file, identity: carol, founder: nil) else { continue }
+            XCTAssertEqual(membership.members.map(\.name), ["alice", "carol"])
+            XCTAssertEqual(file.slots.map(\.slotID), try TeamKeyFile.decode(original).slots.map(\.slotID))
+        }
+    }
+
     private func hexBytes(_ text: String) -> [UInt8] {
         var bytes: [UInt8] = []
         var index = text.startIndex
