@@ -147,8 +147,7 @@ extension Vault {
     @discardableResult
     public func addTeamMember(_ recipient: TeamRecipient, name: String, admin: Bool, by identity: PersonalIdentity) throws -> TeamMembership {
         try TeamNames.validate(memberName: name)
-        let keys = try keys()
-        return try changeMembership(by: identity) { membership in
+        return try changeMembership(by: identity) { membership, keys in
             guard membership.member(recipient.signingKey) == nil else { throw TeamError.invalid("\(recipient.fingerprint) is already a member") }
             guard !membership.members.contains(where: { $0.name == name }) else { throw TeamError.invalid("a member is already named '\(name)'") }
             return (MembershipEntry(
@@ -160,8 +159,7 @@ extension Vault {
     /// Makes a member an admin, or no longer one. The key does not change.
     @discardableResult
     public func setTeamRole(of member: TeamMembership.Member, admin: Bool, by identity: PersonalIdentity) throws -> TeamMembership {
-        let keys = try keys()
-        return try changeMembership(by: identity) { membership in
+        try changeMembership(by: identity) { membership, keys in
             (MembershipEntry(
                 action: .role, isAdmin: admin, sequence: 0, time: 0, previousHash: [], subject: member.recipient,
                 keyID: membership.keyID, signer: [], name: member.name, teamName: "", signature: []), keys)
@@ -173,14 +171,16 @@ extension Vault {
     /// the index are re-sealed under it. The removed person's copy still opens what they had.
     /// - Returns: the membership, and the items the removed person could read (to change).
     public func removeTeamMember(_ member: TeamMembership.Member, by identity: PersonalIdentity) throws -> (TeamMembership, [Record]) {
-        let old = try keys()
         let readable = try allRecords()
-        let rotated = try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length), previous: [old] + old.previous)
-        let membership = try changeMembership(by: identity) { membership in
-            (MembershipEntry(
+        var rotated: VaultKeys?
+        let membership = try changeMembership(by: identity) { membership, old in
+            let new = try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length), previous: [old] + old.previous)
+            rotated = new
+            return (MembershipEntry(
                 action: .remove, isAdmin: false, sequence: 0, time: 0, previousHash: [], subject: member.recipient,
-                keyID: try TeamKeys.keyID(of: rotated), signer: [], name: member.name, teamName: "", signature: []), rotated)
+                keyID: try TeamKeys.keyID(of: new), signer: [], name: member.name, teamName: "", signature: []), new)
         }
+        guard let rotated else { throw VaultError.locked }
         // team.coffer names the new key first: a crash from here on leaves records under the
         // old key, which the earlier keys still open and the next unlock re-seals.
         try unlock(teamKeys: rotated)
@@ -189,15 +189,17 @@ extension Vault {
     }
 
     /// Appends the entry `make` returns (signed here, by `identity`, who must be an admin) and
-    /// writes `team.coffer` with the keys it returns sealed to the members after it.
+    /// writes `team.coffer` with the keys it returns sealed to the members after it. `make` gets
+    /// the team's keys as the file holds them, earlier ones included (a team unlocked from a
+    /// session holds only the current one, and its earlier keys must not be lost).
     private func changeMembership(
-        by identity: PersonalIdentity, _ make: (TeamMembership) throws -> (MembershipEntry, VaultKeys)
+        by identity: PersonalIdentity, _ make: (TeamMembership, VaultKeys) throws -> (MembershipEntry, VaultKeys)
     ) throws -> TeamMembership {
         // Passes `TeamError` through as it is (a write transaction would call it corruption).
         try exclusiveTransaction { _ in
-            let membership = try readTeam().membership
+            let (_, membership, current) = try readTeam()
             guard let me = membership.member(identity.signing.publicKey), me.isAdmin else { throw TeamError.notAdmin(team: membership.teamName) }
-            var (entry, keys) = try make(membership)
+            var (entry, keys) = try make(membership, current)
             entry.sequence = UInt64(membership.entries.count)
             entry.time = UInt64(Date().timeIntervalSince1970)
             entry.previousHash = membership.entries.last!.hash
