@@ -82,6 +82,9 @@ final class TeamServerTests: XCTestCase {
         try coffer("alice", ["team", "sync"])
         try coffer("bob", ["team", "sync"])
         XCTAssertEqual(try coffer("bob", ["fill", "deploy.example"]).stdout, "team-secret\n")
+        // `coffer run` takes a team's secret by TEAM:ENTRY.
+        let ran = try coffer("bob", ["run", "--env", "TOKEN=coffer://ops:deploy.example/ci/password", "--no-mask", "--", "/bin/sh", "-c", "echo \"[$TOKEN]\""])
+        XCTAssertEqual(ran.stdout, "[team-secret]\n")
 
         let log = (try? String(contentsOfFile: root + "/access.log", encoding: .utf8)) ?? ""
         XCTAssertTrue(log.contains("alice POST /ops.git/git-receive-pack"), "alice pushed as herself: \(log)")

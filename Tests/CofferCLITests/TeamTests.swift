@@ -110,13 +110,6 @@ final class TeamTests: XCTestCase {
             XCTAssertEqual(person.must(["show", "ops:github.com/deploy", "--json"]).stdout.contains("\"d3ploy\""), true)
         }
         XCTAssertEqual(bob.fill("own.example"), "exit 66", "Alice's own items stay hers")
-        // `coffer run` takes a team's secret by TEAM:ENTRY (the child's exit says it got it).
-        for (expected, code) in [("d3ploy", Int32(0)), ("something else", 1)] {
-            let ran = bob.harness.run(
-                ["run", "--env", "TOKEN=coffer://ops:github.com/deploy/password", "--password-stdin", "--container", bob.harness.container, "--",
-                 "/bin/sh", "-c", "test \"$TOKEN\" = '\(expected)'"], stdin: bob.password + "\n", container: false)
-            XCTAssertEqual(ran.code, code, ran.stderr)
-        }
         let listed = try JSONSerialization.jsonObject(with: Data(bob.must(["list", "--json"]).stdout.utf8)) as? [[String: Any]] ?? []
         XCTAssertEqual(listed.first { $0["recordIdentifier"] as? String == deploy }?["vault"] as? String, "ops")
         XCTAssertTrue(bob.must(["list"]).stdout.contains("ops:github.com"))
