@@ -96,6 +96,27 @@ final class SSHAgentTests: XCTestCase {
         XCTAssertNotEqual(try sign("after lock", with: home + "/key.pub").code, 0, "coffer lock locks the agent")
     }
 
+    /// A team's shared key (SPEC.md §19.6) is served beside one's own, named `TEAM:NAME`, signs
+    /// while one's vault is unlocked, and not after `coffer lock`.
+    func testATeamsKeyIsServedAndSignsWhileOnesVaultIsUnlocked() throws {
+        XCTAssertEqual(try coffer(["team", "create", "ops", "--password-stdin"], stdin: master + "\n").code, 0)
+        let added = try coffer(["--group", "team.ops", "ssh-key", "add", "deploy", "--password-stdin"], stdin: master + "\n")
+        XCTAssertEqual(added.code, 0, added.stderr)
+        let publicKey = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try startAgent(["--no-pinentry"])
+        let listed = try run("/usr/bin/ssh-add", ["-L"])
+        XCTAssertEqual(listed.code, 0, listed.stderr + agentLog)
+        XCTAssertTrue(listed.stdout.contains(String(publicKey.split(separator: " ")[1])), listed.stdout)
+        XCTAssertTrue(listed.stdout.contains("ops:deploy"), listed.stdout)
+        try (publicKey + "\n").write(toFile: home + "/team.pub", atomically: true, encoding: .utf8)
+        XCTAssertNotEqual(try sign("locked", with: home + "/team.pub").code, 0)
+        XCTAssertEqual(try coffer(["unlock", "--password-stdin"], stdin: master + "\n").code, 0)
+        let signed = try sign("hello", with: home + "/team.pub")
+        XCTAssertEqual(signed.code, 0, signed.stderr + agentLog)
+        XCTAssertEqual(try coffer(["lock"]).code, 0)
+        XCTAssertNotEqual(try sign("after lock", with: home + "/team.pub").code, 0, "coffer lock locks the team's key too")
+    }
+
     func testLockedAgentAsksThroughPinentryAndConfirmsEachSignature() throws {
         XCTAssertEqual(try coffer(["ssh-key", "add", "work", "--confirm", "--password-stdin"], stdin: master + "\n").code, 0)
         try startAgent()

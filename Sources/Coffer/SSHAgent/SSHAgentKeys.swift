@@ -1,7 +1,8 @@
 import FoundationEssentials
 
-/// The keys the agent serves: the vault's ssh-key items (SPEC.md §6.3, §14). Listing reads the
-/// identity store, so it works while the vault is locked — public keys only, as suggestions are.
+/// The keys the agent serves: the ssh-key items of the vault and of the teams it opens (SPEC.md
+/// §6.3, §14, §19.6: a team's shared deploy key, its comment `TEAM:NAME`). Listing reads the
+/// identity stores, so it works while locked — public keys only, as suggestions are.
 /// Signing needs the vault unlocked: by a keyring session (`coffer unlock`), else through
 /// pinentry, whose unlock starts a session so `coffer lock` locks the agent too. No private key
 /// is kept between requests: each signature reads the item, decodes the key into guarded
@@ -20,39 +21,50 @@ public final class SSHAgentKeys {
         public let key: SSHPublicKey
         public let comment: String
         public let recordID: RecordID
+        /// The vault holding the item: one's own, or a team's.
+        public let vaultID: VaultID
     }
 
-    /// Every Ed25519 key of the vault with its item's name as the comment; empty when the
-    /// identity store cannot be read (disabled on this device while locked).
+    /// Every Ed25519 key of the vault, then of its teams, with its item's name as the comment;
+    /// a vault whose identity store cannot be read (disabled on this device while locked)
+    /// contributes none.
     func identities() -> [Listed] {
         guard let vault = try? openVault() else { return [] }
-        return (try? cachedKeys(in: vault)) ?? []
+        return (try? cachedKeys(in: vault).keys) ?? []
     }
 
-    /// The keys of the last listing while the index has not changed since (its change token):
-    /// a listing of a 10,000-item vault costs ~10 ms, the token one manifest read.
-    private var cache: (vaultID: VaultID, token: [UInt8], keys: [Listed])?
+    /// The keys of the last listing while no index has changed since (their change tokens):
+    /// a listing of a 10,000-item vault costs ~10 ms, a token one manifest read.
+    private var cache: (tokens: [VaultID: [UInt8]], keys: [Listed])?
 
-    private func cachedKeys(in vault: Vault) throws -> [Listed] {
-        let token = try vault.identityStore.changeToken() ?? []
-        if let cache, cache.vaultID == vault.vaultID, cache.token == token { return cache.keys }
-        let keys = try Self.listedKeys(in: vault)
-        cache = (vault.vaultID, token, keys)
-        return keys
+    /// The keys, and the vaults opened for this request (never a vault kept from an earlier
+    /// one: a vault unlocked then stays unlocked in memory, and `coffer lock` must count).
+    private func cachedKeys(in personal: Vault) throws -> (keys: [Listed], vaults: [VaultID: Vault]) {
+        let teams = TeamDirectory.teams(ownedBy: personal.container, environment: session.environment, configuration: session.configuration)
+        for team in teams { session.unlockFromSession(team.vault) }
+        let vaults: [(name: String?, vault: Vault)] = [(nil, personal)] + teams.map { ($0.name, $0.vault) }
+        var tokens: [VaultID: [UInt8]] = [:]
+        for (_, vault) in vaults { tokens[vault.vaultID] = (try? vault.identityStore.changeToken()) ?? [] }
+        let opened = Dictionary(vaults.map { ($0.vault.vaultID, $0.vault) }, uniquingKeysWith: { first, _ in first })
+        if let cache, cache.tokens == tokens { return (cache.keys, opened) }
+        var keys = try Self.listedKeys(in: personal)
+        for team in teams { keys += (try? Self.listedKeys(in: team.vault, team: team.name)) ?? [] }
+        cache = (tokens, keys)
+        return (keys, opened)
     }
 
-    public static func listedKeys(in vault: Vault) throws -> [Listed] {
+    public static func listedKeys(in vault: Vault, team: String? = nil) throws -> [Listed] {
         let listing = try vault.identityStore.identityListing()
         return listing.rows.filter { $0.kind == .sshKey }.compactMap { row in
             guard let key = SSHPublicKey(authorizedKeysLine: listing.identity(row).serviceIdentifier.identifier) else { return nil }
-            return Listed(key: key, comment: listing.name(row), recordID: row.recordID)
+            return Listed(key: key, comment: (team.map { $0 + ":" } ?? "") + listing.name(row), recordID: row.recordID, vaultID: vault.vaultID)
         }
     }
 
     /// The signature of `data` with the key whose blob is `blob`.
     func sign(blob: [UInt8], data: [UInt8]) throws -> [UInt8] {
-        let vault = try openVault()
-        guard let listed = try cachedKeys(in: vault).first(where: { $0.key.blob == blob }) else { throw SSHAgentError.unknownKey }
+        let (keys, vaults) = try cachedKeys(in: openVault())
+        guard let listed = keys.first(where: { $0.key.blob == blob }), let vault = vaults[listed.vaultID] else { throw SSHAgentError.unknownKey }
         try unlock(vault, reason: "to sign with the SSH key '\(listed.comment)'")
         let record = try vault.record(withID: listed.recordID)
         guard let text = record.sshPrivateKeyText else { throw SSHAgentError.noPrivateKey }
