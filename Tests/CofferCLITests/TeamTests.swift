@@ -114,6 +114,10 @@ final class TeamTests: XCTestCase {
         XCTAssertEqual(listed.first { $0["recordIdentifier"] as? String == deploy }?["vault"] as? String, "ops")
         XCTAssertTrue(bob.must(["list"]).stdout.contains("ops:github.com"))
         XCTAssertTrue(bob.must(["search", "deplo"]).stdout.contains("ops:github.com"))
+        // Tab: `o` offers the team, `ops:git` what is in it (locked: the team's store).
+        bob.harness.environment["COFFER_CONTAINER"] = bob.harness.container
+        XCTAssertEqual(bob.harness.run(["__complete", "entry", "o"], container: false).stdout, "ops:\n")
+        XCTAssertEqual(bob.harness.run(["__complete", "entry", "ops:git"], container: false).stdout, "ops:github.com\nops:github.com/deploy\n")
 
         // Bob and Carol change the same login and add one each, before either syncs.
         bob.must(["edit", "ops:github.com/deploy", "--new-password"], stdin: "from-bob\n")

@@ -21,12 +21,29 @@ enum CompletionCandidates {
         do {
             let parsed = try ParsedArguments.parse(["--no-interaction"], specs: GlobalOptions.all)
             let context = try CommandContext(arguments: parsed, io: io, configuration: configuration)
+            let isEntry = template == templates["entry"]
+            // `TEAM:WORD` completes in that team's table (SPEC.md §19.6), each line `TEAM:…`.
+            let word = isEntry ? context.scoped(arguments[1]) : arguments[1]
             let table = try context.readingStore { try $0.completionTable(build: table(of:)) }
-            io.standardOutput(matches(in: section(template == templates["entry"] ? 0 : 1, of: table), prefix: arguments[1]))
+            let found = matches(in: section(isEntry ? 0 : 1, of: table), prefix: word)
+            if let team = context.team {
+                io.standardOutput(found.split(separator: "\n").map { team + ":" + $0 + "\n" }.joined())
+            } else {
+                io.standardOutput(found)
+                if isEntry { io.standardOutput(teamPrefixes(startingWith: arguments[1], context: context)) }
+            }
             return 0
         } catch {
             return CLIError.from(error).code.rawValue  // a shell shows nothing; the reason is no candidate
         }
+    }
+
+    /// `TEAM:` for each team on this device whose name starts as `word` does (a Tab then goes on
+    /// inside that team).
+    static func teamPrefixes(startingWith word: String, context: CommandContext) -> String {
+        guard !word.contains(":"), let personal = try? context.container() else { return "" }
+        return TeamDirectory.teams(ownedBy: personal, environment: context.io.environment, configuration: context.vaultConfiguration)
+            .map { $0.name + ":" }.filter { $0.hasPrefix(word) }.map { $0 + "\n" }.joined()
     }
 
     /// What each operand completes to: the templates of `coffer list --format`.
