@@ -11,11 +11,13 @@ final class TeamPerson {
     let name: String
     let password: String
 
-    init(_ name: String, root: String) {
+    /// - Parameter device: another device of `name`'s vault: no vault is made (it is cloned).
+    init(_ name: String, root: String, device: String? = nil) {
         self.name = name
         password = "pw of \(name)"
-        harness = CLIHarness(base: root + "/" + name)
+        harness = CLIHarness(base: root + "/" + (device ?? name))
         harness.environment["USER"] = name
+        guard device == nil else { return }
         let created = harness.run(["init", "--password-stdin"], stdin: password + "\n")
         precondition(created.code == 0, created.stderr)
     }
@@ -235,6 +237,25 @@ final class TeamTests: XCTestCase {
         let locked = alice.harness.run(["fill", "github.com", "--no-interaction"])
         XCTAssertEqual(locked.code, 75, locked.stderr)
         XCTAssertEqual(locked.stdout, "")
+    }
+
+    /// One's identity comes from one's vault: a second device of Bob's vault (a clone) joins
+    /// the team with no admin's help, and fills from it.
+    func testAnotherDeviceOfOnesVaultJoinsWithoutAnAdmin() throws {
+        let (alice, bob, _) = founded()
+        alice.must(["add", "--team", "ops", "github.com", "deploy"], stdin: "d3ploy\n")
+        alice.must(["team", "sync"])
+        let personalRemote = root + "/bob-personal.git"
+        XCTAssertEqual(try runTool("/usr/bin/git", ["init", "-q", "--bare", "-b", "main", personalRemote], environment: ["HOME": root]).code, 0)
+        bob.must(["sync", "remote", personalRemote])
+        bob.must(["sync"])
+        let desktop = TeamPerson("bob", root: root, device: "bob-desktop")
+        let cloned = desktop.harness.run(["clone", personalRemote, "--password-stdin", "--container", desktop.harness.container],
+                                         stdin: desktop.password + "\n", container: false)
+        XCTAssertEqual(cloned.code, 0, cloned.stderr)
+        XCTAssertEqual(desktop.recipient, bob.recipient)
+        desktop.must(["team", "join", remote, "--founder", alice.fingerprint])
+        XCTAssertEqual(desktop.fill("github.com"), "d3ploy")
     }
 
     // MARK: Removal
