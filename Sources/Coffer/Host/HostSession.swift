@@ -108,9 +108,11 @@ public final class HostSession {
     ///   header, a pinentry that cannot start).
     public func unlock(_ vault: Vault, reason: String) throws -> UnlockOutcome {
         if unlockFromSession(vault) { return .unlocked }
-        if TeamDirectory.owner(of: vault) != nil {
+        if let ownerContainer = TeamDirectory.owner(of: vault) {
             // A team opens with its owner's identity: the person gives their own password.
-            guard let owner = openTeamOwner(of: vault) else { throw TeamError.invalid("the vault that opens this team is gone from this device") }
+            guard let owner = try? Vault.open(ownerContainer, configuration: configuration) else {
+                throw TeamError.invalid("the vault that opens this team is gone from this device")
+            }
             let outcome = try unlock(owner, reason: reason)
             guard outcome == .unlocked else { return outcome }
             try vault.unlockTeam(identity: owner.personalIdentity())

@@ -138,11 +138,12 @@ public final class CredentialProvider {
     // MARK: Internals
 
     /// Whether the vault is unlocked, taking a live keyring session into account.
+    /// Through the host's door when there is one (it opens a team from its owner's session too).
     func unlockFromSession() -> Bool {
+        if let host { return host.unlockFromSession(vault) }
         if vault.isUnlocked { return true }
         guard let sessions else { return false }
-        if (try? vault.unlock(fromSessions: sessions)) == true { return true }
-        return host?.unlockFromSession(vault) ?? false
+        return (try? vault.unlock(fromSessions: sessions)) ?? false
     }
 
     /// Asks for the master password until it unlocks the vault; cancels the request otherwise.

@@ -144,24 +144,29 @@ extension SyncSession {
     ///   still holds (SPEC.md §19.5).
     func recordVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool, isNew: Bool = false) throws -> RecordVersion {
         let bytes = blobs[object] ?? []
-        let record = try open(record: bytes, id: id, path: path.path, fromRemote: fromRemote, currentKeyOnly: isNew)
+        let record = try open(record: bytes, id: id, path: path.path, fromRemote: fromRemote, isNew: isNew)
         return RecordVersion(object: object, bytes: bytes, record: record, hash: try ciphertextHash(bytes))
     }
 
     func tombstoneVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool, isNew: Bool = false) throws -> TombstoneVersion {
         let bytes = blobs[object] ?? []
         let tombstone = try authenticated(path.path, fromRemote: fromRemote) {
-            isNew ? try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: remoteKeys.recordKey)
-                : try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
+            try opening(isNew: isNew) { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
         }
         return TombstoneVersion(object: object, bytes: bytes, tombstone: tombstone, hash: try ciphertextHash(bytes))
     }
 
-    func open(record bytes: [UInt8], id: RecordID, path: String, fromRemote: Bool, currentKeyOnly: Bool = false) throws -> Record {
+    func open(record bytes: [UInt8], id: RecordID, path: String, fromRemote: Bool, isNew: Bool = false) throws -> Record {
         try authenticated(path, fromRemote: fromRemote) {
-            currentKeyOnly ? try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: remoteKeys.recordKey)
-                : try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
+            try opening(isNew: isNew) { try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
         }
+    }
+
+    /// Opens a file under the record key it must be sealed under: a remote file the base lacks
+    /// (`isNew`) under the key the remote's membership names only, any other under this vault's
+    /// current or an earlier key.
+    private func opening<Result>(isNew: Bool, _ body: (SecureBytes) throws -> Result) throws -> Result {
+        isNew ? try body(remoteKeys.recordKey) : try keys.openingWithRecordKey(body)
     }
 
     /// Opens a fetched file; any failure is the remote's file refused (exit 65), naming it.

@@ -27,6 +27,14 @@ public struct TeamMembership: Equatable, Sendable {
 
     public func member(_ signingKey: [UInt8]) -> Member? { members.first { $0.recipient.signingKey == signingKey } }
 
+    /// How `other` stands to this chain: the same, longer and containing it, a prefix of it
+    /// (`behind`), or another chain (`forked`).
+    public func relation(of other: [MembershipEntry]) -> ChainRelation {
+        let relation = head.relation(of: other)
+        guard relation == .behind else { return relation }
+        return other.isEmpty || entries[other.count - 1].hash != other[other.count - 1].hash ? .forked : .behind
+    }
+
     /// Verifies `entries` as the chain of team `teamID`.
     /// - Parameter founder: the founder's key this device pinned when it joined, if any.
     /// - Throws: `TeamError.refused` naming the first entry that breaks a rule.
@@ -98,6 +106,9 @@ public struct TeamMembership: Equatable, Sendable {
     }
 }
 
+/// How one membership chain stands to another (SPEC.md §19.5).
+public enum ChainRelation: Equatable, Sendable { case equal, extends, behind, forked }
+
 /// How far a chain goes: its length and the hash of its last entry.
 public struct ChainHead: Equatable, Sendable {
     public let count: UInt64
@@ -106,6 +117,15 @@ public struct ChainHead: Equatable, Sendable {
     public init(count: UInt64, hash: [UInt8]) {
         self.count = count
         self.hash = hash
+    }
+
+    /// How `entries` stand to this head: the same chain, a longer one that contains it, a
+    /// shorter one (`behind`: whether it is a prefix only the whole chain can tell) or another.
+    public func relation(of entries: [MembershipEntry]) -> ChainRelation {
+        let length = UInt64(entries.count)
+        guard length >= count else { return .behind }
+        guard count > 0, entries[Int(count) - 1].hash == hash else { return .forked }
+        return length == count ? .equal : .extends
     }
 
     static let encodedLength = 40

@@ -25,9 +25,7 @@ extension SyncSession {
                 "the remote's list has \(remoteCount) entries and this device saw \(pin.remoteCount) there: it was rolled back")
         }
         let local = try vault.readTeam().membership
-        var relation = Vault.compare(remoteMembership.entries, with: local.head)
-        if relation == .behind, local.entries[Int(remoteCount) - 1].hash != remoteMembership.head.hash { relation = .forked }
-        switch relation {
+        switch local.relation(of: remoteMembership.entries) {
         case .forked:
             // Entries this device made and never pushed, against ones another admin pushed
             // meanwhile (both follow the list the remote last confirmed): a race, not an attack.
@@ -65,7 +63,7 @@ extension SyncSession {
         try vault.writeTeamKeyFile(bytes, membership: membership, remoteCount: UInt64(membership.entries.count))
         report.membershipChanged = true
         guard keyChanged else { return }
-        try vault.unlock(teamKeys: taken)
+        vault.unlock(keys: taken)
         keys = taken
         remoteKeys = taken
         try vault.rebuildIdentityIndex()

@@ -57,7 +57,7 @@ extension Vault {
                 try vault.deviceState.setTeamSealedKeyID(membership.keyID)
             }
             try vault.writeTeamKeyFile(bytes, membership: membership, remoteCount: UInt64(membership.entries.count))
-            try vault.unlock(teamKeys: keys)
+            vault.unlock(keys: keys)
             try vault.didUnlockWithIdentity(keys: keys)
         }
     }

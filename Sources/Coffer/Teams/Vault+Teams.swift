@@ -28,7 +28,7 @@ extension Vault {
     }
 
     /// `team.coffer` opened with the team's current key (or `identity`'s slot when given).
-    func readTeam(identity: PersonalIdentity? = nil) throws -> (file: TeamKeyFile, membership: TeamMembership, keys: VaultKeys) {
+    func readTeam(identity: PersonalIdentity? = nil) throws -> (membership: TeamMembership, keys: VaultKeys) {
         let path = container.path + "/" + GroupContainer.teamKeysName
         let bytes = try mappingErrors(file: path) {
             try fileSystem.readFile(GroupContainer.teamKeysName, in: openContainer().root, limit: TeamKeyFile.maximumFileLength)
@@ -39,26 +39,13 @@ extension Vault {
         let (membership, keys) = try identity.map { try TeamKeys.open(file, identity: $0, founder: pin?.founder) }
             ?? TeamKeys.open(file, key: self.keys(), founder: pin?.founder)
         if let pin {
-            switch Self.compare(membership.entries, with: pin.accepted) {
+            switch pin.accepted.relation(of: membership.entries) {
             case .extends, .equal: break
             case .behind: throw TeamError.refused("team.coffer holds an older membership list than this device accepted (rolled back)")
             case .forked: throw TeamError.refused("team.coffer holds a membership list that forks from the one this device accepted")
             }
         }
-        return (file, membership, keys)
-    }
-
-    enum ChainRelation: Equatable { case equal, extends, behind, forked }
-
-    /// How `entries` stand to an accepted head: the same chain, a longer one that contains it,
-    /// a shorter one (whether it is a prefix the caller checks) or another one.
-    static func compare(_ entries: [MembershipEntry], with head: ChainHead) -> ChainRelation {
-        let count = UInt64(entries.count)
-        if count >= head.count {
-            guard head.count > 0, entries[Int(head.count) - 1].hash == head.hash else { return .forked }
-            return count == head.count ? .equal : .extends
-        }
-        return .behind
+        return (membership, keys)
     }
 
     // MARK: Unlocking
@@ -68,14 +55,14 @@ extension Vault {
     /// still sealed under an earlier key (a removal cut short) finishes re-sealing them here.
     /// - Throws: `TeamError.notMember` when the identity has no copy (removed).
     public func unlockTeam(identity: PersonalIdentity) throws {
-        let (_, membership, keys) = try readTeamNamingIt(identity: identity)
-        try unlock(teamKeys: keys)
+        let (membership, keys) = try readTeamNamingIt(identity: identity)
+        unlock(keys: keys)
         if deviceState.teamSealedKeyID() != membership.keyID { try resealUnderCurrentKey(keyID: membership.keyID) }
         try didUnlockWithIdentity(keys: keys)
     }
 
     /// `readTeam`, with the team's name in a `notMember` error (the list that names it is sealed).
-    private func readTeamNamingIt(identity: PersonalIdentity) throws -> (TeamKeyFile, TeamMembership, VaultKeys) {
+    private func readTeamNamingIt(identity: PersonalIdentity) throws -> (membership: TeamMembership, keys: VaultKeys) {
         do {
             return try readTeam(identity: identity)
         } catch TeamError.notMember {
@@ -97,17 +84,11 @@ extension Vault {
     func loadTeamHistory(identity: (() throws -> PersonalIdentity)?) throws {
         guard try keys().previous.isEmpty else { return }
         do {
-            try unlock(teamKeys: readTeam().keys)
+            unlock(keys: try readTeam().keys)
         } catch TeamError.refused {
             guard let identity else { throw VaultError.locked }
-            try unlock(teamKeys: readTeamNamingIt(identity: identity()).2)
+            unlock(keys: try readTeamNamingIt(identity: identity()).keys)
         }
-    }
-
-    /// Unlocks with a team's keys, earlier ones included.
-    func unlock(teamKeys keys: VaultKeys) throws(VaultError) {
-        ProcessHardening.disableCoreDumps()
-        unlockedTeamKeys(keys)
     }
 
     // MARK: Founding
@@ -183,7 +164,7 @@ extension Vault {
         guard let rotated else { throw VaultError.locked }
         // team.coffer names the new key first: a crash from here on leaves records under the
         // old key, which the earlier keys still open and the next unlock re-seals.
-        try unlock(teamKeys: rotated)
+        unlock(keys: rotated)
         try resealUnderCurrentKey(keyID: membership.keyID)
         return (membership, readable)
     }
@@ -197,7 +178,7 @@ extension Vault {
     ) throws -> TeamMembership {
         // Passes `TeamError` through as it is (a write transaction would call it corruption).
         try exclusiveTransaction { _ in
-            let (_, membership, current) = try readTeam()
+            let (membership, current) = try readTeam()
             guard let me = membership.member(identity.signing.publicKey), me.isAdmin else { throw TeamError.notAdmin(team: membership.teamName) }
             var (entry, keys) = try make(membership, current)
             entry.sequence = UInt64(membership.entries.count)
@@ -243,7 +224,7 @@ extension Vault {
             var changes: [RecordChange] = []
             for id in try recordIDs(in: opened) {
                 let bytes = try readRecordFile(id, in: opened)
-                guard !keys.opensWithCurrentKey({ _ = try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }) else { continue }
+                guard (try? RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)) == nil else { continue }
                 var record = try mappingErrors(file: container.recordPath(id)) {
                     try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
                 }

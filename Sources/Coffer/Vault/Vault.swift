@@ -121,13 +121,12 @@ public final class Vault: Sendable {
 
     /// Unlocks with a vault key kept elsewhere (the kernel keyring, an embedding app's own store).
     public func unlock(vaultKey: SecureBytes) throws(VaultError) {
-        ProcessHardening.disableCoreDumps()
-        let keys = try VaultKeys.mapping { try VaultKeys(vaultKey: vaultKey) }
-        unlockedKeys.withLock { $0 = keys }
+        unlock(keys: try VaultKeys.mapping { try VaultKeys(vaultKey: vaultKey) })
     }
 
-    /// Takes keys unwrapped elsewhere (a team's, from its key file: SPEC.md §19.4).
-    func unlockedTeamKeys(_ keys: VaultKeys) {
+    /// Unlocks with keys unwrapped elsewhere (a team's, earlier keys included: SPEC.md §19.4).
+    func unlock(keys: VaultKeys) {
+        ProcessHardening.disableCoreDumps()
         unlockedKeys.withLock { $0 = keys }
     }
 

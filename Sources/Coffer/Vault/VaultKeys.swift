@@ -54,9 +54,4 @@ public final class VaultKeys: Sendable {
             throw error
         }
     }
-
-    /// Whether `body` opens the file with the current record key (not only an earlier one).
-    func opensWithCurrentKey(_ body: (SecureBytes) throws -> Void) -> Bool {
-        (try? body(recordKey)) != nil
-    }
 }

@@ -37,7 +37,7 @@ struct AuditCommand: Command {
         // removed member could read is flagged until it is changed.
         var teams: [(name: String, records: [Record], membership: TeamMembership)] = []
         if let identity = try? personal.personalIdentity() {
-            for team in TeamDirectory.teams(ownedBy: personal.container, environment: context.io.environment, configuration: context.vaultConfiguration) {
+            for team in context.teams(ownedBy: personal.container) {
                 guard (try? team.vault.unlockTeam(identity: identity)) != nil, let members = try? team.vault.teamMembership(),
                       let stored = try? team.vault.allRecords()
                 else { context.note("team '\(team.name)' is left out: it does not open"); continue }

@@ -42,7 +42,7 @@ enum CompletionCandidates {
     /// inside that team).
     static func teamPrefixes(startingWith word: String, context: CommandContext) -> String {
         guard !word.contains(":"), let personal = try? context.container() else { return "" }
-        return TeamDirectory.teams(ownedBy: personal, environment: context.io.environment, configuration: context.vaultConfiguration)
+        return context.teams(ownedBy: personal)
             .map { $0.name + ":" }.filter { $0.hasPrefix(word) }.map { $0 + "\n" }.joined()
     }
 

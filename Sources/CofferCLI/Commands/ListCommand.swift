@@ -141,7 +141,7 @@ extension CommandContext {
     /// named on stderr and left out.
     func teamListings(_ make: (CredentialIdentityStore) throws -> IdentityListing) -> [(name: String, listing: IdentityListing)] {
         guard team == nil, let personal = try? container() else { return [] }
-        return TeamDirectory.teams(ownedBy: personal, environment: io.environment, configuration: vaultConfiguration).compactMap { team in
+        return teams(ownedBy: personal).compactMap { team in
             unlockFromSession(team.vault)
             do {
                 return (team.name, try make(team.vault.identityStore))

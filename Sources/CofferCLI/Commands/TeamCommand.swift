@@ -206,7 +206,7 @@ struct TeamCommand: Command {
 
     private static func list(_ context: CommandContext, _ operands: [String]) throws {
         let personal = try context.openVault()
-        let teams = TeamDirectory.teams(ownedBy: personal.container, environment: context.io.environment, configuration: context.vaultConfiguration)
+        let teams = context.teams(ownedBy: personal.container)
         if context.wantsJSON {
             context.print(JSONOutput.render(.array(teams.map { team in
                 context.unlockFromSession(team.vault)
@@ -229,7 +229,7 @@ struct TeamCommand: Command {
         guard operands.count <= 1 else { throw UsageError("unexpected argument '\(operands[1].prefix(40))'") }
         let personal = try context.unlockedVault()
         let names = operands.isEmpty
-            ? TeamDirectory.teams(ownedBy: personal.container, environment: context.io.environment, configuration: context.vaultConfiguration).map(\.name)
+            ? context.teams(ownedBy: personal.container).map(\.name)
             : operands
         for name in names {
             let (team, _) = try openTeam(context, name, personal: personal)

@@ -35,7 +35,7 @@ struct PickerSession {
         if !store.state.isEnabled && !vault.isUnlocked { try unlockWithPinentry() }
         var entries = Self.entries(of: try store.identityListing(), in: vault, team: nil, oneTimeCode: oneTimeCode)
         // Then one's teams' (SPEC.md §19.6), those readable now.
-        for team in TeamDirectory.teams(ownedBy: vault.container, environment: context.io.environment, configuration: context.vaultConfiguration) {
+        for team in context.teams(ownedBy: vault.container) {
             context.unlockFromSession(team.vault)
             guard let listing = try? team.vault.identityStore.identityListing() else { continue }
             entries += Self.entries(of: listing, in: team.vault, team: team.name, oneTimeCode: oneTimeCode)

@@ -71,9 +71,7 @@ struct SecretReference: Equatable {
     /// `TEAM:ENTRY` (SPEC.md §19.6): the team of that name that `personal` opens, unlocked from
     /// its session or with the person's identity, and the entry; any other entry as it is.
     static func scoped(_ entry: String, personal: Vault, context: CommandContext) throws -> (Vault, String) {
-        guard let colon = entry.firstIndex(of: ":"), let team = TeamDirectory.teams(
-            ownedBy: personal.container, environment: context.io.environment, configuration: context.vaultConfiguration
-        ).first(where: { $0.name == entry[..<colon] })?.vault
+        guard let colon = entry.firstIndex(of: ":"), let team = context.teams(ownedBy: personal.container).first(where: { $0.name == entry[..<colon] })?.vault
         else { return (personal, entry) }
         context.unlockFromSession(team)
         if !team.isUnlocked { try team.unlockTeam(identity: personal.personalIdentity()) }

@@ -94,6 +94,11 @@ final class CommandContext {
         return rest
     }
 
+    /// The teams `owner` (a personal container) opens on this device, by name (SPEC.md §19.6).
+    func teams(ownedBy owner: GroupContainer) -> [(name: String, vault: Vault)] {
+        TeamDirectory.teams(ownedBy: owner, environment: io.environment, configuration: vaultConfiguration)
+    }
+
     /// Works in team `name` (`--team NAME`).
     func useTeam(_ name: String) throws {
         try _ = Vault.teamGroupIdentifier(name)
