@@ -59,3 +59,23 @@ static inline long long coffer_filesystem_type(const char *path) {
     do { result = statfs(path, &info); } while (result != 0 && errno == EINTR);
     return result == 0 ? (long long)info.f_type : -1;
 }
+
+#include <dirent.h>
+
+/// Whether the directory open as `fd` holds nothing but "." and "..": getdents64(2) into a
+/// small buffer on the stack, where readdir(3) would allocate 32 KiB and a second descriptor
+/// (opening a vault asks this of `tmp/` on every command). 1 empty, 0 not, -1 with errno.
+/// Reads from the start and leaves the offset moved.
+static inline int coffer_directory_is_empty(int fd) {
+    char buffer[1024] __attribute__((aligned(8)));
+    if (lseek(fd, 0, SEEK_SET) < 0) return -1;
+    for (;;) {
+        ssize_t length = getdents64(fd, buffer, sizeof buffer);
+        if (length < 0) return -1;
+        if (length == 0) return 1;
+        for (ssize_t at = 0; at < length; at += ((struct dirent64 *)(buffer + at))->d_reclen) {
+            const char *name = ((struct dirent64 *)(buffer + at))->d_name;
+            if (!(name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))) return 0;
+        }
+    }
+}

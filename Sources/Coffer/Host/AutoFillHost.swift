@@ -59,13 +59,13 @@ public struct AutoFillHost {
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         let suggestions: [RankedIdentity]
         do {
-            let hostLevel = try candidates(serviceIdentifiers, request, user: user, minimumLevel: .host, sharing: nil, kind: kind)
+            let hostLevel = try candidates(request, user: user, minimumLevel: .host, sharing: nil, kind: kind)
             if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best, kind: kind, allowInteraction: allowInteraction) }
             if hostsOnly { return .noMatch }
             // Then the whole sites, and (on the web) the sites that share their accounts with them.
             let sharing = rules == .web && kind == .password ? provider.sharedCredentials?() : nil
             suggestions = try candidates(
-                serviceIdentifiers, request, user: user, minimumLevel: sharing == nil ? .registrableDomain : .sharedCredential,
+                request, user: user, minimumLevel: sharing == nil ? .registrableDomain : .sharedCredential,
                 sharing: sharing, kind: kind)
         } catch CredentialIdentityStoreError.storeDisabled {
             // No QuickType suggestions: the user opens the provider's list instead.
@@ -107,13 +107,13 @@ public struct AutoFillHost {
     /// The store's identities for the request, for `user` if given, that this host's protocol
     /// admits.
     private func candidates(
-        _ services: [CredentialServiceIdentifier], _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel,
+        _ request: [ServiceKey], user: String?, minimumLevel: MatchLevel,
         sharing: SharedCredentials?, kind: FillKind
     ) throws -> [RankedIdentity] {
         let store = provider.vault.identityStore
         let found = switch kind {
-        case .password: try store.credentialIdentities(for: services, minimumLevel: minimumLevel, sharing: sharing)
-        case .oneTimeCode: try store.oneTimeCodeIdentities(for: services, minimumLevel: minimumLevel)
+        case .password: try store.credentialIdentities(matching: request, minimumLevel: minimumLevel, sharing: sharing)
+        case .oneTimeCode: try store.oneTimeCodeIdentities(matching: request, minimumLevel: minimumLevel)
         }
         return found.filter { ranked in
             guard user == nil || ranked.identity.user == user else { return false }

@@ -42,9 +42,19 @@ public final class CredentialIdentityStore: Sendable {
         for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain,
         sharing: SharedCredentials? = nil
     ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
-        let listing = serviceIdentifiers.isEmpty
-            ? try identityListing().filter { $0.entry == .password }
-            : try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel, sharing: sharing)
+        guard !serviceIdentifiers.isEmpty else {
+            let listing = try identityListing().filter { $0.entry == .password }
+            return listing.rows.map(listing.rankedIdentity)
+        }
+        return try credentialIdentities(matching: serviceIdentifiers.map(ServiceKey.init(parsing:)), minimumLevel: minimumLevel, sharing: sharing)
+    }
+
+    /// `credentialIdentities(for:)` of a request a host has already taken apart (it parsed the
+    /// services to judge them by its own rules): a fill parses each URL once.
+    func credentialIdentities(
+        matching request: [ServiceKey], minimumLevel: MatchLevel, sharing: SharedCredentials?
+    ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
+        let listing = try identityListing(matching: request, minimumLevel: minimumLevel, kind: .password, sharing: sharing)
         return listing.rows.map(listing.rankedIdentity)
     }
 
@@ -54,7 +64,12 @@ public final class CredentialIdentityStore: Sendable {
     public func oneTimeCodeIdentities(
         for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain
     ) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
-        let listing = try identityListing(for: serviceIdentifiers, minimumLevel: minimumLevel, kind: .oneTimeCode)
+        try oneTimeCodeIdentities(matching: serviceIdentifiers.map(ServiceKey.init(parsing:)), minimumLevel: minimumLevel)
+    }
+
+    /// `oneTimeCodeIdentities(for:)` of a request already taken apart.
+    func oneTimeCodeIdentities(matching request: [ServiceKey], minimumLevel: MatchLevel) throws(CredentialIdentityStoreError) -> [RankedIdentity] {
+        let listing = try identityListing(matching: request, minimumLevel: minimumLevel, kind: .oneTimeCode, sharing: nil)
         return listing.rows.map(listing.rankedIdentity)
     }
 
@@ -143,9 +158,14 @@ public final class CredentialIdentityStore: Sendable {
         for serviceIdentifiers: [CredentialServiceIdentifier], minimumLevel: MatchLevel = .registrableDomain,
         kind: IdentityKind = .password, sharing: SharedCredentials? = nil
     ) throws(CredentialIdentityStoreError) -> IdentityListing {
+        try identityListing(matching: serviceIdentifiers.map(ServiceKey.init(parsing:)), minimumLevel: minimumLevel, kind: kind, sharing: sharing)
+    }
+
+    private func identityListing(
+        matching request: [ServiceKey], minimumLevel: MatchLevel, kind: IdentityKind, sharing: SharedCredentials?
+    ) throws(CredentialIdentityStoreError) -> IdentityListing {
         try readable()
         let usage = vault.deviceState.lastUsed()
-        let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         let shared = minimumLevel == .sharedCredential ? sharing.map { Self.sharedRequests(request, $0) } ?? [] : []
         return try mapped {
             try vault.readingIndex { index, manifest in

@@ -90,6 +90,11 @@ public struct FileSystem: Sendable {
         return names
     }
 
+    /// Whether `directory` has no entries (an error counts as not empty: the caller looks).
+    public func isEmpty(_ directory: Directory) -> Bool {
+        coffer_directory_is_empty(directory.descriptor) == 1
+    }
+
     /// A regular file of `directory` held open to be read in pieces (a derived file whose header
     /// says where the one piece a reader wants is), or `nil` when it does not exist.
     public func openForReading(_ name: String, in directory: Directory) throws(StorageError) -> OpenedFile? {

@@ -200,9 +200,7 @@ public final class Vault: Sendable {
     /// planted there is left for `verify` to report and for the next writer to refuse, never
     /// followed (SPEC.md §3.4).
     func removeStaleTemporaryFiles(_ opened: OpenContainer) {
-        guard let directory = try? opened.directoryIfPresent(GroupContainer.temporaryName),
-              let names = try? fileSystem.contents(of: directory), !names.isEmpty
-        else { return }
+        guard let directory = try? opened.directoryIfPresent(GroupContainer.temporaryName), !fileSystem.isEmpty(directory) else { return }
         _ = try? fileLock(opened).withLockIfAvailable {
             for name in try fileSystem.contents(of: directory) { fileSystem.removeQuietly(name, in: directory) }
         }

@@ -101,6 +101,18 @@ final class VaultLifecycleTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
     }
 
+    /// The emptiness check reads raw directory entries: names that begin like "." and ".."
+    /// are files all the same.
+    func testStaleTemporaryFilesNamedLikeDotsAreRemovedOnOpen() throws {
+        let vault = try Fixture.vault()
+        for name in ["...", "..x", ".y"] {
+            let stale = vault.container.temporaryDirectory + "/" + name
+            try Fixture.write([1], to: stale)
+            _ = try Fixture.open(vault)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: stale), name)
+        }
+    }
+
     func testStaleTemporaryFilesSurviveWhileAWriterHoldsTheLock() throws {
         let vault = try Fixture.vault()
         let inFlight = vault.container.temporaryDirectory + "/cafebabe.tmp"
