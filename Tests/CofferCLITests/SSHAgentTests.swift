@@ -108,6 +108,11 @@ final class SSHAgentTests: XCTestCase {
         XCTAssertEqual(listed.code, 0, listed.stderr + agentLog)
         XCTAssertTrue(listed.stdout.contains(String(publicKey.split(separator: " ")[1])), listed.stdout)
         XCTAssertTrue(listed.stdout.contains("ops:deploy"), listed.stdout)
+        // `coffer ssh-key list` prints what the agent serves, the team's key included.
+        let own = try coffer(["ssh-key", "list"])
+        XCTAssertEqual(own.code, 0, own.stderr)
+        let keyText = publicKey.split(separator: " ").prefix(2).joined(separator: " ")
+        XCTAssertTrue(own.stdout.contains(keyText + " ops:deploy\n"), own.stdout)
         try (publicKey + "\n").write(toFile: home + "/team.pub", atomically: true, encoding: .utf8)
         XCTAssertNotEqual(try sign("locked", with: home + "/team.pub").code, 0)
         XCTAssertEqual(try coffer(["unlock", "--password-stdin"], stdin: master + "\n").code, 0)

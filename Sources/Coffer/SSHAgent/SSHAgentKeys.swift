@@ -47,8 +47,7 @@ public final class SSHAgentKeys {
         for (_, vault) in vaults { tokens[vault.vaultID] = (try? vault.identityStore.changeToken()) ?? [] }
         let opened = Dictionary(vaults.map { ($0.vault.vaultID, $0.vault) }, uniquingKeysWith: { first, _ in first })
         if let cache, cache.tokens == tokens { return (cache.keys, opened) }
-        var keys = try Self.listedKeys(in: personal)
-        for team in teams { keys += (try? Self.listedKeys(in: team.vault, team: team.name)) ?? [] }
+        let keys = try Self.listedKeys(in: personal) + Self.teamKeys(teams).keys
         cache = (tokens, keys)
         return (keys, opened)
     }
@@ -59,6 +58,16 @@ public final class SSHAgentKeys {
             guard let key = SSHPublicKey(authorizedKeysLine: listing.identity(row).serviceIdentifier.identifier) else { return nil }
             return Listed(key: key, comment: (team.map { $0 + ":" } ?? "") + listing.name(row), recordID: row.recordID, vaultID: vault.vaultID)
         }
+    }
+
+    /// The keys of `teams`, each commented `TEAM:NAME`, in the order given; `unreadable` names
+    /// the teams whose identity store cannot be read on this device (locked, suggestions off).
+    public static func teamKeys(_ teams: [(name: String, vault: Vault)]) -> (keys: [Listed], unreadable: [String]) {
+        var keys: [Listed] = [], unreadable: [String] = []
+        for team in teams {
+            if let listed = try? listedKeys(in: team.vault, team: team.name) { keys += listed } else { unreadable.append(team.name) }
+        }
+        return (keys, unreadable)
     }
 
     /// The signature of `data` with the key whose blob is `blob`.

@@ -14,7 +14,8 @@ struct SSHKeyCommand: Command {
         (the passphrase asked on the terminal, or the first line of --passphrase-file) and kept
         without one: the vault's seal protects it. --confirm makes the agent ask before each
         signature (the item's field 'confirm: yes'). 'list' prints every key's public half as
-        authorized_keys lines, while the vault is locked too.
+        authorized_keys lines, while the vault is locked too: one's own, then each team's
+        (commented TEAM:NAME), as the agent serves them.
         """
     static let examples = ["coffer ssh-key add laptop", "coffer ssh-key add work --import ~/.ssh/id_ed25519", "coffer ssh-key list >> ~/.ssh/authorized_keys"]
     static let options: [OptionSpec] = [
@@ -33,7 +34,15 @@ struct SSHKeyCommand: Command {
                 try context.unlock(vault)
                 keys = try SSHAgentKeys.listedKeys(in: vault)
             }
-            for key in keys { context.print(key.key.authorizedKeysText + (key.comment.isEmpty ? "" : " " + key.comment)) }
+            // Then the teams' keys, as the agent serves them (SPEC.md §19.6).
+            let teams = context.teams(ownedBy: vault.container)
+            let door = context.hostSession(of: vault, interaction: nil)
+            for team in teams { _ = door.unlockFromSession(team.vault) }
+            let shared = SSHAgentKeys.teamKeys(teams)
+            for key in keys + shared.keys { context.print(key.key.authorizedKeysText + (key.comment.isEmpty ? "" : " " + key.comment)) }
+            for name in shared.unreadable {
+                context.note("the keys of team '\(name)' are not listed: its list cannot be read while it is locked ('coffer unlock' first)")
+            }
             return .success
         case ("add", 2):
             return try add(name: operands[1], context)
