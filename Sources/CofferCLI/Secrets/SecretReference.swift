@@ -71,11 +71,13 @@ struct SecretReference: Equatable {
     /// `TEAM:ENTRY` (SPEC.md §19.6): the team of that name that `personal` opens, unlocked from
     /// its session or with the person's identity, and the entry; any other entry as it is.
     static func scoped(_ entry: String, personal: Vault, context: CommandContext) throws -> (Vault, String) {
-        guard let colon = entry.firstIndex(of: ":"), let team = context.teams(ownedBy: personal.container).first(where: { $0.name == entry[..<colon] })?.vault
-        else { return (personal, entry) }
+        guard let reference = context.teamReference(entry) else { return (personal, entry) }
+        guard let team = context.teams(ownedBy: personal.container).first(where: { $0.name == reference.team })?.vault else {
+            return (personal, entry)  // a team of another vault on this device: not this one's
+        }
         context.unlockFromSession(team)
         if !team.isUnlocked { try team.unlockTeam(identity: personal.personalIdentity()) }
-        return (team, String(entry[entry.index(after: colon)...]))
+        return (team, reference.entry)
     }
 
     static func percentDecoded(_ segment: Substring) -> String? {

@@ -84,14 +84,22 @@ final class CommandContext {
     /// this device (and is not a URL's scheme), the run works in that team and the rest is the
     /// entry. Any other operand is returned as it is.
     func scoped(_ operand: String) -> String {
-        guard let colon = operand.firstIndex(of: ":") else { return operand }
+        guard let (name, entry) = teamReference(operand) else { return operand }
+        team = name
+        return entry
+    }
+
+    /// `operand` as `TEAM:ENTRY` when the part before the first `:` names a team on this device
+    /// and the rest is no URL's `//…`; `nil` for any other operand. The one reading of the form,
+    /// for operands and for `coffer://` references alike.
+    func teamReference(_ operand: String) -> (team: String, entry: String)? {
+        guard let colon = operand.firstIndex(of: ":") else { return nil }
         let name = String(operand[..<colon]), rest = String(operand[operand.index(after: colon)...])
         guard !rest.hasPrefix("//"), (try? Vault.teamGroupIdentifier(name)) != nil,
               let container = try? TeamDirectory.container(named: name, environment: io.environment),
               (try? FileSystem.standard.userPathStatus(container.path)) != nil
-        else { return operand }
-        team = name
-        return rest
+        else { return nil }
+        return (name, rest)
     }
 
     /// The teams `owner` (a personal container) opens on this device, by name (SPEC.md §19.6).
