@@ -39,6 +39,16 @@ public struct AutoFillHost {
         self.rules = rules
     }
 
+    /// How far a fill looks: see `fill(serviceIdentifiers:user:allowInteraction:kind:reach:)`.
+    public enum Reach: Sendable {
+        /// The requested hosts' buckets only.
+        case hosts
+        /// The whole sites, when the hosts' buckets were asked already and filled nothing.
+        case sites
+        /// The hosts' buckets, then (nothing there) the whole sites.
+        case hostsThenSites
+    }
+
     /// Fills a login for `serviceIdentifiers` (most specific first), optionally for one `user`.
     ///
     /// First only the buckets of the requested hosts are read: a match there that the rule
@@ -50,18 +60,21 @@ public struct AutoFillHost {
     ///   - allowInteraction: whether a user is present (prompts and choices may run).
     ///   - kind: a password, or the one-time code of the same login (iOS 18's one-time-code
     ///     AutoFill), under the same rules.
-    ///   - hostsOnly: stop after the requested hosts' buckets (`.noMatch` when they hold nothing
-    ///     the rule fills): a host with several vaults asks each of them so before any reads a site.
+    ///   - reach: how far to look. A host with several vaults asks each for the requested hosts
+    ///     (`.hosts`: `.noMatch` when their buckets hold nothing the rule fills) before it asks
+    ///     any for whole sites (`.sites`, which does not read those buckets twice).
     public func fill(
         serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil, allowInteraction: Bool, kind: FillKind = .password,
-        hostsOnly: Bool = false
+        reach: Reach = .hostsThenSites
     ) -> Result {
         let request = serviceIdentifiers.map(ServiceKey.init(parsing:))
         let suggestions: [RankedIdentity]
         do {
-            let hostLevel = try candidates(request, user: user, minimumLevel: .host, sharing: nil, kind: kind)
-            if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best, kind: kind, allowInteraction: allowInteraction) }
-            if hostsOnly { return .noMatch }
+            if reach != .sites {
+                let hostLevel = try candidates(request, user: user, minimumLevel: .host, sharing: nil, kind: kind)
+                if let best = hostLevel.first(where: \.allowsAutomaticFill) { return provide(best, kind: kind, allowInteraction: allowInteraction) }
+                if reach == .hosts { return .noMatch }
+            }
             // Then the whole sites, and (on the web) the sites that share their accounts with them.
             let sharing = rules == .web && kind == .password ? provider.sharedCredentials?() : nil
             suggestions = try candidates(

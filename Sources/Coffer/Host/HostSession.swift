@@ -169,16 +169,16 @@ public final class HostSession {
         from vault: Vault, rules: ServiceMatchingRules = .web, serviceIdentifiers: [CredentialServiceIdentifier], user: String? = nil,
         allowInteraction: Bool, kind: AutoFillHost.FillKind = .password, mayAsk: Bool = true
     ) -> AutoFillHost.Result {
-        func fill(in vault: Vault, hostsOnly: Bool) -> AutoFillHost.Result {
+        func fill(in vault: Vault, reach: AutoFillHost.Reach) -> AutoFillHost.Result {
             AutoFillHost(provider: provider(for: vault, mayAsk: mayAsk), rules: rules).fill(
-                serviceIdentifiers: serviceIdentifiers, user: user, allowInteraction: allowInteraction, kind: kind, hostsOnly: hostsOnly)
+                serviceIdentifiers: serviceIdentifiers, user: user, allowInteraction: allowInteraction, kind: kind, reach: reach)
         }
-        let first = fill(in: vault, hostsOnly: true)
+        let first = fill(in: vault, reach: .hosts)
         guard case .noMatch = first else { return first }
         let teams = TeamDirectory.teams(ownedBy: vault.container, environment: environment, configuration: configuration).map(\.vault)
-        for hostsOnly in [true, false] {
-            for candidate in (hostsOnly ? [] : [vault]) + teams {
-                let found = fill(in: candidate, hostsOnly: hostsOnly)
+        for reach in [AutoFillHost.Reach.hosts, .sites] {
+            for candidate in (reach == .hosts ? [] : [vault]) + teams {
+                let found = fill(in: candidate, reach: reach)
                 if case .noMatch = found { continue }
                 return found
             }
