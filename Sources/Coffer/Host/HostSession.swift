@@ -73,13 +73,28 @@ public final class HostSession {
     /// the owner's idle timeout is started: unlocking one's vault unlocks one's teams.
     @discardableResult
     public func unlockFromSession(_ vault: Vault) -> Bool {
+        (try? unlockFromSessionReportingErrors(vault)) ?? false
+    }
+
+    /// `unlockFromSession(_:)` that throws when the keyring could not be asked at all (the CLI
+    /// says so once and goes on without sessions) instead of counting it as no session.
+    public func unlockFromSessionReportingErrors(_ vault: Vault) throws -> Bool {
         if vault.isUnlocked { return true }
         guard let sessions else { return false }
-        if (try? vault.unlock(fromSessions: sessions)) == true { return true }
+        let keyringError: Error?
+        do {
+            if try vault.unlock(fromSessions: sessions) { return true }
+            keyringError = nil
+        } catch {
+            keyringError = error
+        }
         // Only after a miss: a fill of a personal vault never looks for an owner.
         guard let owner = openTeamOwner(of: vault), (try? owner.unlock(fromSessions: sessions)) == true,
               (try? vault.unlockTeam(identity: owner.personalIdentity())) != nil
-        else { return false }
+        else {
+            if let keyringError { throw keyringError }
+            return false
+        }
         if case .unlocked(_, let idle)? = try? sessions.status(for: owner.vaultID), let keys = try? vault.keys() {
             try? sessions.store(vaultKey: keys.vaultKey, for: vault.vaultID, idleTimeout: idle)
         }

@@ -183,10 +183,11 @@ final class CommandContext {
     /// why once and goes on without it.
     /// Never with a supplied master password, which is always the one that unlocks.
     func unlockFromSession(_ vault: Vault) {
-        guard let sessions = configuration.sessions, !suppliesMasterPassword else { return }
+        guard configuration.sessions != nil, !suppliesMasterPassword else { return }
         do {
-            // A team without a session of its own opens with its owner's (SPEC.md §19.6).
-            if try !vault.unlock(fromSessions: sessions) { hostSession(of: vault, interaction: nil).unlockFromSession(vault) }
+            // One ask of the keyring; a team without a session of its own opens with its owner's
+            // (SPEC.md §19.6).
+            _ = try hostSession(of: vault, interaction: nil).unlockFromSessionReportingErrors(vault)
         } catch {
             note("\(error); every command will ask for the master password")
         }
