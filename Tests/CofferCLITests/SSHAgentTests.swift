@@ -122,6 +122,27 @@ final class SSHAgentTests: XCTestCase {
         XCTAssertNotEqual(try sign("after lock", with: home + "/team.pub").code, 0, "coffer lock locks the team's key too")
     }
 
+    /// Listing is no use of the keys (SPEC.md §14.2): every ssh connection lists them — a cron
+    /// job's `git fetch` too — and must not keep an idle vault unlocked. A signature is a use.
+    func testListingKeysDoesNotPushBackTheIdleTimeout() throws {
+        XCTAssertEqual(try coffer(["ssh-key", "add", "laptop", "--password-stdin"], stdin: master + "\n").code, 0)
+        XCTAssertEqual(try coffer(["unlock", "--password-stdin", "--timeout", "1h"], stdin: master + "\n").code, 0)
+        try startAgent(["--no-pinentry"])
+        func remaining() throws -> Int {
+            let status = try coffer(["status", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            return try XCTUnwrap(object?["secondsRemaining"] as? Int, status.stdout)
+        }
+        // The session's last use is kept in whole seconds: two seconds on, a listing that counted
+        // as a use would leave 3,599 or 3,600 seconds.
+        Thread.sleep(forTimeInterval: 2.1)
+        for _ in 0..<3 { XCTAssertEqual(try run("/usr/bin/ssh-add", ["-L"]).code, 0, agentLog) }
+        XCTAssertLessThanOrEqual(try remaining(), 3598, "listing the keys re-armed the idle timeout")
+        try run("/usr/bin/ssh-add", ["-L"]).stdout.write(toFile: home + "/key.pub", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try sign("a use", with: home + "/key.pub").code, 0, agentLog)
+        XCTAssertGreaterThanOrEqual(try remaining(), 3599, "a signature is a use")
+    }
+
     func testLockedAgentAsksThroughPinentryAndConfirmsEachSignature() throws {
         XCTAssertEqual(try coffer(["ssh-key", "add", "work", "--confirm", "--password-stdin"], stdin: master + "\n").code, 0)
         try startAgent()

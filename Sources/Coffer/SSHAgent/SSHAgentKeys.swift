@@ -26,10 +26,15 @@ public final class SSHAgentKeys {
     }
 
     /// Every Ed25519 key of the vault, then of its teams, with its item's name as the comment;
-    /// a vault whose identity store cannot be read (disabled on this device while locked)
-    /// contributes none.
+    /// a vault whose identity store cannot be read contributes none.
+    ///
+    /// A listing is no use of the keys: every ssh connection asks for it (a cron job's `git
+    /// fetch` too), so it reads the identity stores as they are readable while locked and never
+    /// touches a keyring session — asking for the list must not push back the idle timeout
+    /// (SPEC.md §8.4). Only where suggestions are off on this device does it unlock from a
+    /// session to read a store.
     func identities() -> [Listed] {
-        guard let vault = try? openVault() else { return [] }
+        guard let vault = try? Vault.open(session.container, configuration: session.configuration) else { return [] }
         return (try? cachedKeys(in: vault).keys) ?? []
     }
 
@@ -41,19 +46,30 @@ public final class SSHAgentKeys {
     /// one: a vault unlocked then stays unlocked in memory, and `coffer lock` must count).
     private func cachedKeys(in personal: Vault) throws -> (keys: [Listed], vaults: [VaultID: Vault]) {
         let teams = TeamDirectory.teams(ownedBy: personal.container, environment: session.environment, configuration: session.configuration)
-        for team in teams { session.unlockFromSession(team.vault) }
         let vaults: [(name: String?, vault: Vault)] = [(nil, personal)] + teams.map { ($0.name, $0.vault) }
         var tokens: [VaultID: [UInt8]] = [:]
         for (_, vault) in vaults { tokens[vault.vaultID] = (try? vault.identityStore.changeToken()) ?? [] }
         let opened = Dictionary(vaults.map { ($0.vault.vaultID, $0.vault) }, uniquingKeysWith: { first, _ in first })
         if let cache, cache.tokens == tokens { return (cache.keys, opened) }
-        let keys = try Self.listedKeys(in: personal) + Self.teamKeys(teams).keys
-        cache = (tokens, keys)
+        let unlock = { (vault: Vault) in _ = self.session.unlockFromSession(vault) }
+        let keys = try Self.listedKeys(in: personal, unlock: unlock) + Self.teamKeys(teams, unlock: unlock).keys
+        // A store unreadable without unlocking has no token to tell a change by: not kept.
+        cache = tokens.values.contains([]) ? nil : (tokens, keys)
         return (keys, opened)
     }
 
-    public static func listedKeys(in vault: Vault, team: String? = nil) throws -> [Listed] {
-        let listing = try vault.identityStore.identityListing()
+    /// The ssh-key items of `vault`, from its identity store as it reads while locked; where the
+    /// store is off on this device and the vault locked, after `unlock(vault)` (a session).
+    public static func listedKeys(in vault: Vault, team: String? = nil, unlock: (Vault) -> Void = { _ in }) throws -> [Listed] {
+        let store = vault.identityStore
+        let listing: IdentityListing
+        do {
+            listing = try store.identityListing()
+        } catch {
+            guard case .storeDisabled = error, !vault.isUnlocked else { throw error }
+            unlock(vault)
+            listing = try store.identityListing()
+        }
         return listing.rows.filter { $0.kind == .sshKey }.compactMap { row in
             guard let key = SSHPublicKey(authorizedKeysLine: listing.identity(row).serviceIdentifier.identifier) else { return nil }
             return Listed(key: key, comment: (team.map { $0 + ":" } ?? "") + listing.name(row), recordID: row.recordID, vaultID: vault.vaultID)
@@ -62,10 +78,10 @@ public final class SSHAgentKeys {
 
     /// The keys of `teams`, each commented `TEAM:NAME`, in the order given; `unreadable` names
     /// the teams whose identity store cannot be read on this device (locked, suggestions off).
-    public static func teamKeys(_ teams: [(name: String, vault: Vault)]) -> (keys: [Listed], unreadable: [String]) {
+    public static func teamKeys(_ teams: [(name: String, vault: Vault)], unlock: (Vault) -> Void) -> (keys: [Listed], unreadable: [String]) {
         var keys: [Listed] = [], unreadable: [String] = []
         for team in teams {
-            if let listed = try? listedKeys(in: team.vault, team: team.name) { keys += listed } else { unreadable.append(team.name) }
+            if let listed = try? listedKeys(in: team.vault, team: team.name, unlock: unlock) { keys += listed } else { unreadable.append(team.name) }
         }
         return (keys, unreadable)
     }

@@ -35,10 +35,8 @@ struct SSHKeyCommand: Command {
                 keys = try SSHAgentKeys.listedKeys(in: vault)
             }
             // Then the teams' keys, as the agent serves them (SPEC.md §19.6).
-            let teams = context.teams(ownedBy: vault.container)
             let door = context.hostSession(of: vault, interaction: nil)
-            for team in teams { _ = door.unlockFromSession(team.vault) }
-            let shared = SSHAgentKeys.teamKeys(teams)
+            let shared = SSHAgentKeys.teamKeys(context.teams(ownedBy: vault.container), unlock: { _ = door.unlockFromSession($0) })
             for key in keys + shared.keys { context.print(key.key.authorizedKeysText + (key.comment.isEmpty ? "" : " " + key.comment)) }
             for name in shared.unreadable {
                 context.note("the keys of team '\(name)' are not listed: its list cannot be read while it is locked ('coffer unlock' first)")
