@@ -76,11 +76,13 @@ public final class BrowserHost {
                 "rules": chosen.rules.map { .string($0.description) } ?? .null, "rulesFrom": .string(chosen.source),
             ]
         }
-        let vault = try openVault()
+        // Asking what there is (a page load's suggestions, a search, the state) is no use of an
+        // unlock session: it must not keep an idle vault unlocked (SPEC.md §13.3).
+        let vault = try request.readsSecrets ? openVault() : session.openVaultWithoutUse()
         switch request {
         case .hello:
             return [
-                "protocol": 1, "version": .string(cofferVersion), "locked": .bool(!vault.isUnlocked),
+                "protocol": 1, "version": .string(cofferVersion), "locked": .bool(!session.isUnlocked(vault)),
                 "suggestionsWhileLocked": .bool(vault.identityStore.state.isEnabled),
             ]
         case .suggest(let origin):
@@ -92,7 +94,7 @@ public final class BrowserHost {
                     || listing.withIdentifierBytes(of: row) { String(decoding: $0, as: UTF8.self).lowercased().contains(text) }
             }
             return ["identities": .array(found.rows.prefix(Self.maximumSuggestions).map { Self.json(found.rankedIdentity($0)) }),
-                    "locked": .bool(!vault.isUnlocked)]
+                    "locked": .bool(!session.isUnlocked(vault))]
         case .fill(let origin, let chosen, let trigger):
             return try fill(origin, chosen: chosen, trigger: trigger, in: vault)
         case .saveState(let origin, let user, let password, let topOrigin):
@@ -132,12 +134,16 @@ public final class BrowserHost {
     /// store when that is enabled on this device, as iOS's QuickType bar does.
     func suggestions(for origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
         let listing: IdentityListing
+        func list() throws(CredentialIdentityStoreError) -> IdentityListing {
+            try vault.identityStore.identityListing(for: [origin.serviceIdentifier], minimumLevel: .sharedCredential, sharing: session.sharedCredentials)
+        }
         do {
-            listing = try vault.identityStore.identityListing(
-                for: [origin.serviceIdentifier], minimumLevel: .sharedCredential, sharing: session.sharedCredentials)
+            listing = try list()
         } catch {
+            // Suggestions off on this device: only an unlocked vault (a live session) shows them.
             guard error == .storeDisabled else { throw error }
-            return ["identities": [], "locked": true, "suggestionsOff": true]
+            guard session.unlockFromSession(vault) else { return ["identities": [], "locked": true, "suggestionsOff": true] }
+            listing = try list()
         }
         // Rows are cheap; an identity's strings are made only for the ones sent (a site with
         // 10,000 hosts made 10,000 of them to send 100).
@@ -155,7 +161,7 @@ public final class BrowserHost {
                 return .object(object)
             }
         }
-        return ["identities": .array(shown), "locked": .bool(!vault.isUnlocked), "truncated": .bool(total > shown.count)]
+        return ["identities": .array(shown), "locked": .bool(!session.isUnlocked(vault)), "truncated": .bool(total > shown.count)]
     }
 
     /// The teams `vault` opens on this device, each unlocked from a session when one is live.

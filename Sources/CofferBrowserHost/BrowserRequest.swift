@@ -37,6 +37,16 @@ enum BrowserRequest: Equatable {
     /// A registration the person accepted in the sheet.
     case passkeyCreate(BrowserOrigin, PasskeyOptions, PasskeyAccount)
 
+    /// Whether the request may read or change a secret, and so counts as a use of an unlock
+    /// session (re-arming its idle timeout): everything but asking what there is — the state,
+    /// a page's suggestions, a search (SPEC.md §13.3).
+    var readsSecrets: Bool {
+        switch self {
+        case .hello, .suggest, .search: false
+        default: true
+        }
+    }
+
     /// What every passkey request carries (SPEC.md §13.3): the relying party's id, the hash of the
     /// `clientDataJSON` the service worker built, and the relying party's wishes.
     struct PasskeyOptions: Equatable {

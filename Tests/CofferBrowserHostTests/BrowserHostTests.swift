@@ -70,6 +70,30 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(pinentryPrompts, 0, "suggestions never ask")
     }
 
+    /// Asking what there is — the state, a page's suggestions, a search — is no use of an unlock
+    /// session: a browser that loads pages all day must not keep an idle vault unlocked. A fill
+    /// is a use (SPEC.md §13.3).
+    func testSuggestionsDoNotPushBackTheIdleTimeoutAFillDoes() throws {
+        try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: 3600)
+        func remaining() throws -> TimeInterval {
+            guard case .unlocked(let remaining, _) = try sessions.status(for: vault.vaultID) else { XCTFail("the session ended"); return 0 }
+            return remaining
+        }
+        // The last use is kept in whole seconds: 2.1 s on, an unused session has at most 3,597.9
+        // left, one used just now more than 3,598.9.
+        Thread.sleep(forTimeInterval: 2.1)
+        XCTAssertEqual(ask(["type": "hello"])["locked"], false, "a live session is reported")
+        let suggested = ask(["type": "suggest", "origin": "https://login.example.com"])
+        XCTAssertEqual(suggested["locked"], false)
+        XCTAssertEqual(ask(["type": "search", "query": "alice"])["ok"], true)
+        XCTAssertLessThan(try remaining(), 3598.5, "asking re-armed the idle timeout")
+        let id = suggested["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
+        let filled = ask(["type": "fill", "origin": "https://login.example.com", "trigger": "choice", "recordIdentifier": id ?? .null])
+        XCTAssertEqual(filled["password"], "AlicePassword", "\(filled)")
+        XCTAssertGreaterThan(try remaining(), 3598.5, "a fill is a use")
+        XCTAssertEqual(pinentryPrompts, 0, "the session unlocked it")
+    }
+
     func testAChoiceFillsThroughPinentryStartsASessionAndLockEndsIt() throws {
         let id = ask(["type": "suggest", "origin": "https://login.example.com"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
         try pinentryAnswers(["wrong", Self.master])

@@ -133,14 +133,14 @@ final class SSHAgentTests: XCTestCase {
             let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
             return try XCTUnwrap(object?["secondsRemaining"] as? Int, status.stdout)
         }
-        // The session's last use is kept in whole seconds: two seconds on, a listing that counted
-        // as a use would leave 3,599 or 3,600 seconds.
+        // The last use is kept in whole seconds and `status` prints whole seconds: 2.1 s on, an
+        // unused session has at most 3,597 left, one used just now at least 3,598.
         Thread.sleep(forTimeInterval: 2.1)
         for _ in 0..<3 { XCTAssertEqual(try run("/usr/bin/ssh-add", ["-L"]).code, 0, agentLog) }
-        XCTAssertLessThanOrEqual(try remaining(), 3598, "listing the keys re-armed the idle timeout")
+        XCTAssertLessThanOrEqual(try remaining(), 3597, "listing the keys re-armed the idle timeout")
         try run("/usr/bin/ssh-add", ["-L"]).stdout.write(toFile: home + "/key.pub", atomically: true, encoding: .utf8)
         XCTAssertEqual(try sign("a use", with: home + "/key.pub").code, 0, agentLog)
-        XCTAssertGreaterThanOrEqual(try remaining(), 3599, "a signature is a use")
+        XCTAssertGreaterThanOrEqual(try remaining(), 3598, "a signature is a use")
     }
 
     func testLockedAgentAsksThroughPinentryAndConfirmsEachSignature() throws {

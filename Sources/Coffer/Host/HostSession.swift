@@ -66,6 +66,22 @@ public final class HostSession {
         return vault
     }
 
+    /// The vault for a request that reads no secret — a suggestion, a search, a listing of
+    /// public keys — opened without touching a keyring session, so that asking (a page load,
+    /// an ssh connection) never re-arms the idle timeout (SPEC.md §8.4). It reads what the
+    /// identity store shows while locked.
+    public func openVaultWithoutUse() throws -> Vault {
+        try Vault.open(container, configuration: configuration)
+    }
+
+    /// Whether `vault` is unlocked here or a keyring session for it is live — looked at, not
+    /// used (no idle timeout re-armed): what a host reports, never what it decrypts with.
+    public func isUnlocked(_ vault: Vault) -> Bool {
+        if vault.isUnlocked { return true }
+        guard let sessions, case .unlocked? = try? sessions.status(for: vault.vaultID) else { return false }
+        return true
+    }
+
     /// Unlocks `vault` with a live keyring session; whether it is unlocked now.
     ///
     /// A team (SPEC.md §19.6) has a session of its own after its owner's unlock; without one, a

@@ -34,7 +34,7 @@ public final class SSHAgentKeys {
     /// (SPEC.md §8.4). Only where suggestions are off on this device does it unlock from a
     /// session to read a store.
     func identities() -> [Listed] {
-        guard let vault = try? Vault.open(session.container, configuration: session.configuration) else { return [] }
+        guard let vault = try? session.openVaultWithoutUse() else { return [] }
         return (try? cachedKeys(in: vault).keys) ?? []
     }
 
