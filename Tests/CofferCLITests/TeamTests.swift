@@ -239,6 +239,22 @@ final class TeamTests: XCTestCase {
         XCTAssertEqual(locked.stdout, "")
     }
 
+    /// A team's session lives with its owner's (SPEC.md §19.6): unlocking a team unlocks one's
+    /// own vault too — with one's own password — and locking one's vault ends both.
+    func testUnlockingATeamUnlocksOnesVaultAndLockingItEndsBoth() throws {
+        let (alice, _, _) = founded()
+        alice.must(["add", "--team", "ops", "github.com", "deploy"], stdin: "d3ploy\n")
+        alice.must(["add", "gitlab.com", "alice"], stdin: "m1ne\n")
+        defer { alice.harness.run(["lock"]) }
+        let unlocked = alice.harness.run(["--group", "team.ops", "unlock", "--password-stdin"], stdin: alice.password + "\n", container: false)
+        XCTAssertEqual(unlocked.code, 0, unlocked.stderr)
+        XCTAssertEqual(alice.harness.run(["--group", "team.ops", "status", "--json"], container: false).stdout.contains("\"locked\":false"), true)
+        XCTAssertEqual(alice.harness.run(["fill", "ops:github.com", "--no-interaction"]).stdout, "d3ploy\n")
+        XCTAssertEqual(alice.harness.run(["fill", "gitlab.com", "--no-interaction"]).stdout, "m1ne\n", "one's own vault is unlocked too")
+        XCTAssertEqual(alice.harness.run(["lock"]).code, 0)
+        XCTAssertEqual(alice.harness.run(["fill", "ops:github.com", "--no-interaction"]).code, 75, "locking one's vault locks the team")
+    }
+
     /// One's identity comes from one's vault: a second device of Bob's vault (a clone) joins
     /// the team with no admin's help, and fills from it.
     func testAnotherDeviceOfOnesVaultJoinsWithoutAnAdmin() throws {

@@ -86,7 +86,8 @@ public final class HostSession {
     ///
     /// A team (SPEC.md §19.6) has a session of its own after its owner's unlock; without one, a
     /// live session of the owner — the person's own vault — opens it, and a team session with
-    /// the owner's idle timeout is started: unlocking one's vault unlocks one's teams.
+    /// the owner's idle timeout is started: unlocking one's vault unlocks one's teams. A team's
+    /// session counts only while its owner's is live, and using it re-arms the owner's.
     @discardableResult
     public func unlockFromSession(_ vault: Vault) -> Bool {
         (try? unlockFromSessionReportingErrors(vault)) ?? false
@@ -99,12 +100,21 @@ public final class HostSession {
         guard let sessions else { return false }
         let keyringError: Error?
         do {
-            if try vault.unlock(fromSessions: sessions) { return true }
+            if try vault.unlock(fromSessions: sessions) {
+                // A team's session lives with its owner's (SPEC.md §19.6): a use of the team is a
+                // use of one's vault (its idle timeout re-armed too), and once one's own session
+                // has ended — idle, or locked — the team's ends with it.
+                guard let owner = openTeamOwner(of: vault) else { return true }
+                if (try? sessions.load(for: owner.vaultID)) != nil { return true }
+                vault.lock()
+                _ = try? sessions.revoke(for: vault.vaultID)
+                return false
+            }
             keyringError = nil
         } catch {
             keyringError = error
         }
-        // Only after a miss: a fill of a personal vault never looks for an owner.
+        // A team without a session of its own opens with its owner's.
         guard let owner = openTeamOwner(of: vault), (try? owner.unlock(fromSessions: sessions)) == true,
               (try? vault.unlockTeam(identity: owner.personalIdentity())) != nil
         else {

@@ -18,9 +18,15 @@ struct UnlockCommand: Command {
         let timeout = try Duration.parse(context.arguments.value("timeout") ?? "15m")
         guard let sessions = context.configuration.sessions else { throw CLIError("unlock sessions are turned off in this host", code: .unavailable) }
         let vault = try context.openVault()
-        try context.unlock(vault)
+        // A team's session lives with its owner's (SPEC.md §19.6): unlocking a team unlocks
+        // one's own vault — its password is the one asked — and starts both sessions.
+        let owner = TeamDirectory.owner(of: vault).flatMap { try? Vault.open($0, configuration: context.vaultConfiguration) }
+        try context.unlock(owner ?? vault)
+        if let owner { try vault.unlockTeam(identity: owner.personalIdentity()) }
         do {
-            try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: timeout)
+            for unlocked in [owner, vault].compactMap({ $0 }) {
+                try sessions.store(vaultKey: unlocked.keys().vaultKey, for: unlocked.vaultID, idleTimeout: timeout)
+            }
         } catch {
             throw CLIError("\(error)", hint: "without the keyring every command asks for the master password", code: .unavailable)
         }

@@ -8,6 +8,31 @@ final class TeamVaultTests: XCTestCase {
         try PersonalIdentity(keys: VaultKeys(vaultKey: SecureBytes.random(count: 32)))
     }
 
+    /// A team's keyring session lives with its owner's (SPEC.md §19.6): using the team re-arms
+    /// one's own session, and once one's own has ended the team's is no way in.
+    func testATeamsSessionLivesWithItsOwners() throws {
+        let owner = try Fixture.vault()
+        let team = try Vault.createTeam(
+            named: "ops", founder: owner.personalIdentity(), founderName: "alice", owner: owner.container,
+            in: GroupContainer(path: Fixture.containerPath("team")), configuration: owner.configuration)
+        let sessions = KeyringSessions()
+        defer { _ = try? sessions.revoke(for: owner.vaultID); _ = try? sessions.revoke(for: team.vaultID) }
+        try sessions.store(vaultKey: owner.keys().vaultKey, for: owner.vaultID, idleTimeout: 3600)
+        try sessions.store(vaultKey: team.keys().vaultKey, for: team.vaultID, idleTimeout: 3600)
+        let door = HostSession(container: team.container, configuration: owner.configuration, sessions: sessions, interaction: nil)
+        // Last use is kept in whole seconds: 2.1 s on, an unused session has at most 3,597.9 left.
+        Thread.sleep(forTimeInterval: 2.1)
+        XCTAssertTrue(door.unlockFromSession(try Fixture.open(team)))
+        guard case .unlocked(let remaining, _) = try sessions.status(for: owner.vaultID) else { return XCTFail("one's own session ended") }
+        XCTAssertGreaterThan(remaining, 3598.5, "using the team re-arms one's own session")
+
+        try sessions.revoke(for: owner.vaultID)
+        let later = try Fixture.open(team)
+        XCTAssertFalse(door.unlockFromSession(later), "one's own session ended: the team's is no way in")
+        XCTAssertFalse(later.isUnlocked)
+        XCTAssertEqual(try sessions.status(for: team.vaultID), .locked, "and the team's ended with it")
+    }
+
     /// A team unlocked from a keyring session holds only its current key; a change of members
     /// made then still carries the earlier keys, so nothing sealed before a removal is lost.
     func testAChangeMadeWithOnlyTheCurrentKeyKeepsTheEarlierKeys() throws {
