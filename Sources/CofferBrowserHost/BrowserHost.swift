@@ -142,7 +142,7 @@ public final class BrowserHost {
         } catch {
             // Suggestions off on this device: only an unlocked vault (a live session) shows them.
             guard error == .storeDisabled else { throw error }
-            guard session.unlockFromSession(vault) else { return ["identities": [], "locked": true, "suggestionsOff": true] }
+            guard session.unlockFromSession(vault, asUse: false) else { return ["identities": [], "locked": true, "suggestionsOff": true] }
             listing = try list()
         }
         // Rows are cheap; an identity's strings are made only for the ones sent (a site with

@@ -35,6 +35,7 @@ extension SecretServiceProvider {
                 }
                 return ([.objectPath(SecretObjectPath.none), .objectPath(prompt)], nil)
             }
+            noteUse(of: vault)
             return ([.objectPath(try store(item, in: vault)), .objectPath(SecretObjectPath.none)], nil)
         case "Delete":
             try expect(message, "")
@@ -52,6 +53,7 @@ extension SecretServiceProvider {
             guard vault.isUnlocked else {
                 return ([.objectPath(try makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none), action: action))], nil)
             }
+            noteUse(of: vault)
             _ = try action(vault)
             return ([.objectPath(SecretObjectPath.none)], nil)
         default:
@@ -156,6 +158,7 @@ extension SecretServiceProvider {
             guard vault.isUnlocked else {
                 return ([.objectPath(try makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none), action: action))], nil)
             }
+            noteUse(of: vault)
             _ = try action(vault)
             return ([.objectPath(SecretObjectPath.none)], nil)
         default:

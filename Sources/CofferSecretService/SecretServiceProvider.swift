@@ -304,15 +304,18 @@ public final class SecretServiceProvider {
     /// The vault, unlocked exactly when a keyring session is live (§8.4): a session that ended
     /// (`coffer lock`, the idle timeout) locks it here too before anything is read.
     func openVault() throws -> Vault {
+        // Taking the key from a live session is not itself a use: `unlockedVault` re-arms it for
+        // a read or a change; a search or a property read does not (SPEC.md §8.4).
         guard let vault else {
-            let opened = try host.openVault()
+            let opened = try host.openVaultWithoutUse()
+            host.unlockFromSession(opened, asUse: false)
             vault = opened
             return opened
         }
         if vault.isUnlocked {
             if let sessions = host.sessions, case .unlocked? = try? sessions.status(for: vault.vaultID) {} else if host.sessions != nil { vault.lock() }
         } else {
-            host.unlockFromSession(vault)
+            host.unlockFromSession(vault, asUse: false)
         }
         return vault
     }
@@ -331,8 +334,13 @@ public final class SecretServiceProvider {
     func unlockedVault() throws -> Vault {
         let vault = try openVault()
         guard vault.isUnlocked else { throw SecretServiceFault(SecretError.isLocked, "the vault is locked; call Unlock first") }
-        _ = try? host.sessions?.load(for: vault.vaultID)
+        noteUse(of: vault)
         return vault
+    }
+
+    /// A secret is read or changed: re-arms the keyring session's idle timeout (SPEC.md §17).
+    func noteUse(of vault: Vault) {
+        _ = try? host.sessions?.load(for: vault.vaultID)
     }
 
     func invalid(_ what: String) -> SecretServiceFault { SecretServiceFault(SecretError.invalidArgs, "invalid arguments to \(what)") }

@@ -138,6 +138,31 @@ final class SecretServiceTests: XCTestCase {
         XCTAssertEqual(try secretItems().sorted(), ["DH item 2", "Password for 'carol' on 'system-service'", "Plain item"])
     }
 
+    /// Searching, reading labels and the lock state is no use of the unlock session; reading a
+    /// secret is (SPEC.md §17): a program that polls the keyring must not keep an idle vault
+    /// unlocked.
+    func testSearchesDoNotPushBackTheIdleTimeoutReadsDo() throws {
+        try startService(["--no-approval"])
+        XCTAssertEqual(try coffer(["unlock", "--password-stdin", "--timeout", "1h"], stdin: master + "\n").code, 0)
+        XCTAssertEqual(try client(["store", "plain", "Polled", "p0lled", "app=poll"]).code, 0, serviceLog)
+        func remaining() throws -> Int {
+            let status = try coffer(["status", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            return try XCTUnwrap(object?["secondsRemaining"] as? Int, status.stdout)
+        }
+        // The last use is kept in whole seconds and `status` prints whole seconds: 2.1 s on, an
+        // unused session has at most 3,597 left, one used just now at least 3,598. A service
+        // started then takes the key from the session (its start is no use either) and answers.
+        service?.terminate()
+        service?.waitUntilExit()
+        Thread.sleep(forTimeInterval: 2.1)
+        try startService(["--no-approval"])
+        for _ in 0..<2 { XCTAssertEqual(try client(["search", "app=poll"]).stdout, "unlocked\nPolled\n", serviceLog) }
+        XCTAssertLessThanOrEqual(try remaining(), 3597, "a search re-armed the idle timeout")
+        XCTAssertEqual(try client(["read", "plain", "app=poll"]).stdout, "Polled\tp0lled\n")
+        XCTAssertGreaterThanOrEqual(try remaining(), 3598, "reading a secret is a use")
+    }
+
     func testCreateCollectionAndAliases() throws {
         try startService(["--no-approval"])
         try unlock()

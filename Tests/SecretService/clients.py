@@ -76,6 +76,12 @@ def main():
             connection, session = session_connection(arguments[0])
             for item in collection(connection, session).search_items(attributes(arguments[1:])):
                 print("%s\t%s" % (item.get_label(), item.get_secret().decode()))
+        elif command == "search":  # labels and lock state only: no secret is read
+            connection = secretstorage.dbus_init()
+            default = collection(connection, None)
+            print("locked" if default.is_locked() else "unlocked")
+            for item in default.search_items(attributes(arguments)):
+                print(item.get_label())
         elif command == "delete":
             connection = secretstorage.dbus_init()
             for item in collection(connection, None).search_items(attributes(arguments)):

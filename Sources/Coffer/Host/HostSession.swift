@@ -88,24 +88,28 @@ public final class HostSession {
     /// live session of the owner — the person's own vault — opens it, and a team session with
     /// the owner's idle timeout is started: unlocking one's vault unlocks one's teams. A team's
     /// session counts only while its owner's is live, and using it re-arms the owner's.
+    ///
+    /// - Parameter asUse: whether the request may read or change a secret and so re-arms the
+    ///   sessions' idle timeouts (SPEC.md §8.4); a host answering only what there is — a
+    ///   listing, a lock state — passes false.
     @discardableResult
-    public func unlockFromSession(_ vault: Vault) -> Bool {
-        (try? unlockFromSessionReportingErrors(vault)) ?? false
+    public func unlockFromSession(_ vault: Vault, asUse: Bool = true) -> Bool {
+        (try? unlockFromSessionReportingErrors(vault, asUse: asUse)) ?? false
     }
 
     /// `unlockFromSession(_:)` that throws when the keyring could not be asked at all (the CLI
     /// says so once and goes on without sessions) instead of counting it as no session.
-    public func unlockFromSessionReportingErrors(_ vault: Vault) throws -> Bool {
+    public func unlockFromSessionReportingErrors(_ vault: Vault, asUse: Bool = true) throws -> Bool {
         if vault.isUnlocked { return true }
         guard let sessions else { return false }
         let keyringError: Error?
         do {
-            if try vault.unlock(fromSessions: sessions) {
+            if try vault.unlock(fromSessions: sessions, rearming: asUse) {
                 // A team's session lives with its owner's (SPEC.md §19.6): a use of the team is a
                 // use of one's vault (its idle timeout re-armed too), and once one's own session
                 // has ended — idle, or locked — the team's ends with it.
                 guard let owner = openTeamOwner(of: vault) else { return true }
-                if (try? sessions.load(for: owner.vaultID)) != nil { return true }
+                if (try? sessions.load(for: owner.vaultID, rearming: asUse)) != nil { return true }
                 vault.lock()
                 _ = try? sessions.revoke(for: vault.vaultID)
                 return false
@@ -115,7 +119,7 @@ public final class HostSession {
             keyringError = error
         }
         // A team without a session of its own opens with its owner's.
-        guard let owner = openTeamOwner(of: vault), (try? owner.unlock(fromSessions: sessions)) == true,
+        guard let owner = openTeamOwner(of: vault), (try? owner.unlock(fromSessions: sessions, rearming: asUse)) == true,
               (try? vault.unlockTeam(identity: owner.personalIdentity())) != nil
         else {
             if let keyringError { throw keyringError }

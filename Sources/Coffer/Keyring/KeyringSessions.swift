@@ -52,10 +52,11 @@ public struct KeyringSessions: Sendable {
         }
     }
 
-    /// The vault key of a live session, pushing its timeout back by the idle period; `nil` when
-    /// locked, expired or revoked.
-    public func load(for vaultID: VaultID) throws(Unavailable) -> SecureBytes? {
+    /// The vault key of a live session, pushing its timeout back by the idle period (a use,
+    /// SPEC.md §8.4) unless `rearming` is false; `nil` when locked, expired or revoked.
+    public func load(for vaultID: VaultID, rearming: Bool = true) throws(Unavailable) -> SecureBytes? {
         guard let (serial, payload) = try read(vaultID) else { return nil }
+        guard rearming else { return try? SecureBytes(copying: payload[0..<32]) }
         let idle = LittleEndian.read(UInt32.self, from: payload, at: 32)
         var refreshed = Array(payload[0..<36]) + LittleEndian.bytes(UInt64(Date().timeIntervalSince1970))
         defer { refreshed.withUnsafeMutableBytes { Sodium.wipe($0) } }

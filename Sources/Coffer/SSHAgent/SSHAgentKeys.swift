@@ -29,10 +29,10 @@ public final class SSHAgentKeys {
     /// a vault whose identity store cannot be read contributes none.
     ///
     /// A listing is no use of the keys: every ssh connection asks for it (a cron job's `git
-    /// fetch` too), so it reads the identity stores as they are readable while locked and never
-    /// touches a keyring session — asking for the list must not push back the idle timeout
-    /// (SPEC.md §8.4). Only where suggestions are off on this device does it unlock from a
-    /// session to read a store.
+    /// fetch` too), so it reads the identity stores as they are readable while locked, and asking
+    /// for the list never pushes back an unlock session's idle timeout (SPEC.md §8.4). Only where
+    /// suggestions are off on this device does it take a live session's key to read a store, and
+    /// then without re-arming it.
     func identities() -> [Listed] {
         guard let vault = try? session.openVaultWithoutUse() else { return [] }
         return (try? cachedKeys(in: vault).keys) ?? []
@@ -51,7 +51,7 @@ public final class SSHAgentKeys {
         for (_, vault) in vaults { tokens[vault.vaultID] = (try? vault.identityStore.changeToken()) ?? [] }
         let opened = Dictionary(vaults.map { ($0.vault.vaultID, $0.vault) }, uniquingKeysWith: { first, _ in first })
         if let cache, cache.tokens == tokens { return (cache.keys, opened) }
-        let unlock = { (vault: Vault) in _ = self.session.unlockFromSession(vault) }
+        let unlock = { (vault: Vault) in _ = self.session.unlockFromSession(vault, asUse: false) }
         let keys = try Self.listedKeys(in: personal, unlock: unlock) + Self.teamKeys(teams, unlock: unlock).keys
         // A store unreadable without unlocking has no token to tell a change by: not kept.
         cache = tokens.values.contains([]) ? nil : (tokens, keys)

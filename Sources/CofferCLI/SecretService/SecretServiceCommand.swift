@@ -43,7 +43,7 @@ struct SecretServiceCommand: Command {
         }
         let pinentry = context.arguments.has("no-pinentry") ? nil : PinentryInteraction(environment: context.io.environment)
         let host = try context.hostSession(interaction: pinentry)
-        _ = try host.openVault()  // no vault (or a damaged header): say so now, not to every application
+        _ = try host.openVaultWithoutUse()  // no vault (or a damaged header): say so now, not to every application
         let bus: SecretServiceBus
         do {
             bus = try SecretServiceBus(host: host, pinentry: pinentry, replace: context.arguments.has("replace"))
