@@ -306,12 +306,8 @@ public final class SecretServiceProvider {
     func openVault() throws -> Vault {
         // Taking the key from a live session is not itself a use: `unlockedVault` re-arms it for
         // a read or a change; a search or a property read does not (SPEC.md §8.4).
-        guard let vault else {
-            let opened = try host.openVaultWithoutUse()
-            host.unlockFromSession(opened, asUse: false)
-            vault = opened
-            return opened
-        }
+        let vault = try self.vault ?? host.openVaultWithoutUse()
+        self.vault = vault
         if vault.isUnlocked {
             if let sessions = host.sessions, case .unlocked? = try? sessions.status(for: vault.vaultID) {} else if host.sessions != nil { vault.lock() }
         } else {
