@@ -93,7 +93,7 @@ public final class UnixListener {
     }
 
     /// The socket address of `path`; `nil` when it is too long for one (108 bytes).
-    private static func address(_ path: String) -> sockaddr_un? {
+    static func address(_ path: String) -> sockaddr_un? {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

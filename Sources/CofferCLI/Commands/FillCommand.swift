@@ -26,13 +26,21 @@ struct FillCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operand = try context.positionals(1...1, names: "SERVICE")[0]
         let scoped = context.scoped(operand)
-        let service = CredentialServiceIdentifier(parsing: scoped)
-        let vault = try context.openVault()
-        let interaction = CommandLineInteraction(context: context)
         let kind: AutoFillHost.FillKind = context.arguments.has("otp") ? .oneTimeCode : .password
-        // One AutoFill list: one's own logins, then one's teams' (a team's own has no teams).
-        let result = context.hostSession(of: vault, interaction: interaction).fill(
-            from: vault, serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind)
+        let service = CredentialServiceIdentifier(parsing: scoped)
+        // The fill agent first (SPEC.md §8.5); it declines all that needs this process.
+        var agent = FillAgentAccess(context)
+        let result: AutoFillHost.Result
+        if let answered = agent?.fill(scoped, kind: kind) {
+            result = answered
+        } else {
+            let vault = try context.openVault()
+            let interaction = CommandLineInteraction(context: context)
+            // One AutoFill list: one's own logins, then one's teams' (a team's own has no teams).
+            result = context.hostSession(of: vault, interaction: interaction).fill(
+                from: vault, serviceIdentifiers: [service], user: context.arguments.value("user"), allowInteraction: interaction.isAvailable, kind: kind)
+            agent?.startIfAbsent(after: result, unlocking: vault)
+        }
         switch result {
         case .filled(let credential, let identity):
             if context.arguments.has("clip") {

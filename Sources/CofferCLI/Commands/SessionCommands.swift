@@ -8,10 +8,15 @@ struct UnlockCommand: Command {
     static let discussion = """
         Checks the master password and keeps the vault key in the kernel keyring (never on disk),
         readable only by your user, until it goes unused for DURATION (default 15m; e.g. 90s,
-        30m, 2h). Every use pushes the timeout back. 'coffer lock' ends it at once.
+        30m, 2h). Every use pushes the timeout back. 'coffer lock' ends it at once. It also starts
+        the fill agent ('coffer agent'), which answers fills from a warm process while a session
+        lives, unless --no-agent or COFFER_AGENT=off.
         """
     static let examples = ["coffer unlock", "coffer unlock --timeout 1h"]
-    static let options: [OptionSpec] = [.value("timeout", "idle timeout, e.g. 90s, 15m, 2h (default 15m)")]
+    static let options: [OptionSpec] = [
+        .value("timeout", "idle timeout, e.g. 90s, 15m, 2h (default 15m)"),
+        .flag("no-agent", "do not start the fill agent"),
+    ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         _ = try context.positionals(0...0, names: "")
@@ -31,6 +36,10 @@ struct UnlockCommand: Command {
             throw CLIError("\(error)", hint: "without the keyring every command asks for the master password", code: .unavailable)
         }
         context.note("unlocked for \(Duration.format(timeout)) of inactivity")
+        if context.configuration.usesFillAgent, !context.arguments.has("no-agent"), let agent = FillAgentClient(environment: context.io.environment) {
+            // Best effort: without the agent every fill still works, a little slower.
+            do { try AgentCommand.startInBackground(context, socket: agent.socketPath) } catch { context.note("\(error)") }
+        }
         return .success
     }
 }
@@ -49,6 +58,8 @@ struct LockCommand: Command {
             ended = try (context.configuration.sessions?.revoke(for: team.vault.vaultID) ?? false) || ended
         }
         context.note(ended ? "locked" : "was not unlocked")
+        // The fill agent ends once no session it serves is live: let it look now.
+        if context.configuration.usesFillAgent, let agent = FillAgentClient(environment: context.io.environment) { _ = agent.send(.check) }
         return .success
     }
 }

@@ -36,12 +36,7 @@ struct SSHAgentCommand: Command {
             return .success
         }
         if context.arguments.has("daemon") { return try daemonize(path, context) }
-        let listener: UnixListener
-        if let inherited {
-            listener = inherited
-        } else {
-            do { listener = try UnixListener(path: path) } catch { throw CLIError("\(error)", code: .unavailable) }
-        }
+        let listener = try BackgroundAgent.listener(inherited, path: path)
         let keys = SSHAgentKeys(session: try context.hostSession(
             interaction: context.arguments.has("no-pinentry") ? nil : PinentryInteraction(environment: environment)))
         context.note("SSH agent listening on \(listener.path ?? "the socket systemd passed"); SSH_AUTH_SOCK=\(listener.path ?? "…")")
@@ -56,10 +51,6 @@ struct SSHAgentCommand: Command {
         }
         return runtime + "/coffer/ssh-agent.sock"
     }
-
-    /// This program's file, so the agent runs as `coffer` (in `ps`, `pgrep coffer`) rather
-    /// than as `exe`; `/proc/self/exe` when the link cannot be read.
-    static func ownExecutable() -> String { OwnExecutable.path ?? "/proc/self/exe" }
 
     /// `SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK;` as ssh-agent prints it, or fish's `set -x`.
     static func shellLines(_ path: String, environment: Environment, pid: pid_t? = nil) -> String {
@@ -78,29 +69,21 @@ struct SSHAgentCommand: Command {
         if UnixListener.isListening(at: path) {
             throw CLIError("another agent is listening on \(path)", hint: "stop it first, or give --socket PATH", code: .unavailable)
         }
-        var arguments = ["coffer", "ssh-agent", "--socket", path]
+        var arguments = ["ssh-agent", "--socket", path]
         if context.arguments.has("no-pinentry") { arguments.append("--no-pinentry") }
         if let container = context.arguments.value("container") { arguments += ["--container", container] }
         if let group = context.arguments.value("group") { arguments += ["--group", group] }
-        let child: ChildProcess
         do {
-            child = try ChildProcess(arguments, environment: context.io.environment, newSession: true, executable: ownExecutable())
-        } catch {
-            throw CLIError("\(error)", code: .osError)
+            let pid = try BackgroundAgent.start(arguments, socket: path, environment: context.io.environment)
+            context.print(shellLines(path, environment: context.io.environment, pid: pid))
+            return .success
+        } catch .launch(let reason) {
+            throw CLIError(reason, code: .osError)
+        } catch .ended(let status) {
+            throw CLIError("the agent ended before it listened on \(path) (exit \(status))",
+                           hint: "run 'coffer ssh-agent' in the foreground to see why", code: .unavailable)
+        } catch .neverListened {
+            throw CLIError("the agent did not start listening on \(path)", code: .osError)
         }
-        child.closeInput()
-        for _ in 0..<200 {
-            if child.hasExited() {
-                throw CLIError("the agent ended before it listened on \(path) (exit \(child.wait()))",
-                               hint: "run 'coffer ssh-agent' in the foreground to see why", code: .unavailable)
-            }
-            if UnixListener.isListening(at: path) {
-                context.print(shellLines(path, environment: context.io.environment, pid: child.pid))
-                child.detach()
-                return .success
-            }
-            usleep(25_000)
-        }
-        throw CLIError("the agent did not start listening on \(path)", code: .osError)
     }
 }

@@ -35,18 +35,23 @@ public struct CLIConfiguration: Sendable {
     public var fileSystem: FileSystem
     /// Unlock sessions shared between processes; `nil` keeps every run self-contained.
     public var sessions: KeyringSessions?
+    /// Whether `fill` asks the fill agent and `unlock` starts it (SPEC.md §8.5). Off for a
+    /// host that runs commands in its own process (tests), where no agent could see its settings.
+    public var usesFillAgent: Bool
 
     public init(
         kdfPolicy: KDFPolicy = .standard, kdfOverride: KDFParameters? = nil, fileSystem: FileSystem = .standard,
-        sessions: KeyringSessions? = KeyringSessions()
+        sessions: KeyringSessions? = KeyringSessions(), usesFillAgent: Bool = false
     ) {
         self.kdfPolicy = kdfPolicy
         self.kdfOverride = kdfOverride
         self.fileSystem = fileSystem
         self.sessions = sessions
+        self.usesFillAgent = usesFillAgent
     }
 
-    public static let standard = CLIConfiguration()
+    /// The real `coffer` process's.
+    public static let standard = CLIConfiguration(usesFillAgent: true)
 }
 
 /// What a running command can use: its arguments, the IO, and the vault behind the options.

@@ -49,6 +49,21 @@ public final class IdentityBucketCache: Sendable {
     /// Forgets everything (the host locked the vault).
     public func removeAll() {
         state.withLock { $0 = State() }
+        manifests.withLock { $0 = [:] }
+    }
+
+    /// The manifest each vault last opened, kept across requests (the fill agent's are separate
+    /// `Vault` objects): the same file bytes need no second decryption.
+    private let manifests = Mutex<[VaultID: OpenedManifest]>([:])
+
+    func openedManifest(of vaultID: VaultID) -> OpenedManifest {
+        manifests.withLock { manifests in
+            if let kept = manifests[vaultID] { return kept }
+            if manifests.count >= 64 { manifests = [:] }
+            let opened = OpenedManifest()
+            manifests[vaultID] = opened
+            return opened
+        }
     }
 }
 

@@ -50,7 +50,7 @@ extension Vault {
         return try mappingErrors(file: index.manifestPath) {
             if index.journalExists { try lock.withLock(.exclusive) { try recover(index) } }
             return try lock.withLock(.shared) {
-                let manifest = try index.readManifest(reusing: openedManifest)
+                let manifest = try index.readManifest(reusing: configuration.identityBucketCache?.openedManifest(of: vaultID) ?? openedManifest)
                 try checkGeneration(of: manifest)
                 return try body(index, manifest)
             }

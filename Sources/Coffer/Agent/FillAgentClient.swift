@@ -1,0 +1,92 @@
+import CProcessShims
+import Glibc
+
+/// How `coffer fill` asks the fill agent (SPEC.md §8.5): connect to the socket, make sure the
+/// kernel says the other end is this user, send one request, read one answer — all bounded by a
+/// timeout, and every failure is "no agent": the client then fills by itself. The agent is an
+/// optimisation; no answer of it is ever needed.
+public struct FillAgentClient: Sendable {
+    public let socketPath: String
+    /// How long a connection may take to answer before the client gives up on it.
+    static let timeoutMilliseconds = 2000
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    /// `$XDG_RUNTIME_DIR/coffer/agent.sock`; `nil` where the agent is off (`COFFER_AGENT=off`)
+    /// or there is no runtime directory to put it in.
+    public init?(environment: Environment) {
+        guard environment["COFFER_AGENT"] != "off", let path = Self.socketPath(environment: environment) else { return nil }
+        self.init(socketPath: path)
+    }
+
+    public static func socketPath(environment: Environment) -> String? {
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        return runtime + "/coffer/agent.sock"
+    }
+
+    public enum Answer: Sendable {
+        case reply(FillAgentReply)
+        /// Nobody listens on the socket (or it is not this user's, or it did not answer).
+        case absent
+    }
+
+    /// Sends `request` and waits for the answer.
+    public func send(_ request: FillAgentRequest) -> Answer {
+        guard let fd = connect() else { return .absent }
+        defer { close(fd) }
+        var framed = request.encoded
+        defer { framed.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        guard writeAll(fd, framed), let header = readExactly(fd, 4) else { return .absent }
+        let length = header.reduce(0) { $0 << 8 | Int($1) }
+        guard length <= FillAgentReply.maximumLength, var body = readExactly(fd, length) else { return .absent }
+        defer { body.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        guard let reply = try? FillAgentReply(body) else { return .absent }
+        return .reply(reply)
+    }
+
+    /// A connected socket whose peer is this user, or `nil`.
+    private func connect() -> Int32? {
+        guard var address = UnixListener.address(socketPath) else { return nil }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+        // The kernel's word on who listens: a socket someone else put there gets nothing asked.
+        guard connected, coffer_peer_uid(fd) == Int64(geteuid()) else {
+            close(fd)
+            return nil
+        }
+        var timeout = timeval(tv_sec: Self.timeoutMilliseconds / 1000, tv_usec: (Self.timeoutMilliseconds % 1000) * 1000)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    private func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count), offset = 0
+        while offset < count {
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, count - offset) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else {
+                bytes.withUnsafeMutableBytes { Sodium.wipe($0) }
+                return nil
+            }
+            offset += got
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,98 @@
+import Coffer
+import Glibc
+
+/// `coffer agent`: the fill agent (SPEC.md §8.5), which `coffer unlock` starts in the background
+/// so that fills while unlocked are answered by a warm process. It keeps no key of its own and
+/// ends soon after the last session it serves does.
+struct AgentCommand: Command {
+    static let name = "agent"
+    static let summary = "answer fills from a warm process while the vault is unlocked"
+    static let usage = "agent [--socket PATH] [--daemon] [--check-every SECONDS]"
+    static let discussion = """
+        'coffer unlock' starts it in the background (unless --no-agent or COFFER_AGENT=off);
+        'coffer fill' then asks it first, and does the work itself when it is not running or
+        declines. It listens on $XDG_RUNTIME_DIR/coffer/agent.sock (a 0600 socket in a 0700
+        directory; every client's uid is checked), holds no key between requests — each fill
+        unlocks from the 'coffer unlock' session as the command would, so 'coffer lock' locks it
+        at once — and answers only what a silent fill hands out. It ends when no session it
+        serves is live (checked every --check-every seconds, default 30, and at 'coffer lock').
+        In the foreground it says on stderr what it answered and declined (never a name or a
+        secret).
+        """
+    static let examples = ["coffer agent", "COFFER_AGENT=off coffer fill github.com"]
+    static let options: [OptionSpec] = [
+        .value("socket", "listen here instead of $XDG_RUNTIME_DIR/coffer/agent.sock"),
+        .flag("daemon", "run in the background (what 'coffer unlock' does)"),
+        .value("check-every", "seconds between looks at whether any session is still live (default 30)"),
+    ]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        _ = try context.positionals(0...0, names: "")
+        let environment = context.io.environment
+        let inherited = UnixListener.inherited(environment: environment)
+        let path = try inherited == nil ? socketPath(context) : ""
+        guard let interval = Int32(context.arguments.value("check-every") ?? "30"), interval > 0 else {
+            throw CLIError("--check-every takes a whole number of seconds", code: .usage)
+        }
+        if context.arguments.has("daemon") {
+            try startInBackground(context, socket: path)
+            return .success
+        }
+        let listener = try BackgroundAgent.listener(inherited, path: path)
+        let agent = FillAgent(log: { context.note($0) })
+        if context.arguments.has("container") || context.arguments.has("group") || environment["COFFER_CONTAINER"] != nil {
+            agent.watch(try context.openVault())
+        }
+        context.note("fill agent listening on \(listener.path ?? "the socket systemd passed")")
+        let socketFile = listener.path.flatMap(FileIdentity.init(path:))
+        // It ends once it could only decline (no session it serves is live), or when its socket
+        // was removed or replaced (nobody can reach it any more).
+        let server = FramedSocketServer(listener: listener, maximumLength: FillAgentRequest.maximumLength,
+                                        refusal: FillAgentReply.declined(reason: "request too long").encoded, log: { context.note($0) })
+        try server.serve(checkEvery: interval, stillNeeded: {
+            agent.isStillNeeded && (listener.path == nil || FileIdentity(path: listener.path!) == socketFile)
+        }, respond: agent.respond(to:))
+        context.note("no unlock session left to serve; the fill agent ends")
+        return .success
+    }
+
+    static func socketPath(_ context: CommandContext) throws -> String {
+        if let path = context.arguments.value("socket") { return path }
+        guard let path = FillAgentClient.socketPath(environment: context.io.environment) else {
+            throw CLIError("$XDG_RUNTIME_DIR is not set", hint: "give --socket PATH in a directory only you can enter", code: .usage)
+        }
+        return path
+    }
+
+    /// Starts the agent in the background for this run's vault unless one answers on `socket`.
+    static func startInBackground(_ context: CommandContext, socket: String) throws {
+        if UnixListener.isListening(at: socket) {
+            _ = FillAgentClient(socketPath: socket).send(.check)
+            return
+        }
+        var arguments = ["agent", "--socket", socket]
+        if let interval = context.arguments.value("check-every") { arguments += ["--check-every", interval] }
+        if let container = try? context.container() { arguments += ["--container", container.path] }
+        do {
+            _ = try BackgroundAgent.start(arguments, socket: socket, environment: context.io.environment)
+        } catch .ended(let status) {
+            throw CLIError("the fill agent ended before it listened on \(socket) (exit \(status))",
+                           hint: "run 'coffer agent' in the foreground to see why", code: .unavailable)
+        } catch {
+            throw CLIError("the fill agent did not start listening on \(socket)", code: .osError)
+        }
+    }
+}
+
+/// A file's device and inode: whether a path still names the file it named before.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    init?(path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+}

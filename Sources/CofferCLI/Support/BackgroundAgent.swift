@@ -1,0 +1,41 @@
+import Coffer
+import Glibc
+
+/// Starts this program again as a background agent (the SSH agent, the fill agent): in a new
+/// session with no terminal, its stderr to /dev/null, and waits until its socket answers, so
+/// the PID returned is always that of the agent answering there.
+enum BackgroundAgent {
+    enum Failure: Error {
+        case launch(String)
+        /// The child ended before it listened, with this exit status.
+        case ended(Int32)
+        case neverListened
+    }
+
+    /// Starts `coffer ARGUMENTS` (arguments without the program name) and waits up to five
+    /// seconds for `socket` to answer.
+    static func start(_ arguments: [String], socket: String, environment: Environment) throws(Failure) -> pid_t {
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(["coffer"] + arguments, environment: environment, newSession: true, executable: OwnExecutable.path ?? "/proc/self/exe")
+        } catch {
+            throw .launch("\(error)")
+        }
+        child.closeInput()
+        for _ in 0..<200 {
+            if child.hasExited() { throw .ended(child.wait()) }
+            if UnixListener.isListening(at: socket) {
+                child.detach()
+                return child.pid
+            }
+            usleep(25_000)
+        }
+        throw .neverListened
+    }
+
+    /// The socket an agent command serves: the one systemd passed, else `path` bound now.
+    static func listener(_ inherited: UnixListener?, path: String) throws -> UnixListener {
+        if let inherited { return inherited }
+        do { return try UnixListener(path: path) } catch { throw CLIError("\(error)", code: .unavailable) }
+    }
+}

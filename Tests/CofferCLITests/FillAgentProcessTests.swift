@@ -1,0 +1,190 @@
+import Foundation
+import XCTest
+
+/// The fill agent (SPEC.md §8.5) as a person meets it: `coffer unlock` starts it, `coffer fill`
+/// goes through it, `coffer lock` ends it — the real `coffer` binary in separate processes, a
+/// real socket, and a hostile client in Python.
+final class FillAgentProcessTests: XCTestCase {
+    static var products: String { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path }
+    var home = ""
+    var socket: String { home + "/run/coffer/agent.sock" }
+    var environment: [String: String] = [:]
+    let master = "fill agent master"
+    var agent: Process?
+    var agentLog: String { (try? String(contentsOfFile: home + "/agent.log", encoding: .utf8)) ?? "" }
+
+    override func setUpWithError() throws {
+        home = FileManager.default.temporaryDirectory.path + "/coffer-fill-agent-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: home + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        environment = [
+            "HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_RUNTIME_DIR": home + "/run", "COFFER_CONTAINER": home + "/vault",
+            "PATH": ControlledPath.path(),
+        ]
+        XCTAssertEqual(try coffer(["init", "--kdf", "interactive", "--password-stdin"], stdin: master + "\n").code, 0)
+        let added = try coffer(["add", "github.com", "alice", "--otp", "--password-stdin"], stdin: master + "\nS3cret-alice\nJBSWY3DPEHPK3PXP\n")
+        XCTAssertEqual(added.code, 0, added.stderr)
+        XCTAssertEqual(try coffer(["add", "accounts.example.com", "bob", "--password-stdin"], stdin: master + "\nS3cret-bob\n").code, 0)
+    }
+
+    override func tearDown() {
+        agent?.terminate()
+        agent?.waitUntilExit()
+        _ = try? coffer(["lock"])
+        for pid in agentProcesses() { kill(pid, SIGTERM) }
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    func coffer(_ arguments: [String], stdin: String = "", extra: [String: String] = [:]) throws -> RunResult {
+        try runProcess(Self.products + "/coffer", arguments, stdin: stdin, environment: environment.merging(extra) { $1 })
+    }
+
+    /// `coffer agent` in the foreground with its notes in agent.log (as under systemd).
+    func startAgent(_ extra: [String] = []) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.products + "/coffer")
+        process.arguments = ["agent"] + extra
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: home + "/agent.log")
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        agent = process
+        XCTAssertTrue(waitFor { FileManager.default.fileExists(atPath: self.socket) }, agentLog)
+    }
+
+    /// The agents serving this test's socket, found by their command lines.
+    func agentProcesses() -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = pid_t(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+            let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return words.count > 1 && words[1] == "agent" && words.contains(socket) ? pid : nil
+        }
+    }
+
+    func waitFor(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    func answeredFills() -> Int { agentLog.components(separatedBy: "answered a fill").count - 1 }
+
+    func testUnlockStartsTheAgentAndLockEndsIt() throws {
+        let unlocked = try coffer(["unlock", "--password-stdin"], stdin: master + "\n")
+        XCTAssertEqual(unlocked.code, 0, unlocked.stderr)
+        XCTAssertEqual(agentProcesses().count, 1, "unlock started one agent")
+        XCTAssertEqual(try coffer(["fill", "github.com"]).stdout, "S3cret-alice\n")
+        XCTAssertEqual(try coffer(["unlock", "--password-stdin"], stdin: master + "\n").code, 0)
+        XCTAssertEqual(agentProcesses().count, 1, "a second unlock finds it running")
+        XCTAssertEqual(try coffer(["lock"]).code, 0)
+        XCTAssertTrue(waitFor { self.agentProcesses().isEmpty }, "lock ends the agent")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "its socket goes with it")
+        let locked = try coffer(["fill", "github.com", "--no-interaction"])
+        XCTAssertEqual(locked.code, 75)
+        XCTAssertEqual(locked.stdout, "")
+
+        XCTAssertEqual(try coffer(["unlock", "--password-stdin"], stdin: master + "\n", extra: ["COFFER_AGENT": "off"]).code, 0)
+        XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
+        XCTAssertTrue(agentProcesses().isEmpty, "COFFER_AGENT=off and --no-agent start none")
+    }
+
+    func testFillsThroughTheAgentAnswerAsTheCommandDoes() throws {
+        XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
+        try startAgent()
+        let requests: [[String]] = [
+            ["fill", "github.com"], ["fill", "https://github.com/login", "--json"], ["fill", "accounts.example.com", "--user", "bob", "--json"],
+            ["fill", "GitHub.com", "--user", "alice"],
+        ]
+        for request in requests {
+            let direct = try coffer(request, extra: ["COFFER_AGENT": "off"])
+            let before = answeredFills()
+            let through = try coffer(request)
+            XCTAssertEqual(through.code, 0, through.stderr)
+            XCTAssertEqual(through.stdout, direct.stdout, "\(request)")
+            XCTAssertEqual(answeredFills(), before + 1, "\(request): \(agentLog)")
+        }
+        var code = try coffer(["fill", "github.com", "--otp"])
+        if code.stdout != (try coffer(["fill", "github.com", "--otp"], extra: ["COFFER_AGENT": "off"])).stdout {
+            code = try coffer(["fill", "github.com", "--otp"])  // a 30-second step passed between the two
+        }
+        XCTAssertEqual(code.stdout.count, 7, code.stdout)
+        XCTAssertTrue(agentLog.contains("answered a fill"))
+
+        // What needs this process — a choice, no match, a person to ask — is declined and done here.
+        let before = answeredFills()
+        let sibling = try coffer(["fill", "mail.example.com", "--no-interaction"])
+        XCTAssertEqual(sibling.code, 66, sibling.stderr)
+        XCTAssertTrue(sibling.stderr.contains("another host of the same site"), sibling.stderr)
+        XCTAssertEqual(try coffer(["fill", "example.org"]).code, 66)
+        XCTAssertEqual(answeredFills(), before)
+        XCTAssertTrue(agentLog.contains("declined a fill: a person must choose") && agentLog.contains("declined a fill: no match"), agentLog)
+        XCTAssertFalse(agentLog.contains("S3cret") || agentLog.contains("alice") || agentLog.contains("github"), agentLog)
+
+        // A supplied master password is read and checked in this run, never skipped via the agent.
+        let wrong = try coffer(["fill", "github.com", "--password-stdin"], stdin: "not the master\n")
+        XCTAssertEqual(wrong.code, 77, wrong.stderr)
+        XCTAssertEqual(wrong.stdout, "")
+    }
+
+    func testLockedMeansLockedThroughTheAgent() throws {
+        XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
+        try startAgent(["--check-every", "60"])
+        XCTAssertEqual(try coffer(["fill", "github.com"]).stdout, "S3cret-alice\n")
+        XCTAssertEqual(try coffer(["lock"]).code, 0)
+        let locked = try coffer(["fill", "github.com", "--no-interaction"])
+        XCTAssertEqual(locked.code, 75, locked.stderr)
+        XCTAssertEqual(locked.stdout, "")
+        XCTAssertTrue(waitFor { self.agent?.isRunning == false }, "lock's check ends it at once, not after 60 s")
+        XCTAssertTrue(agentLog.contains("no unlock session left to serve"), agentLog)
+    }
+
+    func testAFillStartsTheAgentWhenASessionLivesWithoutOne() throws {
+        XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
+        XCTAssertTrue(agentProcesses().isEmpty)
+        XCTAssertEqual(try coffer(["fill", "github.com"]).stdout, "S3cret-alice\n")
+        XCTAssertTrue(waitFor { self.agentProcesses().count == 1 }, "a fill from a live session starts one for the next fill")
+        XCTAssertEqual(try coffer(["fill", "github.com"]).stdout, "S3cret-alice\n")
+        XCTAssertEqual(agentProcesses().count, 1)
+    }
+
+    func testAHostileClientGetsNothingAndTheAgentServesOn() throws {
+        XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
+        try startAgent()
+        let script = """
+            import socket, struct, sys
+            path = sys.argv[1]
+            def ask(data, read=True):
+                c = socket.socket(socket.AF_UNIX); c.connect(path); c.sendall(data)
+                if not read:
+                    c.close(); return b''
+                answer = b''
+                while True:
+                    chunk = c.recv(65536)
+                    if not chunk: break
+                    answer += chunk
+                    if len(answer) >= 4 and len(answer) >= 4 + struct.unpack('>I', answer[:4])[0]: break
+                c.close(); return answer
+            def frame(body): return struct.pack('>I', len(body)) + body
+            def string(text): return frame(text.encode())
+            print(ask(frame(b'\\x01garbage'))[4:5].hex())               # malformed: declined
+            print(ask(struct.pack('>I', 0xffffffff) + b'x')[4:5].hex())  # impossible length: declined, closed
+            ask(struct.pack('>I', 100) + b'\\x01', read=False)           # cut short: dropped
+            env = struct.pack('>I', 1) + string('PATH') + string('/tmp/evil')
+            body = b'\\x01' + string(sys.argv[2]) + string(sys.argv[3]) + env + string('github.com') + b'\\x00\\x00'
+            print(ask(frame(body))[4:5].hex())                           # a variable the agent never takes
+            body = b'\\x01' + string(sys.argv[2]) + string('vault') + struct.pack('>I', 0) + string('github.com') + b'\\x00\\x00'
+            print(ask(frame(body))[4:5].hex())                           # a relative container
+            """
+        let version = try coffer(["--version"]).stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        let hostile = try runTool("/usr/bin/python3", ["-c", script, socket, version, home + "/vault"])
+        XCTAssertEqual(hostile.code, 0, hostile.stderr)
+        XCTAssertEqual(hostile.stdout, "02\n02\n02\n02\n", "declined every time, nothing handed out")
+        XCTAssertEqual(answeredFills(), 0)
+        XCTAssertEqual(try coffer(["fill", "github.com"]).stdout, "S3cret-alice\n")
+        XCTAssertEqual(answeredFills(), 1, "the agent serves on: \(agentLog)")
+    }
+}
