@@ -36,10 +36,14 @@ public final class FillAgent {
         }
     }
 
+    /// Set when a client of another version asked: an upgrade replaced Coffer, so this agent
+    /// ends and the client's next fill starts one of its own version.
+    public private(set) var isOutdated = false
+
     /// Whether any vault it serves has a live session (looked at, not used): once none has, it
     /// could only decline, so it ends.
     public var isStillNeeded: Bool {
-        watched.contains { vaultID in
+        !isOutdated && watched.contains { vaultID in
             if case .unlocked? = try? sessions.status(for: vaultID) { return true }
             return false
         }
@@ -66,7 +70,10 @@ public final class FillAgent {
 
     /// The silent fill `coffer fill` would run with the client's container and environment.
     func answer(_ fill: FillAgentFill) -> FillAgentReply {
-        guard fill.version == cofferVersion else { return .declined(reason: "the client is Coffer \(fill.version), this agent \(cofferVersion)") }
+        guard fill.version == cofferVersion else {
+            isOutdated = true
+            return .declined(reason: "the client is Coffer \(fill.version), this agent \(cofferVersion)")
+        }
         guard fill.container.hasPrefix("/") else { return .declined(reason: "the container is no absolute path") }
         let host = hostSession(fill)
         let vault: Vault

@@ -43,6 +43,7 @@ struct AgentCommand: Command {
         if context.arguments.has("container") || context.arguments.has("group") || environment["COFFER_CONTAINER"] != nil {
             agent.watch(try context.openVault())
         }
+        chdir("/")  // a daemon keeps no directory busy (an unmount of where 'unlock' ran)
         context.note("fill agent listening on \(listener.path ?? "the socket systemd passed")")
         let socketFile = listener.path.flatMap(FileIdentity.init(path:))
         // It ends once it could only decline (no session it serves is live), or when its socket
@@ -52,7 +53,7 @@ struct AgentCommand: Command {
         try server.serve(checkEvery: interval, stillNeeded: {
             agent.isStillNeeded && (listener.path == nil || FileIdentity(path: listener.path!) == socketFile)
         }, respond: agent.respond(to:))
-        context.note("no unlock session left to serve; the fill agent ends")
+        context.note(agent.isOutdated ? "a client of another version asked; this fill agent ends" : "no unlock session left to serve; the fill agent ends")
         return .success
     }
 
@@ -72,7 +73,7 @@ struct AgentCommand: Command {
         }
         var arguments = ["agent", "--socket", socket]
         if let interval = context.arguments.value("check-every") { arguments += ["--check-every", interval] }
-        if let container = try? context.container() { arguments += ["--container", container.path] }
+        if let container = try? context.container() { arguments += ["--container", container.absolutePath] }
         do {
             _ = try BackgroundAgent.start(arguments, socket: socket, environment: context.io.environment)
         } catch .ended(let status) {

@@ -22,8 +22,7 @@ struct FillAgentAccess {
 
     /// The agent's silent fill of `service` in this run's container, or `nil`: fill here.
     mutating func fill(_ service: String, kind: AutoFillHost.FillKind) -> AutoFillHost.Result? {
-        guard var container = try? context.container().path else { return nil }
-        if !container.hasPrefix("/"), let directory = Self.workingDirectory() { container = directory + "/" + container }
+        guard let container = try? context.container().absolutePath else { return nil }
         let request = FillAgentFill(container: container, environment: FillAgentFill.environment(from: context.io.environment),
                                     service: service, user: context.arguments.value("user"), kind: kind)
         switch client.send(.fill(request)) {
@@ -41,16 +40,10 @@ struct FillAgentAccess {
         guard foundAbsent, FillAgentReply(result) != nil, let sessions = context.configuration.sessions,
               case .unlocked? = try? sessions.status(for: vault.vaultID)
         else { return }
-        let arguments = ["agent", "--socket", client.socketPath, "--container", vault.container.path]
+        let arguments = ["agent", "--socket", client.socketPath, "--container", vault.container.absolutePath]
         guard let child = try? ChildProcess(["coffer"] + arguments, environment: context.io.environment, newSession: true,
                                             executable: OwnExecutable.path ?? "/proc/self/exe")
         else { return }
         child.detach()
-    }
-
-    private static func workingDirectory() -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getcwd(&buffer, buffer.count) != nil else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -20,7 +20,7 @@ enum CompletionCandidates {
         }
         do {
             let parsed = try ParsedArguments.parse(["--no-interaction"], specs: GlobalOptions.all)
-            let context = try CommandContext(arguments: parsed, io: io, configuration: configuration)
+            let context = CommandContext(arguments: parsed, io: io, configuration: configuration)
             let isEntry = template == templates["entry"]
             // `TEAM:WORD` completes in that team's table (SPEC.md §19.6), each line `TEAM:…`.
             let word = isEntry ? context.scoped(arguments[1]) : arguments[1]

@@ -68,6 +68,15 @@ final class FillAgentTests: XCTestCase {
             guard case .declined = reply else { return XCTFail("\(service) \(user ?? "") \(version): \(reply)") }
         }
         guard case .password = try fill("accounts.example.com", user: "alice") else { return XCTFail("the user's own login") }
+        XCTAssertTrue(agent.isOutdated, "a client of another version asked: an upgrade replaced Coffer")
+        XCTAssertFalse(agent.isStillNeeded, "so this agent ends, and the next fill starts one of the new version")
+    }
+
+    /// The agent is told where the container is from the root: it runs elsewhere (in `/`).
+    func testAContainerIsNamedFromTheRoot() {
+        let directory = FileManager.default.currentDirectoryPath
+        XCTAssertEqual(GroupContainer(path: "some/vault/").absolutePath, (directory == "/" ? "" : directory) + "/some/vault")
+        XCTAssertEqual(GroupContainer(path: "/srv/vault").absolutePath, "/srv/vault")
     }
 
     /// A fill through the agent is a use (SPEC.md §8.4): it re-arms the idle timeout.
