@@ -26,15 +26,10 @@ public struct GroupContainer: Sendable, Equatable {
         self.path = trimmed
     }
 
-    /// `path` from the root: a relative one joined to the working directory (what another
-    /// process, such as the fill agent, must be told).
-    public var absolutePath: String {
-        guard !path.hasPrefix("/") else { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (directory == "/" ? "" : directory) + "/" + (path == "." ? "" : path)
-    }
+    /// `path` from the root, as `FileSystem.absolutePath` makes it (the device state's container
+    /// tag, SPEC.md §7.6, hashes that same string): what another process, such as the fill
+    /// agent, must be told.
+    public var absolutePath: String { FileSystem.absolutePath(path) }
 
     /// The container of a group: `$XDG_DATA_HOME/coffer/group-containers/<id>`, with
     /// `$XDG_DATA_HOME` defaulting to `~/.local/share`.

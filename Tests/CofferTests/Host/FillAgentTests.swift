@@ -75,7 +75,7 @@ final class FillAgentTests: XCTestCase {
     /// The agent is told where the container is from the root: it runs elsewhere (in `/`).
     func testAContainerIsNamedFromTheRoot() {
         let directory = FileManager.default.currentDirectoryPath
-        XCTAssertEqual(GroupContainer(path: "some/vault/").absolutePath, (directory == "/" ? "" : directory) + "/some/vault")
+        XCTAssertEqual(GroupContainer(path: "some/vault/").absolutePath, directory + "/some/vault")
         XCTAssertEqual(GroupContainer(path: "/srv/vault").absolutePath, "/srv/vault")
     }
 
