@@ -79,7 +79,10 @@ public final class FillAgent {
         let vault: Vault
         do { vault = try host.openVault() } catch { return .declined(reason: "\(error)") }
         defer { vault.lock() }
-        guard vault.isUnlocked else { return .declined(reason: "the vault is locked") }
+        guard vault.isUnlocked else {
+            buckets.removeAll()  // what it kept of the index goes when a session has ended
+            return .declined(reason: "the vault is locked")
+        }
         watched.insert(vault.vaultID)
         let result = host.fill(from: vault, serviceIdentifiers: [CredentialServiceIdentifier(parsing: fill.service)], user: fill.user,
                                allowInteraction: false, kind: fill.kind, mayAsk: false)

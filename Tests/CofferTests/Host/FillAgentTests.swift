@@ -48,10 +48,12 @@ final class FillAgentTests: XCTestCase {
         XCTAssertEqual(credential, PasswordCredential(user: "alice", password: "S3cretPassword"))
         XCTAssertEqual(identity.serviceIdentifier.identifier, "accounts.example.com")
         XCTAssertTrue(agent.isStillNeeded, "it lives for the vault it served")
+        XCTAssertGreaterThan(agent.buckets.byteCount, 0, "it keeps the buckets it opened")
         try sessions.revoke(for: vault.vaultID)
         guard case .declined(let reason) = try fill("accounts.example.com") else { return XCTFail("locked means locked through the agent") }
         XCTAssertFalse(reason.contains("S3cret") || reason.contains("alice"), reason)
         XCTAssertFalse(agent.isStillNeeded, "no live session: it ends")
+        XCTAssertEqual(agent.buckets.byteCount, 0, "and what it kept of the index went when it found the vault locked")
         XCTAssertFalse(log.joined().contains("S3cret"), "\(log)")
     }
 

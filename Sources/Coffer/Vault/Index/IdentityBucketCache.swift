@@ -46,6 +46,9 @@ public final class IdentityBucketCache: Sendable {
         }
     }
 
+    /// How many payload bytes it holds.
+    var byteCount: Int { state.withLock { $0.bytes } }
+
     /// Forgets everything (the host locked the vault).
     public func removeAll() {
         state.withLock { $0 = State() }
