@@ -29,6 +29,7 @@ for path in ./usr/bin/coffer ./usr/bin/git-credential-coffer ./usr/bin/docker-cr
             ./usr/share/bash-completion/completions/coffer ./usr/share/zsh/vendor-completions/_coffer \
             ./usr/share/fish/vendor_completions.d/coffer.fish ./etc/chromium/native-messaging-hosts/org.coffer.browser_host.json \
             ./usr/lib/systemd/user/coffer-ssh-agent.socket ./usr/lib/systemd/user/coffer-secret-service.service \
+            ./usr/lib/systemd/user/coffer-agent.socket ./usr/lib/systemd/user/coffer-agent.service \
             ./usr/share/dbus-1/services/coffer-secret-service.service; do
     grep -qx -- "$path" <<< "$contents" || fail "$path missing from the package"
 done

@@ -27,7 +27,9 @@ struct FillCommand: Command {
         let operand = try context.positionals(1...1, names: "SERVICE")[0]
         let scoped = context.scoped(operand)
         let kind: AutoFillHost.FillKind = context.arguments.has("otp") ? .oneTimeCode : .password
-        let service = CredentialServiceIdentifier(parsing: scoped)
+        // Parsed only where this process needs it: a fill the agent answers never pages in the
+        // string searching it takes (the agent parses SERVICE itself).
+        lazy var service = CredentialServiceIdentifier(parsing: scoped)
         // The fill agent first (SPEC.md §8.5); it declines all that needs this process.
         var agent = FillAgentAccess(context)
         let result: AutoFillHost.Result
