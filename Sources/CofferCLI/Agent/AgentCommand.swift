@@ -65,12 +65,11 @@ struct AgentCommand: Command {
         return path
     }
 
-    /// Starts the agent in the background for this run's vault unless one answers on `socket`.
+    /// Starts the agent in the background for this run's vault unless one answers on `socket`
+    /// (that one takes this vault on with its first fill).
+    /// - Throws: `CLIError` when it could not start.
     static func startInBackground(_ context: CommandContext, socket: String) throws {
-        if UnixListener.isListening(at: socket) {
-            _ = FillAgentClient(socketPath: socket).send(.check)
-            return
-        }
+        if UnixListener.isListening(at: socket) { return }
         var arguments = ["agent", "--socket", socket]
         if let interval = context.arguments.value("check-every") { arguments += ["--check-every", interval] }
         if let container = try? context.container() { arguments += ["--container", container.absolutePath] }

@@ -38,7 +38,11 @@ struct UnlockCommand: Command {
         context.note("unlocked for \(Duration.format(timeout)) of inactivity")
         if context.configuration.usesFillAgent, !context.arguments.has("no-agent"), let agent = FillAgentClient(environment: context.io.environment) {
             // Best effort: without the agent every fill still works, a little slower.
-            do { try AgentCommand.startInBackground(context, socket: agent.socketPath) } catch { context.note("\(error)") }
+            do {
+                try AgentCommand.startInBackground(context, socket: agent.socketPath)
+            } catch let failure as CLIError {
+                context.note("\(failure.message); fills work without it" + (failure.hint.map { " (\($0))" } ?? ""))
+            }
         }
         return .success
     }
