@@ -93,6 +93,12 @@ struct StatusCommand: Command {
             lines.append("state:    unlocked, locks after \(Duration.format(remaining)) without use (idle timeout \(Duration.format(idle)))")
         }
         lines.append("autofill: identity store \(store.isEnabled ? "enabled" : "disabled") on this device")
+        // The fill agent (SPEC.md §8.5): whether one answers, where fills would ask it.
+        if let agent = FillAgentClient(environment: context.io.environment) {
+            let running = UnixListener.isListening(at: agent.socketPath)
+            object["fillAgent"] = .bool(running)
+            lines.append("agent:    \(running ? "the fill agent answers on \(agent.socketPath)" : "no fill agent running")")
+        }
         context.print(context.wantsJSON ? JSONOutput.render(.object(object)) : lines.joined(separator: "\n"))
         return .success
     }
