@@ -219,4 +219,44 @@ final class FillAgentProcessTests: XCTestCase {
         XCTAssertTrue(waitFor { process.isRunning == false }, "it ends with the session it served; systemd would start it again")
         XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "the socket is systemd's to remove")
     }
+
+    /// The agent is an optimisation: one that never answers, or answers nonsense, costs a fill
+    /// its timeout at most, and the fill is done here with the same result.
+    func testAFillPassesByAnAgentThatHangsOrTalksNonsense() throws {
+        XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
+        try FileManager.default.createDirectory(atPath: home + "/run/coffer", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for behaviour in ["hang", "nonsense"] {
+            let script = """
+                import socket, struct, sys, threading, time
+                s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+                print("ready", flush=True)
+                def serve(c):
+                    c.recv(65536)
+                    if sys.argv[2] == "nonsense": c.sendall(struct.pack('>I', 3) + b'\\x07zz'); c.close()
+                    else: time.sleep(30)
+                count = 0
+                while True:
+                    c, _ = s.accept(); count += 1
+                    open(sys.argv[3], 'w').write(str(count))
+                    threading.Thread(target=serve, args=(c,), daemon=True).start()
+                """
+            let fake = Process()
+            fake.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            fake.arguments = ["-c", script, socket, behaviour, home + "/connections"]
+            let ready = Pipe()
+            fake.standardOutput = ready
+            try fake.run()
+            _ = ready.fileHandleForReading.availableData
+            let started = Date()
+            let filled = try coffer(["fill", "github.com"])
+            XCTAssertEqual(filled.stdout, "S3cret-alice\n", "\(behaviour): \(filled.stderr)")
+            XCTAssertLessThan(Date().timeIntervalSince(started), 10, behaviour)
+            usleep(300_000)
+            XCTAssertEqual(try String(contentsOfFile: home + "/connections", encoding: .utf8), "1",
+                           "\(behaviour): the fill's own; a listener that is there but no use is passed by, no agent started to probe it")
+            fake.terminate()
+            fake.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: socket)
+        }
+    }
 }

@@ -28,25 +28,30 @@ public struct FillAgentClient: Sendable {
 
     public enum Answer: Sendable {
         case reply(FillAgentReply)
-        /// Nobody listens on the socket (or it is not this user's, or it did not answer).
+        /// Nobody listens on the socket: an agent may be started there.
         case absent
+        /// Something listens but is no use: another user's socket, no answer in time, or one
+        /// that is not an answer. It is passed by, not replaced.
+        case unusable
     }
 
     /// Sends `request` and waits for the answer.
     public func send(_ request: FillAgentRequest) -> Answer {
         guard let fd = connect() else { return .absent }
+        guard fd >= 0 else { return .unusable }
         defer { close(fd) }
         var framed = request.encoded
         defer { framed.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        guard writeAll(fd, framed), let header = readExactly(fd, 4) else { return .absent }
+        guard writeAll(fd, framed), let header = readExactly(fd, 4) else { return .unusable }
         let length = header.reduce(0) { $0 << 8 | Int($1) }
-        guard length <= FillAgentReply.maximumLength, var body = readExactly(fd, length) else { return .absent }
+        guard length <= FillAgentReply.maximumLength, var body = readExactly(fd, length) else { return .unusable }
         defer { body.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        guard let reply = try? FillAgentReply(body) else { return .absent }
+        guard let reply = try? FillAgentReply(body) else { return .unusable }
         return .reply(reply)
     }
 
-    /// A connected socket whose peer is this user, or `nil`.
+    /// A connected socket whose peer is this user; -1 when the listener is another user's;
+    /// `nil` when nobody listens.
     private func connect() -> Int32? {
         guard var address = UnixListener.address(socketPath) else { return nil }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -54,10 +59,14 @@ public struct FillAgentClient: Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
-        // The kernel's word on who listens: a socket someone else put there gets nothing asked.
-        guard connected, coffer_peer_uid(fd) == Int64(geteuid()) else {
+        guard connected else {
             close(fd)
             return nil
+        }
+        // The kernel's word on who listens: a socket someone else put there gets nothing asked.
+        guard coffer_peer_uid(fd) == Int64(geteuid()) else {
+            close(fd)
+            return -1
         }
         var timeout = timeval(tv_sec: Self.timeoutMilliseconds / 1000, tv_usec: (Self.timeoutMilliseconds % 1000) * 1000)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

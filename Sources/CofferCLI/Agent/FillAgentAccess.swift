@@ -30,6 +30,8 @@ struct FillAgentAccess {
         case .absent:
             foundAbsent = true
             return nil
+        case .unusable:
+            return nil
         }
     }
 
