@@ -148,3 +148,41 @@ enum ControlledPath {
         (fakes + [directory(tools)]).joined(separator: ":")
     }
 }
+
+/// A Coffer agent (`coffer ssh-agent`, `coffer agent`) as a test's own child process, its notes
+/// on stderr written to `log`: in the foreground, or as systemd's socket activation starts it.
+enum AgentProcess {
+    static var coffer: String { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/coffer" }
+
+    /// `coffer ARGUMENTS` in the foreground.
+    static func start(_ arguments: [String], environment: [String: String], log: String) throws -> Process {
+        try run(coffer, arguments, environment: environment, log: log)
+    }
+
+    /// As systemd starts it for a `.socket` unit (`LISTEN_FDS`, descriptor 3): python binds
+    /// `socket`, then execs `coffer ARGUMENTS` with the listening socket as descriptor 3.
+    static func activated(_ arguments: [String], socket: String, environment: [String: String], log: String) throws -> Process {
+        let script = """
+            import os, socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(sys.argv[1]); s.listen(8)
+            if s.fileno() != 3: os.dup2(s.fileno(), 3)
+            os.set_inheritable(3, True)
+            os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+            os.execv(sys.argv[2], sys.argv[2:])
+            """
+        return try run("/usr/bin/python3", ["-c", script, socket, coffer] + arguments, environment: environment, log: log)
+    }
+
+    private static func run(_ program: String, _ arguments: [String], environment: [String: String], log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+}

@@ -40,15 +40,7 @@ final class FillAgentProcessTests: XCTestCase {
 
     /// `coffer agent` in the foreground with its notes in agent.log (as under systemd).
     func startAgent(_ extra: [String] = []) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.products + "/coffer")
-        process.arguments = ["agent"] + extra
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: home + "/agent.log")
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        agent = process
+        agent = try AgentProcess.start(["agent"] + extra, environment: environment, log: home + "/agent.log")
         XCTAssertTrue(waitFor { FileManager.default.fileExists(atPath: self.socket) }, agentLog)
     }
 
@@ -190,27 +182,12 @@ final class FillAgentProcessTests: XCTestCase {
         XCTAssertEqual(answeredFills(), 1, "the agent serves on: \(agentLog)")
     }
 
-    /// systemd's socket activation, as contrib/systemd/coffer-agent.socket uses it: python binds
-    /// the socket where `coffer fill` looks and execs the agent, as systemd would.
+    /// systemd's socket activation, as contrib/systemd/coffer-agent.socket uses it, on the socket
+    /// where `coffer fill` looks.
     func testServesTheSocketSystemdPasses() throws {
         XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
         try FileManager.default.createDirectory(atPath: home + "/run/coffer", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let script = """
-            import os, socket, sys
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.bind(sys.argv[1]); s.listen(8)
-            if s.fileno() != 3: os.dup2(s.fileno(), 3)
-            os.set_inheritable(3, True)
-            os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
-            os.execv(sys.argv[2], [sys.argv[2], "agent"])
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script, socket, Self.products + "/coffer"]
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: home + "/agent.log")
-        try process.run()
+        let process = try AgentProcess.activated(["agent"], socket: socket, environment: environment, log: home + "/agent.log")
         agent = process
         XCTAssertTrue(waitFor { self.agentLog.contains("listening on the socket systemd passed") }, agentLog)
         XCTAssertEqual(try coffer(["fill", "github.com"]).stdout, "S3cret-alice\n")

@@ -41,15 +41,7 @@ final class SSHAgentTests: XCTestCase {
     func coffer(_ arguments: [String], stdin: String = "") throws -> RunResult { try run(Self.products + "/coffer", arguments, stdin: stdin) }
 
     func startAgent(_ extra: [String] = []) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.products + "/coffer")
-        process.arguments = ["ssh-agent"] + extra
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: home + "/agent.log")
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        agent = process
+        agent = try AgentProcess.start(["ssh-agent"] + extra, environment: environment, log: home + "/agent.log")
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
         XCTAssertTrue(FileManager.default.fileExists(atPath: socket), agentLog)
     }
@@ -242,28 +234,11 @@ final class SSHAgentTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "SIGTERM ends the agent and removes its socket")
     }
 
-    /// systemd's socket activation (`LISTEN_FDS`, descriptor 3), as the units in contrib/ use it:
-    /// python binds the socket and execs the agent, as systemd would.
+    /// systemd's socket activation (`LISTEN_FDS`, descriptor 3), as the units in contrib/ use it.
     func testServesTheSocketSystemdPasses() throws {
         XCTAssertEqual(try coffer(["ssh-key", "add", "activated", "--password-stdin"], stdin: master + "\n").code, 0)
         let path = home + "/activated.sock"
-        let script = """
-            import os, socket, sys
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.bind(sys.argv[1]); s.listen(8)
-            if s.fileno() != 3: os.dup2(s.fileno(), 3)
-            os.set_inheritable(3, True)
-            os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
-            os.execv(sys.argv[2], [sys.argv[2], "ssh-agent", "--no-pinentry"])
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script, path, Self.products + "/coffer"]
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: home + "/agent.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: home + "/agent.log")
-        try process.run()
-        agent = process
+        agent = try AgentProcess.activated(["ssh-agent", "--no-pinentry"], socket: path, environment: environment, log: home + "/agent.log")
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: path) { usleep(20_000) }
         environment["SSH_AUTH_SOCK"] = path
         var listed = try run("/usr/bin/ssh-add", ["-L"])
