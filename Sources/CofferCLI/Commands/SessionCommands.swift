@@ -15,7 +15,7 @@ struct UnlockCommand: Command {
     static let examples = ["coffer unlock", "coffer unlock --timeout 1h"]
     static let options: [OptionSpec] = [
         .value("timeout", "idle timeout, e.g. 90s, 15m, 2h (default 15m)"),
-        .flag("no-agent", "do not start the fill agent"),
+        .flag("no-agent", "do not start the fill agent now (a fill may start one later; COFFER_AGENT=off: never)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
