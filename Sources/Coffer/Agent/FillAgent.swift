@@ -28,12 +28,11 @@ public final class FillAgent {
         self.log = log
     }
 
-    /// Lives for `vault`'s session too (and, for a team, its owner's, which the team's follows).
-    public func watch(_ vault: Vault) {
+    /// Lives for `vault`'s session too, and for a team's `owner`'s (`HostSession.openTeamOwner`),
+    /// whose session opens the team when the team's own has ended.
+    public func watch(_ vault: Vault, owner: Vault?) {
         watched.insert(vault.vaultID)
-        if let owner = TeamDirectory.owner(of: vault), let opened = try? Vault.open(owner, configuration: vault.configuration) {
-            watched.insert(opened.vaultID)
-        }
+        if let owner { watched.insert(owner.vaultID) }
     }
 
     /// Set when a client of another version asked: an upgrade replaced Coffer, so this agent

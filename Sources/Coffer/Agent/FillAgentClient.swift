@@ -17,14 +17,14 @@ public struct FillAgentClient: Sendable {
     /// `$XDG_RUNTIME_DIR/coffer/agent.sock`; `nil` where the agent is off (`COFFER_AGENT=off`)
     /// or there is no runtime directory to put it in.
     public init?(environment: Environment) {
-        guard environment["COFFER_AGENT"] != "off", let path = Self.socketPath(environment: environment) else { return nil }
+        guard environment["COFFER_AGENT"] != "off", let path = UnixListener.runtimePath(Self.socketName, environment: environment) else {
+            return nil
+        }
         self.init(socketPath: path)
     }
 
-    public static func socketPath(environment: Environment) -> String? {
-        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
-        return runtime + "/coffer/agent.sock"
-    }
+    /// The socket's name in `$XDG_RUNTIME_DIR/coffer/`.
+    public static let socketName = "agent.sock"
 
     public enum Answer: Sendable {
         case reply(FillAgentReply)

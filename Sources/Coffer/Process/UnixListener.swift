@@ -38,6 +38,13 @@ public final class UnixListener {
         self.path = path
     }
 
+    /// Where Coffer's agent `name` listens by default: `$XDG_RUNTIME_DIR/coffer/NAME`; `nil`
+    /// without an absolute runtime directory (there is no private place for a socket then).
+    public static func runtimePath(_ name: String, environment: Environment) -> String? {
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        return runtime + "/coffer/" + name
+    }
+
     /// A socket systemd passed (`LISTEN_FDS`, descriptor 3), when it is meant for this process.
     public static func inherited(environment: Environment) -> UnixListener? {
         guard environment["LISTEN_PID"] == String(getpid()), let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 else {

@@ -30,7 +30,7 @@ struct AgentCommand: Command {
         _ = try context.positionals(0...0, names: "")
         let environment = context.io.environment
         let inherited = UnixListener.inherited(environment: environment)
-        let path = try inherited == nil ? socketPath(context) : ""
+        let path = try inherited == nil ? BackgroundAgent.socketPath(context, name: FillAgentClient.socketName) : ""
         guard let interval = Int32(context.arguments.value("check-every") ?? "30"), interval > 0 else {
             throw CLIError("--check-every takes a whole number of seconds", code: .usage)
         }
@@ -41,7 +41,8 @@ struct AgentCommand: Command {
         let listener = try BackgroundAgent.listener(inherited, path: path)
         let agent = FillAgent(log: { context.note($0) })
         if context.arguments.has("container") || context.arguments.has("group") || environment["COFFER_CONTAINER"] != nil {
-            agent.watch(try context.openVault())
+            let vault = try context.openVault()
+            agent.watch(vault, owner: context.hostSession(of: vault, interaction: nil).openTeamOwner(of: vault))
         }
         chdir("/")  // a daemon keeps no directory busy (an unmount of where 'unlock' ran)
         context.note("fill agent listening on \(listener.path ?? "the socket systemd passed")")
@@ -55,14 +56,6 @@ struct AgentCommand: Command {
         }, respond: agent.respond(to:))
         context.note(agent.isOutdated ? "a client of another version asked; this fill agent ends" : "no unlock session left to serve; the fill agent ends")
         return .success
-    }
-
-    static func socketPath(_ context: CommandContext) throws -> String {
-        if let path = context.arguments.value("socket") { return path }
-        guard let path = FillAgentClient.socketPath(environment: context.io.environment) else {
-            throw CLIError("$XDG_RUNTIME_DIR is not set", hint: "give --socket PATH in a directory only you can enter", code: .usage)
-        }
-        return path
     }
 
     /// Starts the agent in the background for this run's vault unless one answers on `socket`

@@ -43,9 +43,6 @@ struct FillAgentAccess {
               case .unlocked? = try? sessions.status(for: vault.vaultID)
         else { return }
         let arguments = ["agent", "--socket", client.socketPath, "--container", vault.container.absolutePath]
-        guard let child = try? ChildProcess(["coffer"] + arguments, environment: context.io.environment, newSession: true,
-                                            executable: OwnExecutable.path ?? "/proc/self/exe")
-        else { return }
-        child.detach()
+        (try? BackgroundAgent.spawn(arguments, environment: context.io.environment))?.detach()
     }
 }

@@ -30,7 +30,7 @@ struct SSHAgentCommand: Command {
         _ = try context.positionals(0...0, names: "")
         let environment = context.io.environment
         let inherited = UnixListener.inherited(environment: environment)
-        let path = try inherited == nil ? socketPath(context) : ""
+        let path = try inherited == nil ? BackgroundAgent.socketPath(context, name: "ssh-agent.sock") : ""
         if context.arguments.has("print-env") {
             context.print(shellLines(path, environment: environment))
             return .success
@@ -42,14 +42,6 @@ struct SSHAgentCommand: Command {
         context.note("SSH agent listening on \(listener.path ?? "the socket systemd passed"); SSH_AUTH_SOCK=\(listener.path ?? "…")")
         try SSHAgentServer(listener: listener, keys: keys, log: { context.note($0) }).serve()
         return .success
-    }
-
-    static func socketPath(_ context: CommandContext) throws -> String {
-        if let path = context.arguments.value("socket") { return path }
-        guard let runtime = context.io.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else {
-            throw CLIError("$XDG_RUNTIME_DIR is not set", hint: "give --socket PATH in a directory only you can enter", code: .usage)
-        }
-        return runtime + "/coffer/ssh-agent.sock"
     }
 
     /// `SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK;` as ssh-agent prints it, or fish's `set -x`.

@@ -16,11 +16,7 @@ enum BackgroundAgent {
     /// seconds for `socket` to answer.
     static func start(_ arguments: [String], socket: String, environment: Environment) throws(Failure) -> pid_t {
         let child: ChildProcess
-        do {
-            child = try ChildProcess(["coffer"] + arguments, environment: environment, newSession: true, executable: OwnExecutable.path ?? "/proc/self/exe")
-        } catch {
-            throw .launch("\(error)")
-        }
+        do { child = try spawn(arguments, environment: environment) } catch { throw .launch("\(error)") }
         child.closeInput()
         for _ in 0..<200 {
             if child.hasExited() { throw .ended(child.wait()) }
@@ -31,6 +27,21 @@ enum BackgroundAgent {
             usleep(25_000)
         }
         throw .neverListened
+    }
+
+    /// `coffer ARGUMENTS` in a new session with no terminal, run from this program's own file
+    /// (so it shows as `coffer` in `ps`), its stderr to /dev/null.
+    static func spawn(_ arguments: [String], environment: Environment) throws(ChildProcessError) -> ChildProcess {
+        try ChildProcess(["coffer"] + arguments, environment: environment, newSession: true, executable: OwnExecutable.path ?? "/proc/self/exe")
+    }
+
+    /// Where an agent command listens: `--socket PATH`, else `$XDG_RUNTIME_DIR/coffer/NAME`.
+    static func socketPath(_ context: CommandContext, name: String) throws -> String {
+        if let path = context.arguments.value("socket") { return path }
+        guard let path = UnixListener.runtimePath(name, environment: context.io.environment) else {
+            throw CLIError("$XDG_RUNTIME_DIR is not set", hint: "give --socket PATH in a directory only you can enter", code: .usage)
+        }
+        return path
     }
 
     /// The socket an agent command serves: the one systemd passed, else `path` bound now.
