@@ -1,7 +1,7 @@
 // Signals, sockets and spawning for Coffer's hosts (the SSH agent, `coffer run`), wrapped as plain
 // functions. Deliberately WITHOUT _GNU_SOURCE (unlike CLinux): these headers bring in <sys/select.h>,
 // whose fd_set differs with and without it, and clang refuses two modules that disagree. So GNU-only
-// names are avoided: accept4 becomes accept + fcntl, struct ucred is spelled out, and
+// names are avoided or declared here: accept4 is declared below, struct ucred is spelled out, and
 // POSIX_SPAWN_SETSID gets glibc's value when the header hides it. Header-only: nothing to link.
 #include <fcntl.h>
 #include <signal.h>
@@ -35,14 +35,14 @@ static inline long long coffer_peer_uid(int fd) {
     return (long long)credentials.uid;
 }
 
-/// A waiting connection, made non-blocking and close-on-exec (the agent runs no child between
-/// accept and fcntl, so the flag is in place before any exec).
+/// accept4 (Linux 2.6.28+, glibc 2.10+), which <sys/socket.h> declares only with _GNU_SOURCE.
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+
+/// A waiting connection, non-blocking and close-on-exec from the start: one system call where
+/// accept + three fcntl took four on every request an agent answers.
 static inline int coffer_accept(int fd) {
-    int client = accept(fd, 0, 0);
-    if (client < 0) return -1;
-    fcntl(client, F_SETFD, FD_CLOEXEC);
-    fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK);
-    return client;
+    int client = accept4(fd, 0, 0, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    return client < 0 ? -1 : client;
 }
 
 /// posix_spawn's flag that starts the child in a new session (no controlling terminal).

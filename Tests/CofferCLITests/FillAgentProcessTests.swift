@@ -197,16 +197,24 @@ final class FillAgentProcessTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "the socket is systemd's to remove")
     }
 
-    /// The agent is an optimisation: one that never answers, or answers nonsense, costs a fill
-    /// its timeout at most, and the fill is done here with the same result.
+    /// The agent is an optimisation: one that never answers, answers nonsense or never takes
+    /// the connection (a full backlog) costs a fill its timeout at most, and the fill is done
+    /// here with the same result.
     func testAFillPassesByAnAgentThatHangsOrTalksNonsense() throws {
         XCTAssertEqual(try coffer(["unlock", "--no-agent", "--password-stdin"], stdin: master + "\n").code, 0)
         try FileManager.default.createDirectory(atPath: home + "/run/coffer", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for behaviour in ["hang", "nonsense"] {
+        for behaviour in ["hang", "nonsense", "full"] {
             let script = """
                 import socket, struct, sys, threading, time
-                s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+                s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(0 if sys.argv[2] == "full" else 8)
+                waiting = []
+                while sys.argv[2] == "full":  # connections nobody accepts, until the backlog is full
+                    c = socket.socket(socket.AF_UNIX); c.setblocking(False)
+                    try: c.connect(sys.argv[1])
+                    except BlockingIOError: break
+                    waiting.append(c)
                 print("ready", flush=True)
+                if sys.argv[2] == "full": time.sleep(60)
                 def serve(c):
                     c.recv(65536)
                     if sys.argv[2] == "nonsense": c.sendall(struct.pack('>I', 3) + b'\\x07zz'); c.close()
@@ -229,8 +237,12 @@ final class FillAgentProcessTests: XCTestCase {
             XCTAssertEqual(filled.stdout, "S3cret-alice\n", "\(behaviour): \(filled.stderr)")
             XCTAssertLessThan(Date().timeIntervalSince(started), 10, behaviour)
             usleep(300_000)
-            XCTAssertEqual(try String(contentsOfFile: home + "/connections", encoding: .utf8), "1",
-                           "\(behaviour): the fill's own; a listener that is there but no use is passed by, no agent started to probe it")
+            if behaviour == "full" {
+                XCTAssertEqual(agentProcesses(), [], "a listener that takes no connection is there, not absent: no agent is started beside it")
+            } else {
+                XCTAssertEqual(try String(contentsOfFile: home + "/connections", encoding: .utf8), "1",
+                               "\(behaviour): the fill's own; a listener that is there but no use is passed by, no agent started to probe it")
+            }
             fake.terminate()
             fake.waitUntilExit()
             try? FileManager.default.removeItem(atPath: socket)

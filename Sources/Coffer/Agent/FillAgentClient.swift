@@ -50,27 +50,31 @@ public struct FillAgentClient: Sendable {
         return .reply(reply)
     }
 
-    /// A connected socket whose peer is this user; -1 when the listener is another user's;
-    /// `nil` when nobody listens.
+    /// A connected socket whose peer is this user; -1 when the listener is another user's or
+    /// does not take the connection in time (a full backlog); `nil` when nobody listens.
     private func connect() -> Int32? {
         guard var address = UnixListener.address(socketPath) else { return nil }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
+        // Before connecting: an agent with a full backlog bounds the connect too, and once
+        // connected the request goes out at once — the agent, woken by the connection, finds it
+        // waiting instead of sleeping again until it comes.
+        var timeout = timeval(tv_sec: Self.timeoutMilliseconds / 1000, tv_usec: (Self.timeoutMilliseconds % 1000) * 1000)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
         guard connected else {
+            let busy = errno == EAGAIN || errno == EINTR
             close(fd)
-            return nil
+            return busy ? -1 : nil
         }
         // The kernel's word on who listens: a socket someone else put there gets nothing asked.
         guard coffer_peer_uid(fd) == Int64(geteuid()) else {
             close(fd)
             return -1
         }
-        var timeout = timeval(tv_sec: Self.timeoutMilliseconds / 1000, tv_usec: (Self.timeoutMilliseconds % 1000) * 1000)
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         return fd
     }
 
