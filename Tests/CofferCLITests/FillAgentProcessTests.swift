@@ -239,6 +239,19 @@ final class FillAgentProcessTests: XCTestCase {
             usleep(300_000)
             if behaviour == "full" {
                 XCTAssertEqual(agentProcesses(), [], "a listener that takes no connection is there, not absent: no agent is started beside it")
+                // status (and unlock, and an agent's bind) probe the socket: at once, not for ever.
+                let status = Process()
+                status.executableURL = URL(fileURLWithPath: Self.products + "/coffer")
+                status.arguments = ["status", "--json"]
+                status.environment = environment
+                let output = Pipe()
+                status.standardOutput = output
+                try status.run()
+                let ended = waitFor(seconds: 10) { !status.isRunning }
+                if !ended { status.terminate() }
+                XCTAssertTrue(ended, "coffer status waited on a full backlog")
+                let json = try JSONSerialization.jsonObject(with: output.fileHandleForReading.readDataToEndOfFile()) as? [String: Any]
+                XCTAssertEqual(json?["fillAgent"] as? Bool, true, "something listens there")
             } else {
                 XCTAssertEqual(try String(contentsOfFile: home + "/connections", encoding: .utf8), "1",
                                "\(behaviour): the fill's own; a listener that is there but no use is passed by, no agent started to probe it")

@@ -88,15 +88,18 @@ public final class UnixListener {
         }
     }
 
-    /// Whether something accepts connections on `path` (a live agent, not a stale socket file).
+    /// Whether something listens on `path` (a live agent, not a stale socket file). The probe
+    /// does not wait: a listener whose backlog is full (a wedged agent) is one at once, where a
+    /// blocking `connect` would wait for it for ever.
     public static func isListening(at path: String) -> Bool {
         guard var address = address(path) else { return false }
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard probe >= 0 else { return false }
         defer { close(probe) }
-        return withUnsafePointer(to: &address) {
+        let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
+        return connected || errno == EAGAIN
     }
 
     /// The socket address of `path`; `nil` when it is too long for one (108 bytes).
