@@ -89,17 +89,10 @@ final class EntryCompletionTests: XCTestCase {
             let result = try runTool(EndToEndTests.binary, arguments + ["--password-stdin"], stdin: master + "pw\n", environment: environment)
             XCTAssertEqual(result.code, 0, result.stderr)
         }
-        let script = cli.container + "/../coffer.bash"
-        try cli.run(["completion", "bash"]).stdout.write(toFile: script, atomically: true, encoding: .utf8)
-        func complete(_ words: [String]) throws -> [String] {
-            let line = "source '\(script)'; COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); COMP_CWORD=\(words.count - 1); _coffer; printf '%s\\n' \"${COMPREPLY[@]}\""
-            let result = try runTool("/bin/bash", ["-c", line], environment: environment)
-            XCTAssertEqual(result.code, 0, result.stderr)
-            return result.stdout.split(separator: "\n").map(String.init).sorted()
-        }
-        XCTAssertEqual(try complete(["coffer", "show", "Git"]), ["GitHub notes"], "a name, with its space")
-        XCTAssertEqual(try complete(["coffer", "show", "git"]), ["github.com", "github.com/alice"], "a service and a SERVICE/USER path")
-        XCTAssertEqual(try complete(["coffer", "fill", "gi"]), ["github.com"])
+        let script = try ShellTab.script(.bash, cli: cli)
+        XCTAssertEqual(try ShellTab.press(.bash, typing: ["coffer show Git", "coffer show git", "coffer fill gi"], cli: cli, environment: environment),
+                       [["coffer", "show", "GitHub notes"], ["coffer", "show", "github.com"], ["coffer", "fill", "github.com"]],
+                       "a name with its space; a service and a SERVICE/USER path: their common part")
         // The scripts ask Coffer for the matches only: the shell never sorts or filters the vault.
         XCTAssertFalse(try String(contentsOfFile: script, encoding: .utf8).contains("sort"), "the bash script still sorts")
         let direct = try runTool(EndToEndTests.binary, ["__complete", "entry", "git"], environment: environment)
@@ -126,21 +119,10 @@ final class EntryCompletionTests: XCTestCase {
         XCTAssertNotEqual(try Data(contentsOf: URL(fileURLWithPath: table)), damaged, "rebuilt")
         XCTAssertEqual(try runTool(EndToEndTests.binary, ["__complete", "nonsense", "x"], environment: environment).code, 64)
 
-        // fish runs the same question through its own completion machinery (`complete -C`).
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") {
-            let fishScript = cli.container + "/../coffer.fish"
-            try cli.run(["completion", "fish"]).stdout.write(toFile: fishScript, atomically: true, encoding: .utf8)
-            let fish = try runTool("/usr/bin/fish", ["--no-config", "-c", "source '\(fishScript)'; complete -C 'coffer show gitl'"], environment: environment)
-            XCTAssertEqual(fish.stdout, "gitlab.com\ngitlab.com/bob\n", fish.stderr)
-        }
-        // zsh: the script's own candidate function, with compadd (a completion-system builtin that
-        // exists only inside a completion) standing in to print what it is handed.
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") {
-            let zshScript = cli.container + "/../_coffer"
-            try cli.run(["completion", "zsh"]).stdout.write(toFile: zshScript, atomically: true, encoding: .utf8)
-            let zsh = try runTool("/usr/bin/zsh", ["-f", "-c", "source '\(zshScript)' 2>/dev/null; compadd() { print -rl -- ${(P)${@[-1]}} }; PREFIX=gitl; _coffer_entries"],
-                                  environment: environment)
-            XCTAssertEqual(zsh.stdout, "gitlab.com\ngitlab.com/bob\n", zsh.stderr)
+        // fish and zsh: their own completion machinery, in a terminal, as a person presses Tab.
+        for shell in [ShellTab.Shell.fish, .zsh] where FileManager.default.isExecutableFile(atPath: "/usr/bin/\(shell)") {
+            XCTAssertEqual(try ShellTab.press(shell, typing: "coffer show gitlab.com/", cli: cli, environment: environment),
+                           ["coffer", "show", "gitlab.com/bob"], "\(shell)")
         }
         XCTAssertFalse(try runTool(EndToEndTests.binary, ["help"], environment: environment).stdout.contains("__complete"), "hidden from help")
         let formatted = try runTool(EndToEndTests.binary, ["list", "-n", "--format", "{service}\\t{user}\\t{name}\\t{kind}"], environment: environment)

@@ -14,13 +14,22 @@ final class PseudoTerminalTests: XCTestCase {
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: home) }
 
-    func drive(_ arguments: [String], answers: [String]) throws -> (code: Int32, transcript: String) {
+    /// Runs `coffer arguments` with a pseudo-terminal as its controlling terminal, typing
+    /// `answers` at its prompts; with `stdin`, that text is its standard input (a pipe into a
+    /// command run at a terminal). A run past `deadline` is killed (exit 124).
+    func drive(_ arguments: [String], answers: [String], stdin: String? = nil, deadline: Int = 30) throws -> (code: Int32, transcript: String) {
         let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Helpers/pty_drive.py").standardized.path
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/coffer"
         let transcriptPath = home + "/transcript-\(UUID().uuidString)"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", driver, transcriptPath, binary] + arguments + ["--container", home + "/vault"]
+        var options = ["--deadline", String(deadline)]
+        if let stdin {
+            let path = home + "/stdin-\(UUID().uuidString)"
+            try Data(stdin.utf8).write(to: URL(fileURLWithPath: path))
+            options += ["--stdin", path]
+        }
+        process.arguments = ["python3", driver] + options + [transcriptPath, binary] + arguments + ["--container", home + "/vault"]
         process.environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "PATH": "/usr/bin:/bin", "TERM": "dumb"]
         let input = Pipe()
         process.standardInput = input
@@ -54,6 +63,22 @@ final class PseudoTerminalTests: XCTestCase {
         XCTAssertEqual(filled.code, 0, filled.transcript)
         XCTAssertTrue(filled.transcript.contains("SitePassword7"), "the password is printed on stdout: \(filled.transcript)")
         XCTAssertFalse(filled.transcript.contains("MasterSecret9"))
+    }
+
+    /// A person at a terminal piping the master password and the item's values into a command
+    /// (`scripts/demo` does): every value comes from the pipe, none is asked on the terminal
+    /// (issue 49, item 1). Before, `add` asked "Password for site:" there and waited forever.
+    func testPipedValuesAreReadFromStdinAtATerminal() throws {
+        XCTAssertEqual(try drive(["init", "--kdf", "interactive", "--password-stdin"], answers: [], stdin: "MasterSecret9\n").code, 0)
+        let added = try drive(["add", "site.example", "alice", "--password-stdin"], answers: [], stdin: "MasterSecret9\nSitePassword7\n", deadline: 15)
+        XCTAssertEqual(added.code, 0, added.transcript)
+        XCTAssertFalse(added.transcript.contains("Password for"), added.transcript)
+        let otp = "otpauth://totp/site:alice?secret=JBSWY3DPEHPK3PXP"
+        let edited = try drive(["edit", "site.example", "--otp", "--password-stdin"], answers: [], stdin: "MasterSecret9\n\(otp)\n", deadline: 15)
+        XCTAssertEqual(edited.code, 0, edited.transcript)
+        XCTAssertFalse(edited.transcript.contains("One-time code"), edited.transcript)
+        let filled = try drive(["fill", "site.example", "--password-stdin"], answers: [], stdin: "MasterSecret9\n", deadline: 15)
+        XCTAssertTrue(filled.transcript.contains("SitePassword7"), filled.transcript)
     }
 }
 

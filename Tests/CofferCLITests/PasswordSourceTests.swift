@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCLI
+import Foundation
 import XCTest
 
 /// A line of stdin means one thing whatever the session (issue 28, item 1; SPEC.md §10.1): with
@@ -33,5 +34,35 @@ final class PasswordSourceTests: XCTestCase {
             XCTAssertEqual(wrongFill.stdout, "")
         }
         XCTAssertFalse(cli.run(["list"]).stdout.contains(".wrong"), "nothing was added with a wrong master password")
+    }
+
+    /// `--password-stdin` names standard input as the source of every value the command reads,
+    /// terminal or not (issue 49, item 1): a person at a terminal piping lines into `add` or
+    /// `edit` is never asked on the terminal for the item's password, its one-time code, a note's
+    /// body or the item's text. The terminal here answers nothing, so a prompt fails the test.
+    func testPasswordStdinReadsEveryValueFromStdinEvenWithATerminal() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let terminal = ScriptedTerminal([])
+        let added = cli.run(["add", "site.example", "alice", "--password-stdin"], stdin: "\(CLIHarness.master)\nitem-secret\n", terminal: terminal)
+        XCTAssertEqual(added.code, 0, added.stderr)
+        let otp = "otpauth://totp/site:alice?secret=JBSWY3DPEHPK3PXP&issuer=site"
+        let edited = cli.run(["edit", "site.example", "--new-password", "--otp", "--password-stdin"],
+                             stdin: "\(CLIHarness.master)\nnewer\n\(otp)\n", terminal: terminal)
+        XCTAssertEqual(edited.code, 0, edited.stderr)
+        let note = cli.run(["add", "--name", "Wi-Fi", "--kind", "note", "--password-stdin"], stdin: "\(CLIHarness.master)\nbody line\n", terminal: terminal)
+        XCTAssertEqual(note.code, 0, note.stderr)
+        let shown = cli.run(["show", "site.example", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(object["password"] as? String, "newer")
+        XCTAssertEqual((object["otp"] as? String)?.contains("JBSWY3DPEHPK3PXP"), true)
+        let body = cli.run(["show", "Wi-Fi", "--json", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertTrue(body.stdout.contains("body line"), body.stdout)
+        let text = cli.run(["show", "Wi-Fi", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout
+        let asText = cli.run(["edit", "Wi-Fi", "--password-stdin"],
+                             stdin: CLIHarness.master + "\n" + text.replacingOccurrences(of: "body line", with: "new body"), terminal: terminal)
+        XCTAssertEqual(asText.code, 0, asText.stderr)
+        XCTAssertTrue(cli.run(["show", "Wi-Fi", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.contains("new body"))
+        XCTAssertEqual(terminal.prompts, [], "nothing was asked on the terminal")
     }
 }

@@ -35,6 +35,7 @@ public enum FileMagic {
         switch type {
         case .indexManifest: 1...3
         case .identityListing: 2...2  // a device's own derived file: version 1 is rebuilt, never read
+        case .completionTable: 2...2  // likewise
         default: formatVersion...formatVersion
         }
     }

@@ -63,7 +63,7 @@ struct AddCommand: Command {
         // A note's body: the rest of standard input when it is not a terminal (after the master
         // password with --password-stdin), as 'pass insert -m' reads one.
         var notes = ""
-        if kind == .note, context.io.terminal == nil {
+        if kind == .note, context.valueTerminal == nil {
             let body = context.io.standardInput.readRemainingBytes(limit: Self.maximumNoteLength + 1)
             guard body.count <= Self.maximumNoteLength else { throw CLIError("the note is longer than 1 MiB", code: .usage) }
             notes = String(decoding: body, as: UTF8.self)

@@ -3,6 +3,7 @@ import CofferBrowserHost
 import Glibc
 
 struct BrowserCommand: Command {
+    static let subcommands = ["install", "uninstall", "status", "manifest"]
     static let name = "browser"
     static let summary = "connect Coffer's browser extension to this vault (native-messaging host manifests)"
     static let usage = "browser install|uninstall|status|manifest [--browser NAME|all] [--user-data-dir DIR] [--system] [--host PATH]"

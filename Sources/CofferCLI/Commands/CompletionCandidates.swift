@@ -1,36 +1,37 @@
 import Coffer
 import Glibc
 
-/// `coffer __complete entry|service WORD`: what a shell's Tab offers after an ENTRY or SERVICE
-/// operand — the names, SERVICE/USER paths and services that start with WORD, sorted and each
-/// once. Hidden (not in the command table): only the completion scripts call it. It reads the
-/// identity store as `coffer list` does (while locked too), never prompts, and hands the shell
-/// only the matches, so no shell ever sorts or filters the whole vault.
+/// `coffer __complete entry|service|reference|team WORD`: what a shell's Tab offers after an
+/// ENTRY, a SERVICE, a `coffer://` reference or a team's name — the candidates that start with
+/// WORD (as the command will receive it: the scripts remove the shell's quoting first), sorted
+/// and each once, one per line; the scripts quote them for the shell. Hidden (not in the
+/// command table): only the completion scripts call it. It reads the identity store as
+/// `coffer list` does (while locked too), never prompts, and hands the shell only the matches,
+/// so no shell ever sorts or filters the whole vault.
 ///
 /// The candidates come from the device's completion table (SPEC.md §7.6): both lists, sorted and
 /// each once, built from the listing after a change and kept sealed, so a Tab reads one small
 /// file and scans sorted text for its prefix instead of listing and ranking every identity.
+/// Only what an ENTRY or SERVICE operand resolves is a candidate, and no candidate holds a
+/// control character (a line break would forge a second candidate).
 enum CompletionCandidates {
     static let name = "__complete"
+    static let kinds = ["entry", "service", "reference", "team"]
 
     static func run(_ arguments: [String], io: IO, configuration: CLIConfiguration) -> Int32 {
-        guard arguments.count == 2, let template = templates[arguments[0]] else {
-            io.standardError("usage: coffer __complete entry|service WORD\n")
+        guard arguments.count == 2, kinds.contains(arguments[0]) else {
+            io.standardError("usage: coffer __complete \(kinds.joined(separator: "|")) WORD\n")
             return ExitCode.usage.rawValue
         }
         do {
             let parsed = try ParsedArguments.parse(["--no-interaction"], specs: GlobalOptions.all)
             let context = CommandContext(arguments: parsed, io: io, configuration: configuration)
-            let isEntry = template == templates["entry"]
-            // `TEAM:WORD` completes in that team's table (SPEC.md §19.6), each line `TEAM:…`.
-            let word = isEntry ? context.scoped(arguments[1]) : arguments[1]
-            let table = try context.readingStore { try $0.completionTable(build: table(of:)) }
-            let found = matches(in: section(isEntry ? 0 : 1, of: table), prefix: word)
-            if let team = context.team {
-                io.standardOutput(found.split(separator: "\n").map { team + ":" + $0 + "\n" }.joined())
-            } else {
-                io.standardOutput(found)
-                if isEntry { io.standardOutput(teamPrefixes(startingWith: arguments[1], context: context)) }
+            let word = arguments[1]
+            switch arguments[0] {
+            case "service": io.standardOutput(try candidates(section: 1, word: word, context: context))
+            case "team": io.standardOutput(teamNames(startingWith: word, context: context))
+            case "reference": io.standardOutput(try referenceCandidates(word, context: context))
+            default: io.standardOutput(try entryCandidates(word, context: context))
             }
             return 0
         } catch {
@@ -38,24 +39,79 @@ enum CompletionCandidates {
         }
     }
 
+    /// ENTRY candidates for `word`: `TEAM:WORD` completes in that team's table (SPEC.md §19.6),
+    /// each line `TEAM:…`; otherwise one's own entries and the `TEAM:` of matching teams.
+    static func entryCandidates(_ word: String, context: CommandContext) throws -> String {
+        let scoped = context.scoped(word)
+        let found = try candidates(section: 0, word: scoped, context: context)
+        if let team = context.team { return found.split(separator: "\n").map { team + ":" + $0 + "\n" }.joined() }
+        return found + teamPrefixes(startingWith: word, context: context)
+    }
+
+    /// `coffer://ENTRY` or `NAME=coffer://ENTRY` (`run --env`, SPEC.md §10.1): the entries after
+    /// the scheme, with the word's text before it kept; a word the scheme could still follow
+    /// (`NAME=cof`) completes to the scheme.
+    static func referenceCandidates(_ word: String, context: CommandContext) throws -> String {
+        let scheme = SecretReference.scheme
+        guard let range = word.firstRange(of: scheme) else {
+            let name = word.firstIndex(of: "=").map { word[...$0] } ?? ""
+            return scheme.hasPrefix(word.dropFirst(name.count)) ? name + scheme + "\n" : ""
+        }
+        let before = word[..<range.upperBound]
+        return try entryCandidates(String(word[range.upperBound...]), context: context)
+            .split(separator: "\n").map { before + $0 + "\n" }.joined()
+    }
+
+    private static func candidates(section number: Int, word: String, context: CommandContext) throws -> String {
+        let table = try context.readingStore { try $0.completionTable(build: table(of:)) }
+        return matches(in: section(number, of: table), prefix: word)
+    }
+
     /// `TEAM:` for each team on this device whose name starts as `word` does (a Tab then goes on
     /// inside that team).
     static func teamPrefixes(startingWith word: String, context: CommandContext) -> String {
+        teamNames(startingWith: word, context: context).split(separator: "\n").map { $0 + ":\n" }.joined()
+    }
+
+    /// The names of this device's teams that start with `word` (`coffer team sync NAME`).
+    static func teamNames(startingWith word: String, context: CommandContext) -> String {
         guard !word.contains(":"), let personal = try? context.container() else { return "" }
-        return context.teams(ownedBy: personal)
-            .map { $0.name + ":" }.filter { $0.hasPrefix(word) }.map { $0 + "\n" }.joined()
+        return context.teams(ownedBy: personal).map(\.name).filter { $0.hasPrefix(word) }.sorted().map { $0 + "\n" }.joined()
     }
 
-    /// What each operand completes to: the templates of `coffer list --format`.
-    static let templates = ["entry": "{name}\\n{path}\\n{service}", "service": "{service}"]
-
-    /// The table: `u32 LE length ‖ entry candidates ‖ service candidates`, each list sorted lines.
+    /// The table: `u32 LE length ‖ entry candidates ‖ service candidates`, each list sorted lines
+    /// (SPEC.md §7.6, version 2). Entry candidates: every row's name, and every identity's service
+    /// and `HOST/USER` path; service candidates: every identity's service and, for a URL, its
+    /// host (`coffer fill gitlab.com` fills a login saved as `https://gitlab.com/…`). An item
+    /// row's `service` (a Secret Service item's collection, say) is no candidate: no ENTRY
+    /// resolves it. A candidate holding a control character is left out.
     static func table(of listing: IdentityListing) -> [UInt8] {
-        let entries = sortedUniqueLines(CommandContext.formatted(listing, template: templates["entry"]!))
-        let services = sortedUniqueLines(CommandContext.formatted(listing, template: templates["service"]!))
-        let length = UInt32(entries.count)
-        return [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + entries + services
+        var entries: [UInt8] = [], services: [UInt8] = []
+        func add(_ bytes: UnsafeBufferPointer<UInt8>, to list: inout [UInt8], user: UnsafeBufferPointer<UInt8>? = nil) {
+            guard !bytes.isEmpty, !bytes.contains(where: isControl), !(user?.contains(where: isControl) ?? false) else { return }
+            list += bytes
+            if let user, !user.isEmpty { list.append(0x2F); list += user }
+            list.append(0x0A)
+        }
+        listing.withUnsafeText { text in
+            for row in listing.rows where row.entry != .oneTimeCode {
+                add(UnsafeBufferPointer(rebasing: text[row.name]), to: &entries)
+                guard row.entry != .item else { continue }
+                let service = UnsafeBufferPointer(rebasing: text[row.identifier]), user = UnsafeBufferPointer(rebasing: text[row.user])
+                let host = CommandContext.host(of: service)
+                add(service, to: &entries)
+                add(host, to: &entries, user: user)
+                add(service, to: &services)
+                if host.count != service.count { add(host, to: &services) }
+            }
+        }
+        let sortedEntries = sortedUniqueLines(entries), sortedServices = sortedUniqueLines(services)
+        let length = UInt32(sortedEntries.count)
+        return [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + sortedEntries + sortedServices
     }
+
+    /// C0 controls and DEL: a byte that could end a candidate's line or drive a terminal.
+    static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// The non-empty lines of `text`, sorted as bytes (memcmp over positions: a generic
     /// comparison of 150,000 substrings took 0.6 s), each once, each ending in LF.

@@ -100,7 +100,7 @@ struct EditCommand: Command {
         let original = try vault.record(withID: id)
         let text = ItemDocument(original).text()
         var document: ItemDocument
-        if let terminal = context.terminal {
+        if let terminal = context.valueTerminal {
             let session = EditorSession(environment: context.io.environment)
             var draft = text
             while true {

@@ -220,7 +220,7 @@ extension CommandContext {
     }
 
     /// The host and port of `scheme://host[:port]/…`; a domain as it is.
-    private static func host(of identifier: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+    static func host(of identifier: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         guard let colon = identifier.firstIndex(of: 0x3A), colon + 2 < identifier.count, identifier[colon + 1] == 0x2F,
               identifier[colon + 2] == 0x2F
         else { return identifier }

@@ -105,6 +105,7 @@ struct StatusCommand: Command {
 }
 
 struct ProviderCommand: Command {
+    static let subcommands = ["enable", "disable"]
     static let name = "provider"
     static let summary = "turn AutoFill suggestions on or off for this device"
     static let usage = "provider enable|disable"

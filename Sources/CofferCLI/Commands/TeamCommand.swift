@@ -30,6 +30,7 @@ struct WhoamiCommand: Command {
 /// `coffer team …`: vaults shared with other people, with members, admins and key rotation,
 /// synced through git (SPEC.md §19).
 struct TeamCommand: Command {
+    static let subcommands = ["create", "add", "remove", "admin", "members", "join", "leave", "list", "sync"]
     static let name = "team"
     static let summary = "share a vault with people: create, join, add and remove members"
     static let usage = """

@@ -3,6 +3,7 @@ import Glibc
 
 /// `coffer ssh-key`: SSH keys kept in the vault as ssh-key items (SPEC.md §6.3), for the agent.
 struct SSHKeyCommand: Command {
+    static let subcommands = ["add", "list"]
     static let name = "ssh-key"
     static let changesVault = true
     static let summary = "make, import and list the SSH keys the agent serves"
@@ -104,7 +105,7 @@ struct SSHKeyCommand: Command {
             let bytes = try FileSystem.standard.readUserFile(file, limit: 64 << 10)
             guard let line = try BufferLineReader(bytes: bytes).readSecretLine() else { throw CLIError("\(file) is empty", code: .usage) }
             passphrase = line
-        } else if let terminal = context.terminal, let line = try terminal.readSecret(prompt: "Passphrase of the key: ") {
+        } else if let terminal = context.valueTerminal, let line = try terminal.readSecret(prompt: "Passphrase of the key: ") {
             passphrase = line
         } else {
             throw CLIError("the key is protected by a passphrase and there is no terminal to ask for it",

@@ -5,6 +5,7 @@ import CofferSecretService
 /// libsecret, Python's keyring, Chrome's "Safe Storage" key and NetworkManager keep their secrets
 /// in the vault; `clients` lists and revokes the programs allowed to read others' secrets.
 struct SecretServiceCommand: Command {
+    static let subcommands = ["clients"]
     static let name = "secret-service"
     static let summary = "be the desktop's keyring: the freedesktop Secret Service on the session bus"
     static let usage = "secret-service [--replace] [--no-pinentry] [--no-approval] | secret-service clients [--revoke PATH]"

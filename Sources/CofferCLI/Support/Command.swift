@@ -15,6 +15,9 @@ protocol Command: SendableMetatype {
     static var options: [OptionSpec] { get }
     /// Whether a successful run changes the vault (then `COFFER_AUTOSYNC=1` syncs after it).
     static var changesVault: Bool { get }
+    /// The words a first operand may be (`team create|add|…`), for completion; empty when the
+    /// first operand is free.
+    static var subcommands: [String] { get }
     static func run(_ context: CommandContext) throws -> ExitCode
 }
 
@@ -24,6 +27,7 @@ extension Command {
     static var examples: [String] { [] }
     static var options: [OptionSpec] { [] }
     static var changesVault: Bool { false }
+    static var subcommands: [String] { [] }
 }
 
 /// Library-level settings a host (or a test) chooses; not reachable from argv or the environment.
@@ -70,6 +74,13 @@ final class CommandContext {
 
     /// A terminal to ask on, unless `--no-interaction` forbids asking.
     var terminal: Terminal? { arguments.has("no-interaction") ? nil : io.terminal }
+
+    /// Where the command's own values (an item's password, a one-time-code secret, a note's
+    /// body, an item's text, a key's passphrase) are typed: the terminal — unless
+    /// `--password-stdin` names standard input as the source, in which case every value comes
+    /// from its lines after the master password's, terminal or not (SPEC.md §8.3). Questions (a
+    /// yes/no, a choice) still go to `terminal`.
+    var valueTerminal: Terminal? { arguments.has("password-stdin") ? nil : terminal }
     var wantsJSON: Bool { arguments.has("json") }
 
     func print(_ line: String) { io.standardOutput(line + "\n") }
@@ -249,9 +260,10 @@ final class CommandContext {
         return password
     }
 
-    /// A new secret typed twice on the terminal, or the next line of stdin.
+    /// A new secret typed twice on the terminal, or the next line of stdin (always stdin with
+    /// `--password-stdin`: `valueTerminal`).
     func newSecret(prompt: String, confirm: String) throws -> SecureBytes {
-        if let terminal {
+        if let terminal = valueTerminal {
             guard let first = try terminal.readSecret(prompt: prompt),
                   let second = try terminal.readSecret(prompt: confirm)
             else { throw CLIError("cancelled") }
@@ -265,9 +277,10 @@ final class CommandContext {
         return line
     }
 
-    /// A secret typed once (pasted, like a one-time-code URI), or the next line of stdin.
+    /// A secret typed once (pasted, like a one-time-code URI), or the next line of stdin
+    /// (always stdin with `--password-stdin`).
     func pastedSecret(prompt: String) throws -> SecureBytes {
-        if let terminal {
+        if let terminal = valueTerminal {
             guard let value = try terminal.readSecret(prompt: prompt), value.count > 0 else { throw CLIError("cancelled") }
             return value
         }

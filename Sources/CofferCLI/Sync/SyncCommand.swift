@@ -2,6 +2,7 @@ import Coffer
 
 /// `coffer sync`: one vault on several devices through a git remote (SPEC.md §15).
 struct SyncCommand: Command {
+    static let subcommands = ["remote", "status"]
     static let name = "sync"
     static let summary = "sync the vault with a git remote: commit, fetch, merge, push"
     static let usage = "sync [--no-push] [--json] | sync remote URL | sync status [--json]"

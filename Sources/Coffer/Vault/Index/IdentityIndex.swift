@@ -207,8 +207,12 @@ struct IdentityIndex {
     /// Seals a completion table (SPEC.md §7.6) bound to the manifest it was built under, as the
     /// listing snapshot is.
     func sealCompletionTable(_ table: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
-        try seal(table, as: .completionTable, extra: manifestDigest)
+        try seal(table, as: .completionTable, version: Self.completionVersion, extra: manifestDigest)
     }
+
+    /// Version 2: URL hosts among the service candidates, no item row's service, no candidate
+    /// with a control character. A table of version 1 is rebuilt, never read.
+    static let completionVersion: UInt8 = 2
 
     func openCompletionTable(_ bytes: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
         try open(bytes, as: .completionTable, extra: manifestDigest)
