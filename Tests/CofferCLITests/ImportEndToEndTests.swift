@@ -81,6 +81,41 @@ final class ImportEndToEndTests: XCTestCase {
         XCTAssertTrue(again.stderr.contains("skipped 3 duplicates"), again.stderr)
     }
 
+    /// Bitwarden's CSV as Bitwarden writes it (issue 49, item 8): CRLF inside quoted cells, a
+    /// `fields` cell of several `name: value` lines, an organisation's `collections` column.
+    func testBitwardenCSVWithCRLFCellsAndCollections() throws {
+        let cli = harness()
+        let csv = cli.container + "/../bw-org.csv"
+        let text = "collections,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp\r\n"
+            + "\"Infra,Ops\",login,Router,\"line one\r\nline two\",\"pin: 462916\r\noldpin: 489019\",0,https://router.example,admin,pw,\r\n"
+        try text.write(toFile: csv, atomically: true, encoding: .utf8)
+        let imported = unlocked(["import", csv], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        let router = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(unlocked(["show", "Router", "--json"], cli).stdout.utf8)) as? [String: Any])
+        let fields = (router["fields"] as? [[String: Any]] ?? []).map { "\($0["name"]!)=\($0["value"]!)" }
+        XCTAssertEqual(fields, ["pin=462916", "oldpin=489019"], "one field per line")
+        XCTAssertEqual(router["notes"] as? String, "line one\nline two")
+        XCTAssertEqual(router["tags"] as? [String], ["Infra", "Ops"], "the collections are tags")
+    }
+
+    /// A Bitwarden passkey's members that Coffer's passkey does not keep are named in the report.
+    func testBitwardenPasskeyMembersNotKeptAreNamed() throws {
+        let cli = harness()
+        let key = Base64.encodeURL(try PasskeyPrivateKey.generate(.es256).pkcs8())
+        let json = cli.container + "/../bw-passkey.json"
+        try #"""
+        {"encrypted":false,"items":[{"id":"1","type":1,"name":"Site","login":{"uris":[{"uri":"https://site.example"}],"username":"u","password":"p",
+          "fido2Credentials":[{"credentialId":"b64.AAECAwQFBgcICQoLDA0ODw","keyType":"public-key","keyAlgorithm":"ECDSA","keyCurve":"P-256",
+          "keyValue":"KEY","rpId":"site.example","rpName":"Site","userHandle":"AQI","userName":"u","userDisplayName":"U","counter":"0",
+          "discoverable":"true","creationDate":"2024-01-01T00:00:00.000Z"}]}}]}
+        """#.replacing("KEY", with: key).write(toFile: json, atomically: true, encoding: .utf8)
+        let imported = unlocked(["import", json, "--dry-run"], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        for member in ["rpName", "keyType", "keyAlgorithm", "keyCurve"] {
+            XCTAssertTrue(imported.stderr.contains("login.fido2Credentials.\(member)"), "\(member) is named: \(imported.stderr)")
+        }
+    }
+
     /// A real organisation export: one junk TOTP must not block the migration, collections
     /// become tags, and every custom-field type survives (issue 28, item 14).
     func testBitwardenOrganisationExportWithJunkKeepsEverything() throws {

@@ -148,9 +148,11 @@ final class CredentialExchangeTests: XCTestCase {
             RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "hotp.example")], user: "h", password: "p", otp: "otpauth://hotp/h?secret=JBSWY3DPEHPK3PXP&counter=5"),
             RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "counted.example")], user: "c", password: "pc", passkey: counted),
         ])
-        let exported = cli.run(["export", "--format", "cxf", "--plaintext", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(cli.run(["export", "--format", "cxf", "--plaintext", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 1,
+                       "a counted passkey CXF cannot carry: nothing written without --lossy")
+        let exported = cli.run(["export", "--format", "cxf", "--plaintext", "--lossy", "--password-stdin"], stdin: CLIHarness.master + "\n")
         XCTAssertEqual(exported.code, 0, exported.stderr)
-        XCTAssertTrue(exported.stderr.contains("its passkey was left out"), exported.stderr)
+        XCTAssertTrue(exported.stderr.contains("cxf cannot carry its passkey"), exported.stderr)
         let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
         XCTAssertEqual((document["version"] as? [String: Any])?["major"] as? Int, 1)
         let file = cli.container + "-export.cxf.json"

@@ -75,7 +75,8 @@ public enum CSV {
 
     /// One field as a writer must spell it: quoted when it holds a comma, quote or line break.
     public static func quote(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) || field.hasPrefix(" ") else { return field }
+        // `isNewline`, not `== "\n"`: "\r\n" is one Character, equal to neither "\n" nor "\r".
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) || field.hasPrefix(" ") || field.hasSuffix(" ") else { return field }
         return "\"" + field.replacing("\"", with: "\"\"") + "\""
     }
 }

@@ -1,7 +1,7 @@
 /// The exports Coffer imports (SPEC.md §12).
 public enum ImportFormat: String, CaseIterable, Sendable {
     case chrome, firefox, safari, bitwarden, bitwardenJSON = "bitwarden-json", onePassword = "1password", onePUX = "1pux"
-    case keepassxc, keepassXML = "keepass-xml", pass, coffer, cxf
+    case keepassxc, keepassXML = "keepass-xml", pass, coffer, cofferCSV = "coffer-csv", cxf
     /// A running Secret Service provider (`import --from secret-service`), not a file.
     case secretService = "secret-service"
 
@@ -18,6 +18,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
         case .keepassXML: "KeePass 2 XML"
         case .pass: "pass store"
         case .coffer: "Coffer JSON export"
+        case .cofferCSV: "Coffer CSV export"
         case .cxf: "Credential Exchange Format (CXF) JSON"
         case .secretService: "Secret Service (the desktop's keyring)"
         }
@@ -26,6 +27,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     /// Recognises a CSV header by the columns its exporter always writes.
     static func detect(_ table: CSVTable) -> ImportFormat? {
         if table.has(["login_uri", "login_username", "login_password"]) { return .bitwarden }
+        if table.has(["name", "url", "username", "password", "note", "kind", "otpauth", "fields"]) { return .cofferCSV }
         if table.has(["group", "title", "username", "password", "url"]) { return .keepassxc }
         if table.has(["url", "username", "password", "httprealm"]) { return .firefox }
         if table.has(["name", "url", "username", "password"]) { return .chrome }
@@ -87,6 +89,7 @@ public enum ItemImporter {
         guard let format = requested ?? ImportFormat.detect(table) else { throw .unknownFormat }
         switch format {
         case .bitwarden: return try BitwardenImport.readCSV(table)
+        case .cofferCSV: return try CofferCSV.read(table)
         case .onePassword: return try OnePasswordImport.readCSV(table)
         case .keepassxc: return try KeePassImport.readCSV(table)
         case .chrome, .firefox, .safari: return try BrowserImport.read(table, format: format)
@@ -141,6 +144,12 @@ enum ImportValues {
             report.notice("\(origin): a one-time-code value that is not a code (\(error.reason)); kept as the hidden field '\(unreadableCodeField)'")
             return false
         }
+    }
+
+    /// `text` with each CRLF (and lone CR) as LF: a note typed on Windows reads as one typed here.
+    static func unixLineBreaks(_ text: String) -> String {
+        guard text.contains(where: { $0 == "\r\n" || $0 == "\r" }) else { return text }
+        return text.replacing("\r\n", with: "\n").replacing("\r", with: "\n")
     }
 
     /// Tags from a folder or group path ("Work/Clients" → "Work/Clients"), without duplicates.

@@ -100,21 +100,26 @@ struct ImportCommand: Command {
 
 struct ExportCommand: Command {
     static let name = "export"
-    static let summary = "print every credential in plain text (CSV, JSON or CXF)"
-    static let usage = "export --format csv|json|cxf --plaintext"
+    static let summary = "print every item in plain text (CSV, JSON or CXF)"
+    static let usage = "export --format csv|json|cxf --plaintext [--lossy]"
     static let discussion = """
-        Writes every credential, passwords included, to stdout. --plaintext is required: it says
-        you know what this writes. The encrypted 'coffer backup' is the way to move a vault; an
-        export is for leaving Coffer. CSV columns are Chrome's (name,url,username,password,note),
-        which most managers import. json is Coffer's own record documents (passkeys with their
-        keys); cxf is the FIDO Alliance's Credential Exchange Format, which Bitwarden, 1Password,
-        Dashlane and Apple's Passwords read: passkeys, one-time codes, notes and fields included (a
-        passkey with a non-zero signature counter is left out, as CXF requires, and named).
+        Writes every item, passwords included, to stdout. --plaintext is required: it says you
+        know what this writes. The encrypted 'coffer backup' is the way to move a vault; an export
+        is for leaving Coffer. csv starts with Chrome's columns (name,url,username,password,note),
+        which most managers import, and carries every other member in columns of its own (kind,
+        urls, tags, otpauth, fields, match, history, passkey, secretservice, created, modified),
+        so 'coffer import' reads every item back equal. json is Coffer's own record documents
+        (passkeys with their keys); cxf is the FIDO Alliance's Credential Exchange Format, which
+        Bitwarden, 1Password, Dashlane and Apple's Passwords read. Every export is read back
+        before it is written: when the format cannot carry a member of an item (CXF carries no
+        passkey signature counter, for one), the items and members are named and nothing is
+        written (exit 1) unless --lossy accepts leaving them out.
         """
-    static let examples = ["coffer export --format csv --plaintext > passwords.csv"]
+    static let examples = ["coffer export --format csv --plaintext > passwords.csv", "coffer export --format cxf --plaintext --lossy > vault.cxf.json"]
     static let options: [OptionSpec] = [
         .value("format", "csv, json or cxf"),
         .flag("plaintext", "acknowledge that the output holds every password unencrypted"),
+        .flag("lossy", "write the export even where the format cannot carry some members (they are named)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
@@ -122,28 +127,24 @@ struct ExportCommand: Command {
         guard context.arguments.has("plaintext") else {
             throw UsageError("export writes every password unencrypted; pass --plaintext to confirm (or use 'coffer backup')")
         }
-        let format = context.arguments.value("format") ?? "csv"
-        guard ["csv", "json", "cxf"].contains(format) else { throw UsageError("--format must be csv, json or cxf") }
+        let name = context.arguments.value("format") ?? "csv"
+        guard let format = ExportFormat(rawValue: name) else { throw UsageError("--format must be csv, json or cxf") }
         let vault = try context.unlockedVault()
         let progress = ProgressLine(io: context.io, label: "exporting", enabled: !context.wantsJSON)
         let records = try vault.allRecords()
+        let result = try ItemExporter.export(records, as: format, accountID: vault.vaultID.bytes)
         progress.finish()
-        if format == "cxf" {
-            let exported = CredentialExchangeFormat.export(records, accountID: vault.vaultID.bytes)
-            for title in exported.passkeysLeftOut {
-                context.note("'\(title)': its passkey was left out (a signature counter other than 0, which CXF does not carry)")
-            }
-            context.print(JSONOutput.render(exported.document))
-        } else if format == "json" {
-            context.print(JSONOutput.render(.array(records.map { JSONOutput.record($0, withPasskeyKey: true) })))
-        } else {
-            var lines = ["name,url,username,password,note"]
-            for record in records {
-                let service = record.serviceIdentifiers.first?.identifier ?? ""
-                lines.append([record.title, service, record.user, record.password, record.notes].map(CSV.quote).joined(separator: ","))
-            }
-            context.print(lines.joined(separator: "\n"))
+        for item in result.leftOut {
+            context.note("'\(item.title)': \(name) cannot carry its \(item.members.joined(separator: ", "))")
         }
+        if !result.passkeysLeftOutForTheirCounter.isEmpty {
+            context.note("CXF carries no passkey signature counter: a passkey whose counter is not 0 is left out (\(result.passkeysLeftOutForTheirCounter.count))")
+        }
+        if !result.leftOut.isEmpty && !context.arguments.has("lossy") {
+            throw CLIError("\(result.leftOut.count) item\(result.leftOut.count == 1 ? "" : "s") would lose members in \(name) (named above); nothing was written",
+                           hint: "--lossy writes it without them; --format \(format == .json ? "csv" : "json") carries every member", code: .failure)
+        }
+        context.print(result.text)
         return .success
     }
 }

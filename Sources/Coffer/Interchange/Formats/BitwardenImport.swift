@@ -5,8 +5,9 @@ import FoundationEssentials
 /// Shaped by Bitwarden's export format (bitwarden.com/help/condition-bitwarden-import) and its
 /// clients' `BitwardenCsvImporter`/`BitwardenJsonImporter`.
 enum BitwardenImport {
+    /// A personal export's columns; an organisation's has `collections` where it has `folder`.
     static let csvColumns = [
-        "folder", "favorite", "type", "name", "notes", "fields", "reprompt", "login_uri", "login_username", "login_password", "login_totp",
+        "folder", "collections", "favorite", "type", "name", "notes", "fields", "reprompt", "login_uri", "login_username", "login_password", "login_totp",
     ]
 
     static func readCSV(_ table: CSVTable) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
@@ -18,10 +19,16 @@ enum BitwardenImport {
             draft.kind = value("type").lowercased() == "note" ? .note : .login
             draft.name = value("name")
             report.kept("name", as: "name", value: draft.name)
-            draft.notes = value("notes")
+            // Bitwarden writes a multi-line cell with CRLF line breaks.
+            draft.notes = ImportValues.unixLineBreaks(value("notes"))
             report.kept("notes", as: "notes", value: draft.notes)
             ImportValues.appending(value("folder"), to: &draft.tags)
             report.kept("folder", as: "tag", value: value("folder"))
+            // An organisation's collections, comma-separated, as tags (as its JSON's collectionIds).
+            for collection in value("collections").split(separator: ",") {
+                ImportValues.appending(String(collection), to: &draft.tags)
+                report.kept("collections", as: "tag (the collection's name)", value: String(collection))
+            }
             if ImportValues.isTrue(value("favorite")) {
                 draft.tags.append("favorite")
                 report.kept("favorite", as: "tag 'favorite'", value: "1")
@@ -44,9 +51,10 @@ enum BitwardenImport {
         return (items, report)
     }
 
-    /// The CSV's `fields` column: one `name: value` per line.
+    /// The CSV's `fields` column: one `name: value` per line, the lines ended by LF or CRLF
+    /// (`isNewline`: "\r\n" is one Character, which a split on "\n" never meets).
     static func parseFieldLines(_ text: String) -> [RecordField] {
-        text.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+        text.split(whereSeparator: \.isNewline).map { line in
             guard let colon = line.firstIndex(of: ":") else { return RecordField(name: String(line), value: "") }
             return RecordField(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]).trimmingSpaces())
         }
@@ -58,6 +66,17 @@ enum BitwardenImport {
     static let itemMembers = [
         "id", "organizationId", "folderId", "type", "reprompt", "name", "notes", "favorite", "fields", "login", "secureNote", "card",
         "identity", "sshKey", "collectionIds", "passwordHistory", "revisionDate", "creationDate", "deletedDate",
+    ]
+
+    /// The members of a `fido2Credentials` entry Coffer's passkey keeps (`passkey(_:)`).
+    static let passkeyMembers: Set<String> = [
+        "credentialId", "keyValue", "rpId", "userHandle", "userName", "userDisplayName", "counter", "discoverable", "creationDate",
+    ]
+
+    /// Members a passkey does not keep, and why (the report names each, SPEC.md §12).
+    static let passkeyMembersNotKept = [
+        "rpName": "Coffer names a passkey's site by its rpId",
+        "keyType": "the key itself says its type", "keyAlgorithm": "the key itself says its algorithm", "keyCurve": "the key itself says its curve",
     ]
 
     /// Bitwarden's `LinkedIdType`: which member a linked custom field shows.
@@ -162,6 +181,9 @@ enum BitwardenImport {
                 }
                 draft.passkey = passkey
                 report.kept("login.fido2Credentials", as: "passkey", value: "1")
+                for (member, value) in credential.objectValue ?? [:] where value != .null && !passkeyMembers.contains(member) {
+                    report.dropped("login.fido2Credentials.\(member)", because: Self.passkeyMembersNotKept[member] ?? "not a member Coffer knows")
+                }
             }
         case 2?:
             draft.kind = .note

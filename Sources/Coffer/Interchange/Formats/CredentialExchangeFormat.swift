@@ -18,7 +18,7 @@ public enum CredentialExchangeFormat {
         let items: [JSONValue] = records.map { record in
             var credentials: [JSONValue] = []
             var extra: JSONObject = ["name": .string(extensionName)]
-            if record.kind == .login, !record.user.isEmpty || !record.password.isEmpty {
+            if !record.user.isEmpty || !record.password.isEmpty {  // a card or note may hold a password too
                 credentials.append(["type": "basic-auth", "username": field(record.user), "password": field(record.password, concealed: true)])
             }
             if let passkey = record.passkey {
@@ -68,6 +68,7 @@ public enum CredentialExchangeFormat {
             }
             if !record.tags.isEmpty { item["tags"] = .array(record.tags.map(JSONValue.string)) }
             if record.name.isEmpty, !record.title.isEmpty { extra["unnamed"] = true }
+            if let member = record.secretService { extra["secretService"] = member.json(omittingDefaults: true) }
             if extra.count > 1 { item["extensions"] = [.object(extra)] }
             return .object(item)
         }
@@ -176,6 +177,12 @@ public enum CredentialExchangeFormat {
         if let match = extra["match"]?.stringValue.flatMap(MatchMode.init(rawValue:)) { draft.matchMode = match }
         if let otp = extra["otp"]?.stringValue { draft.otp = otp }
         if let created = extra["passkeyCreated"]?.stringValue.flatMap(UTCTimestamp.parse) { draft.passkey?.created = created }
+        if let member = extra["secretService"] {
+            guard let secretService = SecretServiceMember(json: member) else {
+                throw .malformed(location: origin, reason: "the coffer-item extension's secretService is not a Secret Service item (SPEC.md §6.5)")
+            }
+            draft.secretService = secretService
+        }
         draft.passwordHistory = (extra["passwordHistory"]?.arrayValue ?? []).compactMap { value in
             guard let entry = value.objectValue, let password = entry["password"]?.stringValue,
                   let replaced = entry["replaced"]?.stringValue.flatMap(UTCTimestamp.parse)
