@@ -150,7 +150,7 @@ final class EditAsTextTests: XCTestCase {
         #!/bin/sh
         stat -c '%a' "$1" > "\(log)"; stat -c '%a' "$(dirname "$1")" >> "\(log)"; echo "$1" >> "\(log)"
         sed -i -e '1s/.*/new pw/' -e 's/^user: alice$/user: bob/' "$1"
-        printf 'pin (hidden): 1234\\n' > "$1.tmp"; sed -i '/^url:/r '"$1.tmp" "$1"; rm "$1.tmp"
+        printf 'field pin (hidden): 1234\\n' > "$1.tmp"; sed -i '/^url:/r '"$1.tmp" "$1"; rm "$1.tmp"
         printf 'a note\\n' >> "$1"
         """.write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o700)
@@ -182,10 +182,10 @@ final class EditAsTextTests: XCTestCase {
         chmod(script, 0o700)
         cli.environment["EDITOR"] = script
         let broken = cli.run(["edit", "Ex"], terminal: ScriptedTerminal([CLIHarness.master, "n"]))
-        XCTAssertEqual(broken.code, 65)
+        XCTAssertEqual(broken.code, 1, "declined to edit again: nothing changed, and no 65 (that is a corrupt vault)")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: runtime), [])
         let piped = cli.run(["edit", "Ex", "--password-stdin"], stdin: "\(CLIHarness.master)\npw\nkind: spaceship\n")
-        XCTAssertEqual(piped.code, 65, "a document from stdin that does not parse changes nothing")
+        XCTAssertEqual(piped.code, 64, "a document from stdin that does not parse changes nothing")
         XCTAssertTrue(piped.stderr.contains("line 2"), piped.stderr)
         XCTAssertTrue(cli.run(["show", "Ex", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout.hasPrefix("new pw\n"))
     }
@@ -225,7 +225,7 @@ final class ShowEditRoundTripTests: XCTestCase {
             url: login.example
             tags: work, x y
             match: site
-            pin (hidden): 1234
+            field pin (hidden): 1234
             field user: a field named user
             otp: otpauth://totp/lee?secret=JBSWY3DPEHPK3PXP
 
@@ -236,8 +236,8 @@ final class ShowEditRoundTripTests: XCTestCase {
         var ids = [login]
         for (kind, body) in [
             ("note", "\nname: Wi-Fi\nkind: note\n\nline one\nssid: home\n\tindented\n"),
-            ("card", "\nname: Visa\nkind: card\nnumber: 4111 1111 1111 1111\ncode (hidden): 123\n\n"),
-            ("identity", "\nname: Me\nkind: identity\nuser: me@example.com\naddress: 1 Main St\n\tSpringfield\n\n"),
+            ("card", "\nname: Visa\nkind: card\nfield number: 4111 1111 1111 1111\nfield code (hidden): 123\n\n"),
+            ("identity", "\nname: Me\nkind: identity\nuser: me@example.com\nfield address: 1 Main St\n\tSpringfield\n\n"),
         ] {
             let added = unlocked(["add", "--name", "new-\(kind)", "--kind", kind], cli)
             XCTAssertEqual(added.code, 0, added.stderr)
@@ -266,9 +266,48 @@ final class ShowEditRoundTripTests: XCTestCase {
         // On a terminal hidden values are masked; such a text is refused by edit.
         let masked = unlocked(["show", "Visa"], cli, stdoutIsTerminal: true).stdout
         XCTAssertTrue(masked.contains("code (hidden): ********") && !masked.contains("123"), masked)
-        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: masked).code, 65)
+        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: masked).code, 64)
         // Another item's text is refused rather than copied over this one.
-        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: unlocked(["show", "Me"], cli).stdout).code, 65)
+        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: unlocked(["show", "Me"], cli).stdout).code, 64)
         XCTAssertTrue(unlocked(["show", "Visa"], cli).stdout.contains("code (hidden): 123"))
+    }
+
+    /// `edit` refuses what it does not understand (issue 49, item 4): a typo in a key, a removed
+    /// line the item's kind always has, or an invalid value is shown with its line; nothing is
+    /// written, the user name is never wiped; a piped text exits 64, a declined re-edit 1.
+    func testEditRefusesWhatItDoesNotUnderstand() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("example.com", "alice", password: "pw")
+        let text = unlocked(["show", id], cli).stdout
+        for (edited, reason) in [
+            (text.replacingOccurrences(of: "user: alice", with: "usr: typo"), "unknown key 'usr'"),
+            (text.replacingOccurrences(of: "user: alice\n", with: ""), "'user:' line was removed"),
+            (text.replacingOccurrences(of: "user: alice", with: "user: alice\nkind: spaceship"), "kind must be one of"),
+            (text.replacingOccurrences(of: "user: alice", with: "user: alice\nmatch: sometimes"), "match must be"),
+        ] {
+            let result = unlocked(["edit", id], cli, stdin: edited)
+            XCTAssertEqual(result.code, 64, edited)
+            XCTAssertTrue(result.stderr.contains(reason) && result.stderr.contains("line "), result.stderr)
+        }
+        let shown = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(unlocked(["show", id, "--json"], cli).stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(shown["user"] as? String, "alice")
+        XCTAssertEqual(shown["revision"] as? Int, 1, "nothing was written")
+        // A new field is written as such; a card keeps its kind line.
+        XCTAssertEqual(unlocked(["edit", id], cli, stdin: text.replacingOccurrences(of: "user: alice", with: "user: alice\nfield usr: typo")).code, 0)
+        XCTAssertEqual(unlocked(["add", "--name", "Visa", "--kind", "card"], cli).code, 0)
+        let card = unlocked(["show", "Visa"], cli).stdout
+        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: card.replacingOccurrences(of: "kind: card\n", with: "")).code, 64, "a card never becomes a login")
+
+        // In the editor: the error is shown, "Edit again?" reopens the text, a no exits 1.
+        let script = cli.container + "/../typo-editor.sh"
+        try "#!/bin/sh\nsed -i 's/^user: alice$/usre: typo/' \"$1\"\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o700)
+        cli.environment["EDITOR"] = script
+        let terminal = ScriptedTerminal([CLIHarness.master, "y", "n"])
+        let declined = cli.run(["edit", id], terminal: terminal)
+        XCTAssertEqual(declined.code, 1, declined.stderr)
+        XCTAssertEqual(terminal.prompts.filter { $0.hasPrefix("Edit again?") }.count, 2, "reopened once, then declined")
+        XCTAssertTrue(terminal.written.contains("unknown key 'usre'"), terminal.written)
     }
 }

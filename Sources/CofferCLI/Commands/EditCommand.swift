@@ -9,7 +9,9 @@ struct EditCommand: Command {
         ENTRY names the item (see 'coffer help show'). With no option, opens the item as text in
         $VISUAL or $EDITOR (then 'editor', then 'vi'), as pass edit does: the password on line 1,
         then 'key: value' lines (name, kind, user, one url per service, tags, match, custom fields
-        — a hidden one as 'key (hidden): value' —, otp), then the notes after a blank line. The
+        — a hidden one as 'key (hidden): value', a new one as 'field key: value' —, otp), then
+        the notes after a blank line. A key it does not know, a removed 'user' (a login) or
+        'kind' line, or a value it cannot read is shown with its line and nothing is written. The
         file lives on a tmpfs, 0600, and is wiped and removed afterwards. Without a terminal the
         same text is read from standard input (after the master password with --password-stdin).
         With options, changes only what you name. The revision goes up by one, and a replaced
@@ -98,7 +100,8 @@ struct EditCommand: Command {
         let vault = try context.unlockedVault()
         let id = try EntryOperand.resolve(operand, in: vault, context: context)
         let original = try vault.record(withID: id)
-        let text = ItemDocument(original).text()
+        let before = ItemDocument(original)
+        let text = before.text()
         var document: ItemDocument
         if let terminal = context.valueTerminal {
             let session = EditorSession(environment: context.io.environment)
@@ -110,12 +113,13 @@ struct EditCommand: Command {
                     return .success
                 }
                 do {
-                    document = try ItemDocument(parsing: edited)
+                    document = try ItemDocument(parsing: edited, editing: before)
+                    try document.check(isOf: id)
                     break
                 } catch {
                     terminal.write("coffer: \(error)\n")
                     guard terminal.readLine(prompt: "Edit again? [Y/n] ")?.lowercased() != "n" else {
-                        throw CLIError("nothing was changed", code: .dataError)
+                        throw CLIError("nothing was changed", code: .failure)
                     }
                     draft = edited
                 }
@@ -129,9 +133,11 @@ struct EditCommand: Command {
                 context.note("no change")
                 return .success
             }
-            do { document = try ItemDocument(parsing: edited) } catch { throw CLIError("\(error); nothing was changed", code: .dataError) }
+            do {
+                document = try ItemDocument(parsing: edited, editing: before)
+                try document.check(isOf: id)
+            } catch { throw CLIError("\(error); nothing was changed", code: .usage) }
         }
-        do { try document.check(isOf: id) } catch { throw CLIError("\(error); nothing was changed", code: .dataError) }
         let record = try vault.updateRecord(withID: id) { record in document.apply(to: &record) }
         context.note("updated \(record.id) to revision \(record.revision)")
         return .success

@@ -116,9 +116,16 @@ struct ItemDocument: Equatable {
         key.replacing("%3A", with: ":").replacing("%0A", with: "\n").replacing("%0D", with: "\r").replacing("%25", with: "%")
     }
 
-    /// Reads a text: an edited one, or what `show` printed. Unknown keys are custom fields;
-    /// `kind`, `match`, `otp` and services are checked here so a typo is shown, not stored.
-    init(parsing text: String) throws(ParseError) {
+    /// Reads a text: an edited one, or what `show` printed. `kind`, `match`, `otp` and services
+    /// are checked here so a typo is shown, not stored.
+    ///
+    /// - Parameter original: the item as it was before the edit. Then a key that is no member
+    ///   and no field the item had is refused (`usr: alice` is a typo, not a new field: a new
+    ///   field is written `field NAME: value`), and so is a text without a line the item's kind
+    ///   always has (`user` of a login, `kind` of anything else), which would otherwise wipe the
+    ///   user name or turn a card into a login (SPEC.md §10.2). Without it (a test, the reader
+    ///   of a text of its own), any other key is a custom field.
+    init(parsing text: String, editing original: ItemDocument? = nil) throws(ParseError) {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
         if lines.last == "" { lines.removeLast() }
         guard !lines.isEmpty else { throw ParseError(line: 1, reason: "empty: the first line is the password") }
@@ -140,15 +147,25 @@ struct ItemDocument: Equatable {
             index += 1
         }
         password = entries[0].text
+        var keys: Set<String> = []
         for (number, line) in entries.dropFirst() {
-            try read(line, number: number)
+            keys.insert(try read(line, number: number, knownFields: original.map { Set($0.fields.map(\.name)) }))
+        }
+        if let original {
+            let required = original.kind == .login ? "user" : "kind"
+            if !keys.contains(required) {
+                throw ParseError(line: 1, reason: "the '\(required):' line was removed; keep it (\(required == "user" ? "'user:' with nothing after it clears the user name" : "it says what the item is"))")
+            }
         }
         if password == Self.mask || fields.contains(where: { $0.hidden && $0.value == Self.mask }) || otp == Self.mask {
             throw ParseError(line: 1, reason: "hidden values are masked (********) in this text, as 'show' prints them on a terminal; use 'coffer show ENTRY | …' or 'coffer edit ENTRY'")
         }
     }
 
-    private mutating func read(_ line: String, number: Int) throws(ParseError) {
+    /// Reads one `key: value` line.
+    /// - Parameter knownFields: the edited item's field names, when unknown keys are refused.
+    /// - Returns: the member key read (lower-cased), or "field" for a custom field.
+    private mutating func read(_ line: String, number: Int, knownFields: Set<String>?) throws(ParseError) -> String {
         guard let colon = line.firstIndex(of: ":") else {
             throw ParseError(line: number, reason: "expected 'key: value' (a blank line starts the notes)")
         }
@@ -175,8 +192,8 @@ struct ItemDocument: Equatable {
             matchMode = parsed
         case "otp":
             let trimmed = value.trimmingSpaces()
-            if trimmed.isEmpty { otp = nil; return }
-            if trimmed == Self.mask { otp = trimmed; return }
+            if trimmed.isEmpty { otp = nil; return "otp" }
+            if trimmed == Self.mask { otp = trimmed; return "otp" }
             do { otp = try OneTimeCodeParameters.storedValue(of: trimmed, account: user) } catch {
                 throw ParseError(line: number, reason: "\(error)")
             }
@@ -189,11 +206,21 @@ struct ItemDocument: Equatable {
         default:
             let hidden = key.hasSuffix(Self.hiddenMarker)
             if hidden { key.removeLast(Self.hiddenMarker.count) }
-            if key.hasPrefix("field ") { key.removeFirst("field ".count) }
+            let declared = key.hasPrefix("field ")
+            if declared { key.removeFirst("field ".count) }
             guard !key.isEmpty else { throw ParseError(line: number, reason: "a field without a name") }
-            fields.append(RecordField(name: Self.unescapedKey(key), value: value, hidden: hidden))
+            let name = Self.unescapedKey(key)
+            if let knownFields, !declared, !knownFields.contains(name) {
+                throw ParseError(line: number, reason: "unknown key '\(String(name.prefix(40)))'; the keys are \(Self.editableKeys.joined(separator: ", ")), and a new custom field is written 'field \(String(name.prefix(40))): value'")
+            }
+            fields.append(RecordField(name: name, value: value, hidden: hidden))
+            return "field"
         }
+        return key.lowercased()
     }
+
+    /// The member keys a person writes (the others are shown, and read back unchanged).
+    static let editableKeys = ["name", "kind", "user", "url", "tags", "match", "otp"]
 
     /// Refuses a text that names another item (`id`), so a `show A | edit B` cannot copy A over B.
     func check(isOf recordID: RecordID) throws(ParseError) {
