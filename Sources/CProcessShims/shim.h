@@ -61,3 +61,28 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 static inline int coffer_spawn_close_from(posix_spawn_file_actions_t *actions, int low) {
     return posix_spawn_file_actions_addclosefrom_np(actions, low);
 }
+
+/// The signal (SIGINT or SIGTERM) that arrived while `coffer_catch_interrupts` was in force, or
+/// 0. Header-only: one copy, in the one module that calls these (Coffer's Process/).
+static volatile sig_atomic_t coffer_interrupt_signal = 0;
+
+static inline void coffer_note_interrupt(int signal) { coffer_interrupt_signal = signal; }
+
+/// Catches SIGINT and SIGTERM into `coffer_interrupt_signal` instead of ending the process, on
+/// whichever thread they land (a work that runs on every core cannot block them all).
+static inline int coffer_catch_interrupts(void) {
+    coffer_interrupt_signal = 0;
+    struct sigaction action = {0};
+    action.sa_handler = coffer_note_interrupt;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGINT, &action, 0) != 0) return -1;
+    return sigaction(SIGTERM, &action, 0);
+}
+
+/// Back to the default: the next SIGINT or SIGTERM ends the process.
+static inline void coffer_release_interrupts(void) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+static inline int coffer_pending_interrupt(void) { return coffer_interrupt_signal; }

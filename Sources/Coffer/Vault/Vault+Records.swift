@@ -151,7 +151,12 @@ extension Vault {
     /// them or, on an error, none.
     /// - Parameter progress: called with (done, total) while sealing, for a progress line.
     @discardableResult
-    public func add(_ drafts: [RecordDraft], progress: ((Int, Int) -> Void)? = nil) throws(VaultError) -> [Record] {
+    /// - Parameter isInterrupted: asked between the steps of the write (`Interruption`): when it
+    ///   answers yes before the index commit, nothing is written and `.interrupted` is thrown;
+    ///   once the commit is made, the records are in and the call returns them.
+    public func add(
+        _ drafts: [RecordDraft], progress: ((Int, Int) -> Void)? = nil, isInterrupted: (() -> Bool)? = nil
+    ) throws(VaultError) -> [Record] {
         let keys = try keys()
         let now = RecordCoding.wholeSeconds(Date())
         var records: [Record] = []
@@ -176,7 +181,7 @@ extension Vault {
                 RecordChange(id: record.id, sealed: bytes, revision: 1, entries: Self.indexEntries(of: record))
             }
             progress?(records.count, records.count)
-            try commit(changes, in: opened, undoAddsOnFailure: true)
+            try commit(changes, in: opened, undoAddsOnFailure: true, isInterrupted: isInterrupted)
         }
         return records
     }

@@ -16,6 +16,10 @@ public struct VaultConfiguration: Sendable {
     /// Index shards at least this large are kept in parts on this device (SPEC.md §7.6). Tests
     /// lower it through the API to split small buckets; the default is never changed.
     public var bucketPartsThreshold = 32 << 10
+    /// Told when a command finds a write that a crash or a `kill -9` cut short and finishes it
+    /// (SPEC.md §7.5): undoing a large import can take seconds, and a person should know why
+    /// the command waits. The text says what is done ("removing the 50000 records …").
+    public var recoveryNotice: (@Sendable (String) -> Void)?
 
     public init(kdfPolicy: KDFPolicy = .standard, fileSystem: FileSystem = .standard, stateDirectory: String) {
         self.kdfPolicy = kdfPolicy

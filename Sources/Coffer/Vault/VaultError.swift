@@ -25,6 +25,9 @@ public enum VaultError: Error, Equatable, Sendable {
     case noOneTimeCode(item: String)
     case storage(StorageError)
     case crypto(CryptoError)
+    /// A write stopped by an interrupt (Ctrl-C) before anything of it was committed: nothing
+    /// was written (`Interruption`).
+    case interrupted
 }
 
 extension VaultError: CustomStringConvertible {
@@ -44,6 +47,7 @@ extension VaultError: CustomStringConvertible {
         case .invalidInput(let reason): reason
         case .storage(let error): error.description
         case .crypto(let error): "cryptography failed: \(error)"
+        case .interrupted: "interrupted: nothing was written"
         }
     }
 }

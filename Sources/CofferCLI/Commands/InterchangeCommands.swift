@@ -85,15 +85,27 @@ struct ImportCommand: Command {
     private static func store(_ items: [ImportedItem], report: ImportReport, in vault: Vault, _ context: CommandContext) throws -> ExitCode {
         var report = report
         let items = ImportedItem.removingDuplicates(items, existing: try vault.allRecords(), report: &report)
-        for line in report.lines(items: items) { context.note(line) }
-        if context.arguments.has("dry-run") {
-            context.note("dry run: would import \(items.count) item\(items.count == 1 ? "" : "s"); nothing was written")
-            return .success
+        // Ctrl-C from the report on stops the import where nothing is half written, and says so
+        // (SPEC.md §12); an interrupt after the commit point is told, the items being in.
+        let (imported, signal): (Bool, Int32?)
+        do {
+            (imported, signal) = try Interruption.catching { isInterrupted -> Bool in
+                for line in report.lines(items: items) { context.note(line) }
+                if context.arguments.has("dry-run") {
+                    context.note("dry run: would import \(items.count) item\(items.count == 1 ? "" : "s"); nothing was written")
+                    return false
+                }
+                let progress = ProgressLine(io: context.io, label: "importing", enabled: !context.wantsJSON)
+                defer { progress.finish() }
+                try vault.add(items.map(\.draft), progress: { done, total in progress.update(done, of: total) }, isInterrupted: isInterrupted)
+                return true
+            }
+        } catch VaultError.interrupted {
+            throw CLIError("interrupted: nothing was imported", code: .interrupted)
         }
-        let progress = ProgressLine(io: context.io, label: "importing", enabled: !context.wantsJSON)
-        try vault.add(items.map(\.draft)) { done, total in progress.update(done, of: total) }
-        progress.finish()
-        context.note("imported \(items.count) item\(items.count == 1 ? "" : "s")")
+        guard imported else { return .success }
+        context.note("imported \(items.count) item\(items.count == 1 ? "" : "s")"
+            + (signal == nil ? "" : " (the interrupt came after they were written)"))
         return .success
     }
 }

@@ -152,6 +152,8 @@ final class CommandContext {
         var vault = VaultConfiguration.standard(environment: io.environment)
         vault.kdfPolicy = configuration.kdfPolicy
         vault.fileSystem = configuration.fileSystem
+        let io = self.io
+        vault.recoveryNotice = { io.standardError("coffer: \($0)\n") }
         return vault
     }
 

@@ -17,6 +17,8 @@ public enum ExitCode: Int32, Sendable {
     case temporaryFailure = 75  // EX_TEMPFAIL: locked and no interaction possible
     case permissionDenied = 77  // EX_NOPERM: wrong password
     case unsafeContainer = 78   // EX_CONFIG: the container is not private to this user
+    /// Stopped by Ctrl-C (128 + SIGINT, what a shell reports), nothing of the write committed.
+    case interrupted = 130
 }
 
 /// A command that ends with another program's exit status (`coffer run`), whatever it is.
@@ -98,6 +100,8 @@ struct CLIError: Error {
             CLIError(error.description, code: .exists)
         case .crypto:
             CLIError(error.description, code: .software)
+        case .interrupted:
+            CLIError(error.description, code: .interrupted)
         case .storage(let storage):
             from(storage)
         }

@@ -71,7 +71,11 @@ extension Vault {
     /// Applies `changes` under the exclusive lock: journal, record files, then the index commit
     /// (SPEC.md §7.5). A failure part-way leaves a journal that the next access finishes.
     /// - Parameter opened: the container the caller's `writeTransaction` holds open and locked.
-    func commit(_ changes: [RecordChange], in opened: OpenContainer, undoAddsOnFailure: Bool = false) throws {
+    /// - Parameter isInterrupted: asked before each file and before the index commit (an import
+    ///   stopped by Ctrl-C): a yes throws `VaultError.interrupted`, and the adds are taken back.
+    func commit(_ changes: [RecordChange], in opened: OpenContainer, undoAddsOnFailure: Bool = false, isInterrupted: (() -> Bool)? = nil) throws {
+        func checkInterrupt() throws { if isInterrupted?() == true { throw VaultError.interrupted } }
+        try checkInterrupt()
         let index = try identityIndex(opened)
         try recover(index)
         let manifest = try index.readManifest()
@@ -99,11 +103,13 @@ extension Vault {
                 for change in changes { _ = try opened.shard(of: change.id, create: true) }
                 written = changes.map(\.id)  // on a failure, remove whatever did land
                 _ = try concurrentMap(changes.count) { index in
+                    try checkInterrupt()
                     let change = changes[index]
                     try fileSystem.writeNewFile(change.sealed ?? [], to: change.id.hex, in: opened.shard(of: change.id), durable: false)
                 }
             }
             for change in changes where !inParallel {
+                try checkInterrupt()
                 if let sealed = change.sealed {
                     let shard = try opened.shard(of: change.id, create: true)
                     if change.isAdd {
@@ -117,6 +123,7 @@ extension Vault {
                 }
                 written.append(change.id)
             }
+            try checkInterrupt()  // the last moment before the commit point
             var editor = IndexEditor(index: index, manifest: manifest, journaled: true)
             for (change, entry) in zip(changes, journalChanges) {
                 try editor.setRecord(
@@ -132,7 +139,7 @@ extension Vault {
                 // All or nothing for imports: take back what this call added.
                 for id in written { if let shard = try? opened.shard(of: id) { fileSystem.removeQuietly(id.hex, in: shard) } }
             }
-            try? recover(index)  // make the index agree with whatever did reach the disk
+            try? recover(index, isOwnWrite: true)  // make the index agree with whatever did reach the disk
             throw error
         }
     }
@@ -143,10 +150,17 @@ extension Vault {
     /// at all); an updated or deleted record is taken as it is on disk when its file is the
     /// journal's new version (its old bytes are gone). A file matching neither the old nor the
     /// new hash is left for `verify` to report: it was tampered with.
-    func recover(_ index: IdentityIndex) throws {
+    /// - Parameter isOwnWrite: this process undoing its own failed write (nothing to tell).
+    func recover(_ index: IdentityIndex, isOwnWrite: Bool = false) throws {
         guard let journal = try index.readJournal() else { return }
         var editor = IndexEditor(index: index, manifest: try index.readManifest(), journaled: true)
         if editor.manifest.generation < journal.generation {
+            let added = journal.changes.count { $0.oldHash == nil && $0.newHash != nil }
+            if !isOwnWrite {
+                configuration.recoveryNotice?(added > 1
+                    ? "finishing an interrupted write: removing the \(added) records it had begun to add…"
+                    : "finishing an interrupted write…")
+            }
             var rolledForward = false
             for change in journal.changes where change.newHash != change.oldHash {
                 if change.oldHash == nil {
