@@ -46,7 +46,7 @@ public enum CommandLineTool {
             }
             let context = CommandContext(arguments: parsed, io: io, configuration: configuration)
             let code = try command.run(context)
-            if code == .success, command.changesVault { AutoSync.afterChange(context) }
+            if code == .success, command.changesVault(parsed) { AutoSync.afterChange(context) }
             return code.rawValue
         } catch let exit as ChildExit {
             return exit.status

@@ -27,7 +27,7 @@ final class PickerTests: XCTestCase {
     func testPickWithFzfAsksPinentryWhenLocked() throws {
         let (cli, log) = try harness(answers: ["wrong", CLIHarness.master])
         cli.environment["FZF_DEFAULT_OPTS"] = "--filter=gitlab"  // fzf's own matching, without a screen
-        let picked = cli.run(["pick"])
+        let picked = cli.run(["pick"], terminal: ScriptedTerminal([]))  // fzf draws on a terminal
         XCTAssertEqual(picked.code, 0, picked.stderr)
         XCTAssertEqual(picked.stdout, "pw-gitlab\n")
         let conversation = try String(contentsOfFile: log, encoding: .utf8)
@@ -37,7 +37,7 @@ final class PickerTests: XCTestCase {
 
         cli.environment["FZF_DEFAULT_OPTS"] = "--filter=bob"
         try CLIHarness.master.write(toFile: cli.container + "/../answers", atomically: true, encoding: .utf8)
-        let code = cli.run(["pick", "--otp"])
+        let code = cli.run(["pick", "--otp"], terminal: ScriptedTerminal([]))
         XCTAssertEqual(code.code, 0, code.stderr)
         XCTAssertEqual(code.stdout, "755224\n", "RFC 4226's first code, through the provider's one-time-code path")
     }
@@ -49,7 +49,7 @@ final class PickerTests: XCTestCase {
         XCTAssertEqual(cli.run(["team", "create", "ops", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
         XCTAssertEqual(cli.run(["add", "--team", "ops", "deploy.example", "ci", "--password-stdin"], stdin: "\(CLIHarness.master)\npw-team\n").code, 0)
         cli.environment["FZF_DEFAULT_OPTS"] = "--filter=ops:deploy"
-        let picked = cli.run(["pick"])
+        let picked = cli.run(["pick"], terminal: ScriptedTerminal([]))  // fzf draws on a terminal
         XCTAssertEqual(picked.code, 0, picked.stderr)
         XCTAssertEqual(picked.stdout, "pw-team\n")
         XCTAssertEqual(try String(contentsOfFile: log, encoding: .utf8).components(separatedBy: "GETPIN").count - 1, 1)
@@ -58,7 +58,7 @@ final class PickerTests: XCTestCase {
     func testCancellingPinentryReleasesNothing() throws {
         let (cli, _) = try harness(answers: ["CANCEL"])
         cli.environment["FZF_DEFAULT_OPTS"] = "--filter=github"
-        let picked = cli.run(["pick"])
+        let picked = cli.run(["pick"], terminal: ScriptedTerminal([]))  // fzf draws on a terminal
         XCTAssertNotEqual(picked.code, 0)
         XCTAssertEqual(picked.stdout, "")
     }

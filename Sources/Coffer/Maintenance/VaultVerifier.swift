@@ -116,8 +116,12 @@ struct VaultVerifier {
         }
         if (try? fileSystem.status(GroupContainer.headerName, in: root)) == nil { report.add(root.path(of: GroupContainer.headerName), "missing") }
         if let temporary = subdirectory(GroupContainer.temporaryName, in: root, &report) {
+            // A regular file there is a write in flight in another process, or the garbage of a
+            // killed one that the next write removes (SPEC.md §3.4): never read, never a problem.
+            // Anything else (a link, a FIFO, a directory) was put there by someone else.
             for name in (try? fileSystem.contents(of: temporary)) ?? [] {
-                report.add(temporary.path(of: name), "temp file of an interrupted write (removed by the next write; \(describe(name, in: temporary)))")
+                guard let status = try? fileSystem.status(name, in: temporary), status.st_mode & S_IFMT != S_IFREG else { continue }
+                report.add(temporary.path(of: name), "unexpected entry in tmp/ (\(describe(name, in: temporary)))")
             }
         }
         if let index = subdirectory(GroupContainer.indexName, in: root, &report) {

@@ -212,7 +212,10 @@ enum ShellCompletion {
 
         """
         for command in commands {
-            page += ".SS \"\(escape("coffer " + command.usage))\"\n\(escape(command.summary)).\n"
+            // One line: a roff request ends at the line break, so a usage that spans lines in
+            // the source would leave its closing quote on a line of its own.
+            let usage = command.usage.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces() }.joined(separator: " ")
+            page += ".SS \"\(escape("coffer " + usage))\"\n\(escape(command.summary)).\n"
             if !command.discussion.isEmpty { page += ".PP\n\(escape(command.discussion))\n" }
             for option in command.options {
                 page += ".TP\n.B \(escape(option.synopsis))\n\(escape(option.help))\n"

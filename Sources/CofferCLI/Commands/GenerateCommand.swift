@@ -5,7 +5,7 @@ struct GenerateCommand: Command {
     static let name = "generate"
     static let aliases = ["gen"]
     static let summary = "print a random password"
-    static let usage = "generate [LENGTH] [--style chars|apple|words] [--no-symbols] [--rules RULES | --for SITE] [--clip [--show]] [--json]"
+    static let usage = "generate [LENGTH] [--style chars|apple|words] [--no-symbols] [--rules RULES | --for SITE] [--save ENTRY] [--clip [--show]] [--json]"
     static let discussion = """
         Draws from libsodium's CSPRNG. 'chars' picks N characters with at least one of each class;
         'apple' makes Safari's xxxxxx-xxxxxx-xxxxxx; 'words' joins N words (default 6) from the
@@ -16,12 +16,15 @@ struct GenerateCommand: Command {
         Resources publish for the site (a host or URL), else the default; a published rule that
         does not parse or cannot be met is warned about and the default used. --json adds the
         entropy in bits and the rule used. --clip copies it instead of printing it (--show prints
-        it too), as pass generate does.
+        it too), as pass generate does. --save ENTRY stores it: an existing entry gets it as its
+        new password (the old one kept in its history); any other ENTRY is read as SERVICE or
+        SERVICE/USER and a new login is added for it.
         """
     static let examples = [
         "coffer generate", "coffer generate 32 --no-symbols", "coffer generate --clip", "coffer generate --style apple --json",
         "coffer generate --style words --length 7", "coffer generate --rules 'minlength: 8; maxlength: 12; required: digit; allowed: lower'",
         "coffer generate --for https://www.example-bank.com/signup --json",
+        "coffer generate 24 --save github.com/alice --clip",
     ]
     static let options: [OptionSpec] = [
         .value("length", "characters for chars (default 20), words for words (default 6)"),
@@ -32,7 +35,11 @@ struct GenerateCommand: Command {
         .flag("json", "print {\"password\", \"entropyBits\"} (and \"rules\", \"rulesFrom\")"),
         .flag("clip", "copy it to the clipboard instead of printing it"),
         .flag("show", "print it even with --clip"),
+        .value("save", "store it: the new password of ENTRY, or a new login for SERVICE[/USER]"),
     ]
+
+    /// Only `--save` writes to the vault (and so has `COFFER_AUTOSYNC` sync after it).
+    static func changesVault(_ arguments: ParsedArguments) -> Bool { arguments.has("save") }
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operands = try context.positionals(0...1, names: "LENGTH")
@@ -56,6 +63,7 @@ struct GenerateCommand: Command {
         } else {
             generated = try generate(lengthText: lengthText, style: context.arguments.value("style") ?? "chars", classes: classes)
         }
+        if let entry = context.arguments.value("save") { try save(generated.password, as: entry, context) }
         if try reveal(generated.password, context) { return .success }
         if context.wantsJSON {
             var object: JSONObject = ["password": .string(generated.password), "entropyBits": .double(generated.entropyBits)]
@@ -89,6 +97,25 @@ struct GenerateCommand: Command {
         let chosen = ChosenPasswordRule(pageRules: nil, host: key.host, quirks: quirks)
         for warning in chosen.warnings { context.note("warning: " + warning) }
         return (chosen.rules, chosen.source)
+    }
+
+    /// `--save ENTRY`: the new password of an entry that exists (the old one goes to its history),
+    /// else a new login for ENTRY read as `SERVICE[/USER]`, as `pass generate NAME` stores one.
+    static func save(_ password: String, as entry: String, _ context: CommandContext) throws {
+        let operand = context.scoped(entry)
+        let vault = try context.unlockedVault()
+        if let id = try? EntryOperand.resolve(operand, in: vault, context: context) {
+            let record = try vault.updateRecord(withID: id) { $0.password = password }
+            context.note("saved as the new password of \(record.title) (\(record.id.hex.prefix(8)), revision \(record.revision))")
+            return
+        }
+        // A URL is a service whole; `host/user` is a service and a user, as ENTRY reads them.
+        let slash = operand.contains("://") ? nil : operand.lastIndex(of: "/")
+        let service = slash.map { String(operand[..<$0]) } ?? operand
+        let user = slash.map { String(operand[operand.index(after: $0)...]) } ?? ""
+        guard !service.isEmpty else { throw UsageError("--save takes an entry, or SERVICE[/USER] for a new login") }
+        let record = try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: service)], user: user, password: password))
+        context.note("saved as a new login for \(user.isEmpty ? "" : user + "@")\(service) (\(record.id.hex.prefix(8)))")
     }
 
     /// `--clip` copies a new password (and `--show` prints it too); `true` when that was all to do.

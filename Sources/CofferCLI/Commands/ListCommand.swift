@@ -71,23 +71,38 @@ struct SearchCommand: Command {
     static let aliases = ["find"]
     static let summary = "find identities whose service or user contains TEXT"
     static let usage = "search TEXT [--json]"
-    static let discussion = "Case-insensitive substring search over service identifiers, user names and item names, yours and your teams'. Works while locked like 'list'."
+    static let discussion = """
+        Case-insensitive substring search over service identifiers, user names, item names and,
+        while the vault is unlocked, tags — yours and your teams'. Works while locked like 'list'
+        (tags are sealed inside the items, so a locked search reads names only).
+        """
     static let examples = ["coffer search github", "coffer search alice --json"]
     static let options: [OptionSpec] = [.flag("json", "print a JSON array of identities")]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let text = try context.positionals(1...1, names: "TEXT")[0].lowercased()
-        func matching(_ listing: IdentityListing) -> IdentityListing {
-            listing.filter { row in
-                listing.withUserBytes(of: row) { $0.containsLowercased(text) }
+        var searchedTags = true
+        func matching(_ store: CredentialIdentityStore) throws -> IdentityListing {
+            let listing = try store.identityListing(order: .service)
+            // Tags live in the sealed records only: read while the vault is unlocked.
+            let tagged: Set<RecordID>
+            if store.vault.isUnlocked {
+                tagged = Set(try store.vault.allRecords().filter { $0.tags.contains { $0.lowercased().contains(text) } }.map(\.id))
+            } else {
+                (tagged, searchedTags) = ([], false)
+            }
+            return listing.filter { row in
+                tagged.contains(row.recordID)
+                    || listing.withUserBytes(of: row) { $0.containsLowercased(text) }
                     || listing.withIdentifierBytes(of: row) { $0.containsLowercased(text) }
                     || listing.withUnsafeText { $0[row.name].withContiguousStorageIfAvailable { $0.containsLowercased(text) } ?? false }
             }
         }
-        let found = matching(try context.identityListing(order: .service))
-        let teams = context.teamListings { try matching($0.identityListing(order: .service)) }
+        let found = try context.readingStore(matching)
+        let teams = context.teamListings(matching)
         guard found.count > 0 || teams.contains(where: { $0.listing.count > 0 }) || context.wantsJSON else {
-            throw CLIError("nothing matches '\(text)'", code: .noInput)
+            throw CLIError("nothing matches '\(text)'", hint: searchedTags ? nil : "tags are searched while the vault is unlocked ('coffer unlock')",
+                           code: .noInput)
         }
         context.printIdentities(found, teams: teams)
         return .success
@@ -253,7 +268,15 @@ extension CommandContext {
         }
         // An item without identities shows its name where an identity shows its service, and
         // a login its name in a column of its own (the name is how 'coffer show NAME' finds it).
-        func first(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item && !row.name.isEmpty ? row.name : row.identifier }
+        // A URL login shows its host (and port): the table is for finding a login, and whole
+        // URLs made every row as wide as the longest sign-in path (`--json` keeps them).
+        func first(_ row: IdentityListing.Row) -> Range<Int> {
+            if row.entry == .item { return !row.name.isEmpty ? row.name : row.identifier }
+            guard row.type == .URL else { return row.identifier }
+            let host = Self.host(of: UnsafeBufferPointer(rebasing: text[row.identifier]))
+            let start = host.baseAddress! - text.baseAddress!
+            return start..<(start + host.count)
+        }
         func name(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item ? row.name.lowerBound..<row.name.lowerBound : row.name }
         let limits = (service: 40, user: 24, name: 24)
         var widths = (service: 0, user: 0, name: 0)

@@ -27,7 +27,8 @@ struct PickCommand: Command {
         let entries = try session.entries()
         guard !entries.isEmpty else { throw CLIError("nothing to pick from", hint: "'coffer add' or 'coffer import' first", code: .noInput) }
         let chosen: PickerSession.Entry?
-        if let fzf = Clipboard.find("fzf", context.io.environment) {
+        // fzf draws on the terminal: without one it only fails ("Failed to read /dev/tty").
+        if context.terminal != nil, let fzf = Clipboard.find("fzf", context.io.environment) {
             chosen = try pickWithFzf(fzf, entries, query: query, context: context)
         } else {
             chosen = try pickOnTerminal(entries, query: query, context: context)
@@ -57,7 +58,8 @@ struct PickCommand: Command {
         let matching = entries.filter { entry in words.allSatisfy { entry.line.lowercased().contains($0) } }
         if matching.count == 1 { return matching[0] }
         guard let terminal = context.terminal else {
-            throw CLIError("\(matching.count) entries match and there is no terminal to choose on", hint: "install fzf, or give a narrower QUERY", code: .usage)
+            throw CLIError("\(matching.count) entries match and there is no terminal to choose on",
+                           hint: "give a QUERY that matches one (or run 'coffer menu' on the desktop)", code: .usage)
         }
         guard !matching.isEmpty else { return nil }
         for (number, entry) in matching.prefix(50).enumerated() { terminal.write("  \(number + 1)) \(entry.line)\n") }

@@ -62,6 +62,9 @@ struct ParsedArguments {
     func values(_ name: String) -> [String] { values.filter { $0.name == name }.map(\.value) }
 
     /// Parses `--name`, `--name=value`, `--name value` and `--` against `specs`.
+    /// Options people try to give a password with (`--password x`, from other managers' CLIs).
+    static let passwordOnArgv: Set<String> = ["password", "pass", "pw", "passwd", "master-password", "secret"]
+
     static func parse(_ arguments: [String], specs: [OptionSpec]) throws(UsageError) -> ParsedArguments {
         var parsed = ParsedArguments()
         var index = 0
@@ -98,6 +101,12 @@ struct ParsedArguments {
             let name = String(body.prefix { $0 != "=" })
             let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
             guard let spec = specs.first(where: { $0.name == name }) else {
+                if Self.passwordOnArgv.contains(name.lowercased()) {
+                    // What a person leaving another manager tries first: say where it goes.
+                    throw UsageError("no password is taken on the command line (every process could read it, and your shell's history keeps it): "
+                        + "give it at the prompt, or on standard input after the master password with --password-stdin "
+                        + "(printf '%s\\n' \"$MASTER\" \"$PW\" | coffer add SITE USER --password-stdin)")
+                }
                 let hint = Suggestion.closest(to: name, among: specs.map(\.name)).map { " (did you mean '--\($0)'?)" } ?? ""
                 throw UsageError("unknown option '--\(name)'\(hint)")
             }

@@ -15,6 +15,8 @@ protocol Command: SendableMetatype {
     static var options: [OptionSpec] { get }
     /// Whether a successful run changes the vault (then `COFFER_AUTOSYNC=1` syncs after it).
     static var changesVault: Bool { get }
+    /// Whether this run changes it, when that depends on its options (`generate --save`).
+    static func changesVault(_ arguments: ParsedArguments) -> Bool
     /// The words a first operand may be (`team create|add|…`), for completion; empty when the
     /// first operand is free.
     static var subcommands: [String] { get }
@@ -27,6 +29,7 @@ extension Command {
     static var examples: [String] { [] }
     static var options: [OptionSpec] { [] }
     static var changesVault: Bool { false }
+    static func changesVault(_ arguments: ParsedArguments) -> Bool { changesVault }
     static var subcommands: [String] { [] }
 }
 
