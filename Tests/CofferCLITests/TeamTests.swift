@@ -61,8 +61,9 @@ final class TeamPerson {
     }
 }
 
-/// Team vaults (SPEC.md §19): three people, a bare git remote, and an attacker who can push.
-final class TeamTests: XCTestCase {
+/// What every team test starts from: a scratch root and a bare git remote, and the ways to
+/// look at a team through the library and at the remote through git.
+class TeamTestCase: XCTestCase {
     var root = ""
     var remote = ""
 
@@ -92,6 +93,37 @@ final class TeamTests: XCTestCase {
         ])
     }
 
+    /// `person`'s team vault, unlocked with their identity through the library.
+    func teamVault(of person: TeamPerson) throws -> Vault {
+        var configuration = VaultConfiguration.standard(environment: person.harness.environment)
+        configuration.kdfPolicy = .relaxedForTesting
+        let team = try Vault.open(GroupContainer(path: person.teamContainer), configuration: configuration)
+        try team.unlockTeam(identity: person.personalVault().personalIdentity())
+        return team
+    }
+
+    /// The team's id and record key as `person` holds them, through the library.
+    func teamKeys(of person: TeamPerson) throws -> (VaultID, SecureBytes) {
+        let team = try teamVault(of: person)
+        return (team.vaultID, try team.keys().recordKey)
+    }
+
+    func gitBytes(_ arguments: [String]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+        process.arguments = arguments
+        process.environment = ["HOME": root, "PATH": "/usr/bin:/bin"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Array(data)
+    }
+}
+
+/// Team vaults (SPEC.md §19): three people, a bare git remote, and an attacker who can push.
+final class TeamTests: TeamTestCase {
     // MARK: Sharing
 
     func testThreePeopleShareATeamAndEditItConcurrently() throws {
@@ -314,12 +346,6 @@ final class TeamTests: XCTestCase {
         XCTAssertFalse(audit.contains("exposed\tops:github.com"), audit)
     }
 
-    /// The team's id and record key as `person` holds them, through the library.
-    private func teamKeys(of person: TeamPerson) throws -> (VaultID, SecureBytes) {
-        let team = try teamVault(of: person)
-        return (team.vaultID, try team.keys().recordKey)
-    }
-
     // MARK: An attacker who can push
 
     /// Someone who can push to the remote but is no member (the forge's admin, a thief of a
@@ -396,15 +422,6 @@ final class TeamTests: XCTestCase {
         XCTAssertFalse(try gitBytes(["--git-dir", remote, "cat-file", "--batch-all-objects", "--batch"]).contains(Array("mallory".utf8)))
     }
 
-    /// `person`'s team vault, unlocked with their identity through the library.
-    private func teamVault(of person: TeamPerson) throws -> Vault {
-        var configuration = VaultConfiguration.standard(environment: person.harness.environment)
-        configuration.kdfPolicy = .relaxedForTesting
-        let team = try Vault.open(GroupContainer(path: person.teamContainer), configuration: configuration)
-        try team.unlockTeam(identity: person.personalVault().personalIdentity())
-        return team
-    }
-
     /// Replaces the remote's `team.coffer` with `team`, as someone who can push would.
     private func push(team: [UInt8]) throws {
         let work = root + "/attacker-\(UUID().uuidString.prefix(8))"
@@ -415,16 +432,4 @@ final class TeamTests: XCTestCase {
         XCTAssertEqual(try git(["-C", work, "push", "-q", "--force", "origin", "HEAD:main"]).code, 0)
     }
 
-    private func gitBytes(_ arguments: [String]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-        process.arguments = arguments
-        process.environment = ["HOME": root, "PATH": "/usr/bin:/bin"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Array(data)
-    }
 }

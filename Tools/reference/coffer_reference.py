@@ -522,27 +522,46 @@ def seal_header(vault_id, vault_key, header, nonce):
 
 
 def merge_decide(base, local, remote, local_tombstone, remote_tombstone, base_tombstone):
-    """SPEC §15.3 for one record id. A version is (revision, object, modified, file hash) or None;
-    a tombstone (revision, object, file hash) or None; base_tombstone an object or None.
-    Returns (record outcome, tombstone outcome, remote behind, put back)."""
+    """SPEC §15.3 for one record id. A version is (revision, object, modified, file hash[, content])
+    or None — content names the document apart from its revision (default: the object), so two
+    versions of one content at two revisions are a re-seal of each other; a tombstone is
+    (revision, object, file hash) or None; base_tombstone an object or None.
+    Returns (record outcome, tombstone outcome, remote behind, put back); the tombstone outcome
+    is "none", "local", "remote" or "raised:N" (a new tombstone of revision N)."""
+    def content(version):
+        return version[4] if len(version) > 4 else version[1]
     base_revision = base[0] if base else 0
-    news = remote is not None and remote[1] != (base[1] if base else None) and remote[0] > base_revision
-    local_changed = (local[1] if local else None) != (base[1] if base else None)
+    base_object = base[1] if base else None
+    news = remote is not None and remote[1] != base_object and remote[0] > base_revision
+    local_changed = (local[1] if local else None) != base_object
     tombstones = [t for t in [("local", local_tombstone), ("remote", remote_tombstone)] if t[1] is not None]
     deletion = max(tombstones, key=lambda t: (t[1][0], t[1][2]), default=None)
     deleted = deletion[1][0] if deletion else 0  # max keeps the local one when both are equal
-    behind = (remote is not None and remote[1] != (base[1] if base else None) and not news) \
+    behind = (remote is not None and remote[1] != base_object and not news) \
         or (remote is None and base is not None and remote_tombstone is None) \
         or (base_tombstone is not None and remote_tombstone is None)
+
+    def reseal(version):  # the base's document again, only sealed anew (a team's key rotation)
+        return base is not None and version[1] != base_object and content(version) == content(base)
+
+    def effective(version):  # a re-seal is no edit: it counts at the base's revision
+        return base_revision if reseal(version) else version[0]
     candidates = []
     if local is not None and (local_changed or not news):
         candidates.append(("local", local))
     if news and remote[1] != (local[1] if local else None):
         candidates.append(("remote", remote))
-    survivors = [c for c in candidates if c[1][0] > deleted]
-    put_back = news and not any(side == "remote" for side, _ in survivors) and remote[1] != (local[1] if local else None)
+    survivors = [c for c in candidates if effective(c[1]) > deleted]
+    put_back = news and not reseal(remote) and not any(side == "remote" for side, _ in survivors) \
+        and remote[1] != (local[1] if local else None)
     record = {0: "absent", 1: survivors[0][0] if survivors else None, 2: "merged"}[len(survivors)]
     tombstone = deletion[0] if record == "absent" and deletion else "none"
+    if record == "absent" and deletion:
+        # A re-seal above the deleted revision lost only for being no edit: the deletion is
+        # raised above it, so a device that holds the re-seal drops it too.
+        raised = max((c[1][0] for c in candidates if c[1][0] > deleted), default=None)
+        if raised is not None:
+            tombstone = f"raised:{raised}"
     return record, tombstone, behind, put_back
 
 

@@ -268,11 +268,12 @@ def sync():
         ("tombstone_file", ref.seal_tombstone(vault_id, vault_key, record_id, 7, 1767225600, nonce)),
         ("header", header), ("seal_nonce", seq(0xF0, 24)), ("seal_file", ref.seal_header(vault_id, vault_key, header, seq(0xF0, 24)))])
 
-    def version(text):  # revision:object:modified:hash
+    def version(text):  # revision:object:modified:hash[:content]
         if text == "-":
             return None
-        revision, name, modified, digest = text.split(":")
-        return int(revision), name, int(modified), bytes.fromhex(digest)
+        parts = text.split(":")
+        revision, name, modified, digest = parts[:4]
+        return (int(revision), name, int(modified), bytes.fromhex(digest)) + tuple(parts[4:])
 
     def tombstone(text):  # revision:object:hash
         if text == "-":
@@ -281,8 +282,9 @@ def sync():
         return int(revision), name, bytes.fromhex(digest)
 
     bases = ["-", "2:b:20:10"]
-    locals_ = ["-", "2:b:20:10", "3:l:30:30", "2:l2:25:20", "3:r:31:40"]
-    remotes = ["-", "2:b:20:10", "3:r:31:40", "1:old:10:05", "3:l:30:30", "4:r4:40:50"]
+    # "3:lr:20:33:b" and "3:rr:20:36:b" are re-seals of the base (its document, a new key's seal).
+    locals_ = ["-", "2:b:20:10", "3:l:30:30", "2:l2:25:20", "3:r:31:40", "3:lr:20:33:b"]
+    remotes = ["-", "2:b:20:10", "3:r:31:40", "1:old:10:05", "3:l:30:30", "4:r4:40:50", "3:rr:20:36:b"]
     tombs = ["-", "2:t2:11", "3:t3:22", "4:t4:33"]
     fields = [("expect", "ok")]
     number = 0

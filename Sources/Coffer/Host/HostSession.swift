@@ -109,7 +109,18 @@ public final class HostSession {
                 // use of one's vault (its idle timeout re-armed too), and once one's own session
                 // has ended — idle, or locked — the team's ends with it.
                 guard let owner = openTeamOwner(of: vault) else { return true }
-                if (try? sessions.load(for: owner.vaultID, rearming: asUse)) != nil { return true }
+                if (try? sessions.load(for: owner.vaultID, rearming: asUse)) != nil {
+                    // The session holds the current key only: after a rotation by another
+                    // process, reads take the team's keys again through the owner (§19.5).
+                    let ownerContainer = owner.container, configuration = self.configuration
+                    vault.setTeamKeySource { [weak vault] in
+                        guard let vault else { throw VaultError.locked }
+                        let owner = try Vault.open(ownerContainer, configuration: configuration)
+                        guard try owner.unlock(fromSessions: sessions, rearming: false) else { throw VaultError.locked }
+                        return try vault.readTeam(identity: owner.personalIdentity()).keys
+                    }
+                    return true
+                }
                 vault.lock()
                 _ = try? sessions.revoke(for: vault.vaultID)
                 return false

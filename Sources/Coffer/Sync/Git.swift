@@ -237,6 +237,12 @@ final class Git {
         try line(["rev-parse", "-q", "--verify", name + "^{commit}"], allowedStatus: [0, 1])
     }
 
+    /// The parents of `commit`, in order.
+    func parents(of commit: String) throws(SyncError) -> [String] {
+        let line = try line(["rev-list", "--parents", "-n", "1", commit]) ?? ""
+        return line.split(separator: " ").dropFirst().map(String.init)
+    }
+
     func tree(of commit: String) throws(SyncError) -> String {
         try trees(of: [commit])[0]
     }

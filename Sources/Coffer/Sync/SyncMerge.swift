@@ -46,6 +46,9 @@ struct MergeDecision: Equatable {
 
     enum TombstoneOutcome: Equatable {
         case none, local, remote
+        /// A new tombstone of this revision: the deletion raised above a re-seal it beat
+        /// (`SyncMerge.decide`), so that every device holding the re-seal drops it too.
+        case raised(UInt64)
     }
 
     var record: RecordOutcome
@@ -80,23 +83,45 @@ enum SyncMerge {
         if input.remote == nil, input.base != nil, input.remoteTombstone == nil { remoteStale = true }
         if input.baseTombstone != nil, input.remoteTombstone == nil { remoteStale = true }
 
+        // A re-seal (the base's document sealed anew, a team's key rotation, SPEC.md §19.4) is no
+        // edit: against a deletion it counts at the base's revision, so the rotation's bump of
+        // every revision never brings back a record deleted elsewhere before it was synced.
+        func isReseal(_ version: RecordVersion) -> Bool {
+            guard let base = input.base, version.object != base.object else { return false }
+            return sameDocument(version.record, base.record)
+        }
+        func effectiveRevision(_ version: RecordVersion) -> UInt64 { isReseal(version) ? baseRevision : version.record.revision }
+
         var candidates: [(side: MergeDecision.RecordOutcome, version: RecordVersion)] = []
         if let local = input.local, localChanged || !remoteIsNews { candidates.append((.local, local)) }
         if let remote = input.remote, remoteIsNews, remote.object != input.local?.object { candidates.append((.remote, remote)) }
-        let survivors = candidates.filter { $0.version.record.revision > deletedRevision }
-        let putBack = remoteIsNews && !survivors.contains { $0.side == .remote } && input.remote?.object != input.local?.object
+        let survivors = candidates.filter { effectiveRevision($0.version) > deletedRevision }
+        let putBack = remoteIsNews && !(input.remote.map(isReseal) ?? false) && !survivors.contains { $0.side == .remote }
+            && input.remote?.object != input.local?.object
 
         let record: MergeDecision.RecordOutcome = switch survivors.count {
         case 0: .absent
         case 1: survivors[0].side
         default: .merged
         }
-        let keptTombstone: MergeDecision.TombstoneOutcome = record != .absent ? .none : tombstone?.side ?? .none
+        var keptTombstone: MergeDecision.TombstoneOutcome = record != .absent ? .none : tombstone?.side ?? .none
+        if record == .absent, tombstone != nil,
+           let raised = candidates.map(\.version.record.revision).filter({ $0 > deletedRevision }).max() {
+            // The deletion beat a re-seal above its revision: raised above it for everyone.
+            keptTombstone = .raised(raised)
+        }
         return MergeDecision(record: record, tombstone: keptTombstone, remoteStale: remoteStale, putBack: putBack)
     }
 
+    /// Whether two versions are one document, whatever their revisions.
+    static func sameDocument(_ a: Record, _ b: Record) -> Bool {
+        var x = a
+        x.revision = b.revision
+        return x == b
+    }
+
     /// The tombstone that counts: the higher deleted revision, then the larger file hash.
-    private static func newest(
+    static func newest(
         _ local: TombstoneVersion?, _ remote: TombstoneVersion?
     ) -> (side: MergeDecision.TombstoneOutcome, version: TombstoneVersion)? {
         switch (local, remote) {
@@ -130,13 +155,14 @@ enum SyncMerge {
         return (merged, sameContent(winner, loser) ? nil : loser)
     }
 
-    /// Both histories and the loser's current password, newest first, each password once.
+    /// Both histories and the loser's current password, newest first, each password once, and
+    /// never the merged record's own current password (the winner's): it is not history.
     static func joinedHistory(_ winner: Record, _ loser: Record) -> [PasswordHistoryEntry] {
         var entries = winner.passwordHistory + loser.passwordHistory
         if loser.password != winner.password, !loser.password.isEmpty {
             entries.append(PasswordHistoryEntry(password: loser.password, replaced: loser.modified))
         }
-        var seen: [String] = []
+        var seen: [String] = [winner.password]
         var result: [PasswordHistoryEntry] = []
         for entry in entries.enumerated().sorted(by: { ($0.element.replaced, -$0.offset) > ($1.element.replaced, -$1.offset) }).map(\.element)
         where !seen.contains(entry.password) {

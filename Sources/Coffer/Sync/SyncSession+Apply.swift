@@ -28,6 +28,12 @@ extension SyncSession {
                     try fileSystem.writeAtomically(tombstone.bytes, to: id.hex, in: tombstoneShard(of: id, in: opened, create: true), via: opened.temporary)
                     staged.append(.tombstone(id))
                 }
+                if case .raised(let revision) = decision.tombstone {
+                    let deleted = [input.localTombstone, input.remoteTombstone].compactMap { $0?.tombstone.deleted }.max() ?? now
+                    let raised = try Tombstone(recordID: id, revision: revision, deleted: deleted).sealed(vaultID: vault.vaultID, key: keys.recordKey)
+                    try fileSystem.writeAtomically(raised, to: id.hex, in: tombstoneShard(of: id, in: opened, create: true), via: opened.temporary)
+                    staged.append(.tombstone(id))
+                }
                 // Ranks a person gave this device's version carry over (a record new here has none).
                 let previous = input.local == nil ? [] : try vault.entries(of: id, index: index, manifest: manifest)
                 switch decision.record {

@@ -75,6 +75,11 @@ final class SyncSession {
         if let remote, !alreadyMerged, try head.map({ try !git.isAncestor(remote, of: $0) }) ?? true {
             guard let mergeCommit = try merge(head: head, remote: remote, base: synced) else { return false }
             head = mergeCommit
+            // The remote commit just merged is this device's base from now on, pushed or not: a
+            // push rejected next would otherwise have the round after it merge against the old
+            // base, and what came from this remote would count as this device's own edits
+            // (false conflicts that pushed another member's item back at an older password).
+            try git.setRefs([Git.syncedRef], to: remote)
         }
         // A team whose key changed here or on the remote: what only an earlier key opens (this
         // device's unpushed changes, or the remote's made before it saw this device's
@@ -85,11 +90,12 @@ final class SyncSession {
             head = try git.syncRefs().head
         }
         options.stepObserver?(.merged)
-        report.head = head
-        guard let head else {  // an empty vault and an empty remote
+        guard var head else {  // an empty vault and an empty remote
             report.remoteHistory = .empty
             return true
         }
+        if options.push, head != remote, vault.isTeam { head = try squashed(head, onto: remote) }
+        report.head = head
         if options.push, head != remote {
             guard try git.push(head) else { return false }
             report.pushed = true
@@ -103,6 +109,19 @@ final class SyncSession {
         report.remoteHistory = try history(synced: synced, remote: remote)
         report.outgoing = try outgoingChanges(from: remote, to: head)
         return true
+    }
+
+    /// A team's unpushed commits as one commit on top of the remote's, holding the tree `head`
+    /// holds: the commits made before this sync re-sealed them (under a key a removal retired,
+    /// SPEC.md §19.5) are never pushed, so no object in the remote's history written after a
+    /// removal opens under a key the removed member holds.
+    private func squashed(_ head: String, onto remote: String?) throws -> String {
+        let tree = try git.tree(of: head)
+        if let remote, try git.parents(of: head) == [remote] { return head }
+        let changes = try git.changes(from: remote.map { try git.tree(of: $0) } ?? git.emptyTree, to: tree).count
+        let commit = try git.commitTree(tree, parents: remote.map { [$0] } ?? [], message: Self.message(changes))
+        try git.updateRef(Git.branch, to: commit, from: head)
+        return commit
     }
 
     /// Serialises syncs of one container (an automatic sync after each write may overlap a

@@ -59,17 +59,23 @@ extension SyncSession {
     /// Takes the remote's judged list: its file, its pin, and — when it names another key —
     /// that key, under which the index is rebuilt now; the records are re-sealed after the
     /// merge, which brings most of them already re-sealed by the admin who rotated.
+    ///
+    /// The file and the index under its key are written in one hold of the exclusive lock: a
+    /// reader meets the old key's file and index or the new key's, never a mix (SPEC.md §19.5).
     private func take(_ bytes: [UInt8], _ membership: TeamMembership, _ taken: VaultKeys, keyChanged: Bool) throws {
-        try vault.writeTeamKeyFile(bytes, membership: membership, remoteCount: UInt64(membership.entries.count))
+        try vault.exclusiveTransaction { opened in
+            try vault.writeTeamKeyFile(bytes, membership: membership, remoteCount: UInt64(membership.entries.count))
+            guard keyChanged else { return }
+            vault.unlock(keys: taken)
+            try vault.rebuildIdentityIndex(in: opened)
+            if vault.deviceState.providerSetting() == .enabled {
+                try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.enable(indexKey: taken.indexKey) }
+            }
+        }
         report.membershipChanged = true
         guard keyChanged else { return }
-        vault.unlock(keys: taken)
         keys = taken
         remoteKeys = taken
-        try vault.rebuildIdentityIndex()
-        if vault.deviceState.providerSetting() == .enabled {
-            try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.enable(indexKey: taken.indexKey) }
-        }
         report.teamKeyChanged = true
     }
 
@@ -101,7 +107,7 @@ extension SyncSession {
     /// an earlier key opens, so nothing under an old key is pushed.
     func resealAfterNewTeamKey() throws {
         guard vault.isTeam, let keyID = try? TeamKeys.keyID(of: keys) else { return }
-        try vault.resealStaleRecords()
+        try vault.resealStaleFiles()
         try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamSealedKeyID(keyID) }
     }
 }

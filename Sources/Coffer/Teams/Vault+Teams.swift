@@ -57,6 +57,11 @@ extension Vault {
     public func unlockTeam(identity: PersonalIdentity) throws {
         let (membership, keys) = try readTeamNamingIt(identity: identity)
         unlock(keys: keys)
+        // A rotation by another process later: its reads take the new keys through the identity.
+        setTeamKeySource { [weak self] in
+            guard let self else { throw VaultError.locked }
+            return try self.readTeam(identity: identity).keys
+        }
         if deviceState.teamSealedKeyID() != membership.keyID { try resealUnderCurrentKey(keyID: membership.keyID) }
         try didUnlockWithIdentity(keys: keys)
     }
@@ -148,36 +153,37 @@ extension Vault {
     }
 
     /// Removes a member and rotates the key (§19.4): a new vault key, sealed only to the
-    /// remaining members, with the old one kept among the earlier keys; then every record and
-    /// the index are re-sealed under it. The removed person's copy still opens what they had.
+    /// remaining members, with the old one kept among the earlier keys; then every record,
+    /// tombstone and the index are re-sealed under it. All of it under one hold of the vault's
+    /// exclusive lock, so a reader meets the team before the rotation or after it, never
+    /// between (a fill that did met an index under a key it did not have, and called it
+    /// tampering). The removed person's copy still opens what they had.
     /// - Returns: the membership, and the items the removed person could read (to change).
     public func removeTeamMember(_ member: TeamMembership.Member, by identity: PersonalIdentity) throws -> (TeamMembership, [Record]) {
         let readable = try allRecords()
-        var rotated: VaultKeys?
         let membership = try changeMembership(by: identity) { membership, old in
             let new = try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length), previous: [old] + old.previous)
-            rotated = new
             return (MembershipEntry(
                 action: .remove, isAdmin: false, sequence: 0, time: 0, previousHash: [], subject: member.recipient,
                 keyID: try TeamKeys.keyID(of: new), signer: [], name: member.name, teamName: "", signature: []), new)
+        } thenInLock: { opened, rotated, membership in
+            self.unlock(keys: rotated)
+            try self.resealUnderCurrentKey(keyID: membership.keyID, in: opened)
         }
-        guard let rotated else { throw VaultError.locked }
-        // team.coffer names the new key first: a crash from here on leaves records under the
-        // old key, which the earlier keys still open and the next unlock re-seals.
-        unlock(keys: rotated)
-        try resealUnderCurrentKey(keyID: membership.keyID)
         return (membership, readable)
     }
 
     /// Appends the entry `make` returns (signed here, by `identity`, who must be an admin) and
     /// writes `team.coffer` with the keys it returns sealed to the members after it. `make` gets
     /// the team's keys as the file holds them, earlier ones included (a team unlocked from a
-    /// session holds only the current one, and its earlier keys must not be lost).
+    /// session holds only the current one, and its earlier keys must not be lost). `thenInLock`
+    /// runs under the same hold of the exclusive lock, after the file is written.
     private func changeMembership(
-        by identity: PersonalIdentity, _ make: (TeamMembership, VaultKeys) throws -> (MembershipEntry, VaultKeys)
+        by identity: PersonalIdentity, _ make: (TeamMembership, VaultKeys) throws -> (MembershipEntry, VaultKeys),
+        thenInLock: ((OpenContainer, VaultKeys, TeamMembership) throws -> Void)? = nil
     ) throws -> TeamMembership {
         // Passes `TeamError` through as it is (a write transaction would call it corruption).
-        try exclusiveTransaction { _ in
+        try exclusiveTransaction { opened in
             let (membership, current) = try readTeam()
             guard let me = membership.member(identity.signing.publicKey), me.isAdmin else { throw TeamError.notAdmin(team: membership.teamName) }
             var (entry, keys) = try make(membership, current)
@@ -187,6 +193,7 @@ extension Vault {
             try entry.sign(with: identity.signing, teamID: vaultID)
             let next = try TeamMembership(entries: membership.entries + [entry], teamID: vaultID, founder: membership.founder)
             try writeTeamKeyFile(TeamKeys.seal(keys, membership: next).encoded, membership: next, remoteCount: deviceState.teamPin()?.remoteCount ?? 0)
+            try thenInLock?(opened, keys, next)
             return next
         }
     }
@@ -202,40 +209,65 @@ extension Vault {
 
     // MARK: Re-sealing under a new key
 
-    /// Rebuilds the index under the current key and re-seals every record that only an
-    /// earlier key opens, with revision + 1 so that every device takes it as news (§19.4).
-    func resealUnderCurrentKey(keyID: [UInt8]) throws {
-        try rebuildIdentityIndex()
+    /// Rebuilds the index under the current key and re-seals every record and tombstone that
+    /// only an earlier key opens (a record with revision + 1, so that every device takes it as
+    /// news, §19.4; a tombstone as it is). The caller holds the exclusive lock (`opened`).
+    func resealUnderCurrentKey(keyID: [UInt8], in opened: OpenContainer) throws {
+        try rebuildIdentityIndex(in: opened)
         let keys = try keys()
         if deviceState.providerSetting() == .enabled {
             try mappingErrors(file: deviceState.directory) { try deviceState.enable(indexKey: keys.indexKey) }
         }
-        try resealStaleRecords()
+        try resealStaleFiles(in: opened)
         try mappingErrors(file: deviceState.directory) { try deviceState.setTeamSealedKeyID(keyID) }
     }
 
-    /// Re-seals, in one transaction, every record the current key does not open.
-    func resealStaleRecords() throws {
+    /// `resealUnderCurrentKey(keyID:in:)` under its own hold of the exclusive lock.
+    func resealUnderCurrentKey(keyID: [UInt8]) throws {
+        try exclusiveTransaction { opened in try resealUnderCurrentKey(keyID: keyID, in: opened) }
+    }
+
+    /// Re-seals, in one transaction, every record the current key does not open, and every
+    /// tombstone: a new member (or one who missed the deletion) must open each under the key
+    /// the list names (§19.5 rule 3), and nothing under a retired key may reach the remote
+    /// again. The caller holds the exclusive lock.
+    func resealStaleFiles(in opened: OpenContainer) throws {
         let keys = try keys()
         guard !keys.previous.isEmpty else { return }
-        try writeTransaction { opened throws in
-            let index = try identityIndex(opened)
-            try recover(index)
-            var changes: [RecordChange] = []
-            for id in try recordIDs(in: opened) {
-                let bytes = try readRecordFile(id, in: opened)
-                guard (try? RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)) == nil else { continue }
-                var record = try mappingErrors(file: container.recordPath(id)) {
-                    try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
-                }
-                record.revision += 1
-                let previous = try entries(of: id, index: index, manifest: index.readManifest())
-                changes.append(RecordChange(
-                    id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
-                    revision: record.revision, entries: Self.indexEntries(of: record, previous: previous), isAdd: false))
+        let index = try identityIndex(opened)
+        try recover(index)
+        var changes: [RecordChange] = []
+        for id in try recordIDs(in: opened) {
+            let bytes = try readRecordFile(id, in: opened)
+            guard (try? RecordSealing.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)) == nil else { continue }
+            var record = try mappingErrors(file: container.recordPath(id)) {
+                try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
             }
-            if !changes.isEmpty { try commit(changes, in: opened) }
+            record.revision += 1
+            let previous = try entries(of: id, index: index, manifest: index.readManifest())
+            changes.append(RecordChange(
+                id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
+                revision: record.revision, entries: Self.indexEntries(of: record, previous: previous), isAdd: false))
         }
+        if !changes.isEmpty { try commit(changes, in: opened) }
+        guard let tombstones = try opened.directoryIfPresent(GroupContainer.tombstonesName) else { return }
+        for shardName in try fileSystem.contents(of: tombstones) where shardName.utf8.count == 2 {
+            guard let shard = try? fileSystem.directory(shardName, in: tombstones) else { continue }
+            for name in try fileSystem.contents(of: shard) {
+                guard let id = try? RecordID(hex: name), let bytes = try? fileSystem.readFile(name, in: shard, limit: Tombstone.fileLength),
+                      (try? Tombstone.open(bytes, id: id, vaultID: vaultID, key: keys.recordKey)) == nil
+                else { continue }
+                let tombstone = try mappingErrors(file: shard.path(of: name)) {
+                    try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vaultID, key: $0) }
+                }
+                try fileSystem.writeAtomically(tombstone.sealed(vaultID: vaultID, key: keys.recordKey), to: name, in: shard, via: opened.temporary)
+            }
+        }
+    }
+
+    /// `resealStaleFiles(in:)` under its own hold of the exclusive lock.
+    func resealStaleFiles() throws {
+        try writeTransaction { opened throws in try resealStaleFiles(in: opened) }
     }
 }
 

@@ -54,9 +54,9 @@ extension Vault {
     /// replaced or slipped in from outside is refused even though it decrypts.
     /// - Throws: `.recordNotFound`, `.locked`, or `.corrupt` naming the file.
     public func record(withID id: RecordID) throws(VaultError) -> Record {
-        let keys = try keys()
+        _ = try keys()
         return try readingIndex { index, manifest in
-            try checkedRecord(id, ledger: index.ledgerEntry(for: id, in: manifest), keys: keys, in: index.opened)
+            try checkedRecord(id, ledger: index.ledgerEntry(for: id, in: manifest), keys: keys(), in: index.opened)
         }
     }
 
@@ -97,8 +97,9 @@ extension Vault {
 
     /// Every record, opened and checked. Stops at the first bad one (`verify` reports them all).
     public func allRecords() throws(VaultError) -> [Record] {
-        let keys = try keys()
+        _ = try keys()
         return try readingIndex { index, manifest in
+            let keys = try keys()  // inside: a retry after a rotation reads with the new keys
             let ledger = try wholeLedger(index, manifest)
             return try recordIDs(in: index.opened).map { id in try checkedRecord(id, ledger: ledger[id], keys: keys, in: index.opened) }
         }

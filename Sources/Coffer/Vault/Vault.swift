@@ -14,6 +14,10 @@ public final class Vault: Sendable {
     public let deviceState: DeviceState
     private let header: Mutex<VaultHeader>
     private let unlockedKeys: Mutex<VaultKeys?>
+    /// Where a team's keys come from again when the ones held stopped opening its files: a
+    /// rotation since they were taken (SPEC.md §19.5). Set by whoever unlocked the team through
+    /// its owner; `nil` for a personal vault.
+    private let teamKeySource = Mutex<(@Sendable () throws -> VaultKeys)?>(nil)
     /// The index manifest this vault last read (`readingIndex`).
     let openedManifest = OpenedManifest()
     var fileSystem: FileSystem { configuration.fileSystem }
@@ -133,6 +137,27 @@ public final class Vault: Sendable {
     /// Forgets every key; the guarded memory is wiped when the last reference goes.
     public func lock() {
         unlockedKeys.withLock { $0 = nil }
+        teamKeySource.withLock { $0 = nil }
+    }
+
+    /// Names where this team's current keys can be read again (its owner's identity, or the
+    /// owner's session), for `refreshTeamKeys`.
+    public func setTeamKeySource(_ source: (@Sendable () throws -> VaultKeys)?) {
+        teamKeySource.withLock { $0 = source }
+    }
+
+    /// A team whose held key stopped opening its index or a record (another process rotated
+    /// the key meanwhile) takes the keys `team.coffer` names now, earlier ones included.
+    /// - Returns: whether other keys were taken (then a failed read is worth one more try);
+    ///   `false` without a source, or when the source gives the keys held already.
+    func refreshTeamKeys() -> Bool {
+        guard let source = teamKeySource.withLock({ $0 }), let fresh = try? source() else { return false }
+        let held = unlockedKeys.withLock { $0 }
+        if let held, (try? TeamKeys.keyID(of: held)) == (try? TeamKeys.keyID(of: fresh)), held.previous.count == fresh.previous.count {
+            return false
+        }
+        unlock(keys: fresh)
+        return true
     }
 
     /// The unlocked keys, or `VaultError.locked`.

@@ -44,7 +44,20 @@ extension Vault {
 
     /// Runs `body` on a consistent view of the index (shared lock), finishing a crashed
     /// writer's transaction first, and checks for a whole-vault rollback.
+    ///
+    /// A team read that fails under the keys held is tried once more with the keys its
+    /// `team.coffer` names now, when they are others (a rotation by another process since this
+    /// one took its keys, SPEC.md §19.5): a rotation met is never called tampering.
     func readingIndex<Result>(_ body: (IdentityIndex, IndexManifest) throws -> Result) throws(VaultError) -> Result {
+        do {
+            return try readingIndexOnce(body)
+        } catch {
+            guard refreshTeamKeys() else { throw error }
+            return try readingIndexOnce(body)
+        }
+    }
+
+    private func readingIndexOnce<Result>(_ body: (IdentityIndex, IndexManifest) throws -> Result) throws(VaultError) -> Result {
         let index = try identityIndex()
         let lock = fileLock(index.opened)
         return try mappingErrors(file: index.manifestPath) {
@@ -238,23 +251,27 @@ extension Vault {
     /// Rebuilds the whole index from the records (needs the vault unlocked). Ranks and
     /// suggestions removed through the store API are reset; integrity data is recomputed.
     public func rebuildIdentityIndex() throws(VaultError) {
+        try writeTransaction { opened throws in try rebuildIdentityIndex(in: opened) }
+    }
+
+    /// `rebuildIdentityIndex()` for a caller that holds the exclusive lock (`opened`): a team's
+    /// key rotation rebuilds it in the same hold as it writes the new key (SPEC.md §19.4).
+    func rebuildIdentityIndex(in opened: OpenContainer) throws {
         let keys = try keys()
-        try writeTransaction { opened throws in
-            let index = try identityIndex(opened)
-            try? index.removeJournal()
-            let old = (try? index.readManifest()) ?? IndexManifest()
-            var editor = IndexEditor(index: index, manifest: IndexManifest(generation: old.generation))
-            for id in try recordIDs(in: opened) {
-                let bytes = try readRecordFile(id, in: opened)
-                let record = try mappingErrors(file: container.recordPath(id)) {
-                    try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
-                }
-                try editor.setRecord(id, revision: record.revision, hash: ciphertextHash(bytes), entries: Self.indexEntries(of: record))
+        let index = try identityIndex(opened)
+        try? index.removeJournal()
+        let old = (try? index.readManifest()) ?? IndexManifest()
+        var editor = IndexEditor(index: index, manifest: IndexManifest(generation: old.generation))
+        for id in try recordIDs(in: opened) {
+            let bytes = try readRecordFile(id, in: opened)
+            let record = try mappingErrors(file: container.recordPath(id)) {
+                try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vaultID, key: $0) }
             }
-            let committed = try editor.commit(generation: max(old.generation, deviceState.highestGeneration()) + 1)
-            try index.removeUnreferencedShards(keeping: committed)
-            try deviceState.recordGeneration(committed.generation)
+            try editor.setRecord(id, revision: record.revision, hash: ciphertextHash(bytes), entries: Self.indexEntries(of: record))
         }
+        let committed = try editor.commit(generation: max(old.generation, deviceState.highestGeneration()) + 1)
+        try index.removeUnreferencedShards(keeping: committed)
+        try deviceState.recordGeneration(committed.generation)
     }
 
     /// A record's index entries (SPEC.md §7.3): a login has a password identity per service

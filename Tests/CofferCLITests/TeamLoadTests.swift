@@ -1,0 +1,163 @@
+@testable import Coffer
+@testable import CofferCLI
+import Foundation
+import XCTest
+
+/// What a team's real load found (issue 50), each reproduced with three people and a local bare
+/// remote, deterministically: nothing deleted comes back, nothing edited is lost, a removed
+/// member's old key opens nothing written after her removal anywhere in the remote's history,
+/// and a reader that meets a rotation never calls it tampering.
+final class TeamLoadTests: TeamTestCase {
+    /// Defect 1: a removal re-seals the tombstones too, so that a new member can join and a
+    /// member who missed the deletion can still sync, and every member's verify passes.
+    func testTombstonesFromBeforeARemovalOpenForANewMemberAndALateOne() throws {
+        let (alice, bob, carol) = founded()
+        let erin = TeamPerson("erin", root: root)
+        alice.must(["team", "add", "ops", erin.recipient, "--as", "erin"])
+        erin.must(["team", "join", remote, "--founder", alice.fingerprint])
+        bob.must(["add", "--team", "ops", "gone.example", "bob"], stdin: "pw\n")
+        bob.must(["team", "sync"])
+        bob.must(["rm", "ops:gone.example", "--force"])
+        bob.must(["team", "sync"])  // the tombstone, under the key Carol holds
+        alice.must(["team", "sync"])
+        alice.must(["team", "remove", "ops", "carol"])
+
+        let dave = TeamPerson("dave", root: root)
+        alice.must(["team", "add", "ops", dave.recipient, "--as", "dave"])
+        let joined = dave.run(["team", "join", remote, "--founder", alice.fingerprint])
+        XCTAssertEqual(joined.code, 0, "a new member joins after a removal: \(joined.stderr)")
+        let late = erin.run(["team", "sync"])
+        XCTAssertEqual(late.code, 0, "a member who missed the deletion syncs: \(late.stderr)")
+        for person in [alice, bob, erin, dave] {
+            person.must(["team", "sync"])
+            let verified = person.run(["verify", "--container", person.teamContainer])
+            XCTAssertEqual(verified.code, 0, "\(person.name)'s verify of the team: \(verified.stdout)\(verified.stderr)")
+            XCTAssertEqual(person.fill("gone.example"), "exit 66", "\(person.name): the deletion holds")
+        }
+        _ = carol
+    }
+
+    /// Defect 2: a deletion not yet synced when an admin removes someone (re-sealing every item
+    /// with revision + 1) stays a deletion on every device.
+    func testADeletionNotYetSyncedSurvivesARemovalsReseal() throws {
+        let (alice, bob, carol) = founded()
+        alice.must(["add", "--team", "ops", "doomed.example", "x"], stdin: "pw\n")
+        alice.must(["team", "sync"]); bob.must(["team", "sync"]); carol.must(["team", "sync"])
+        bob.must(["rm", "ops:doomed.example", "--force"])  // not synced yet
+        alice.must(["team", "remove", "ops", "carol"])  // re-seals it at revision 2, pushed
+        let synced = bob.must(["team", "sync"])
+        XCTAssertFalse(synced.stderr.contains("edited on both"), synced.stderr)
+        alice.must(["team", "sync"])
+        bob.must(["team", "sync"])
+        XCTAssertEqual(bob.fill("doomed.example"), "exit 66", "the deletion is not undone on the deleting device")
+        XCTAssertEqual(alice.fill("doomed.example"), "exit 66", "nor on the admin's")
+    }
+
+    /// Defect 3: a push rejected because the remote moved merges the next round against the
+    /// remote commit this device merged, not the old base: an item it never touched is not
+    /// "edited on both sides", and its owner's newer password stays current.
+    func testARejectedPushMergesAgainstWhatItMerged() throws {
+        let (_, bob, carol) = founded()
+        carol.must(["add", "--team", "ops", "z.example", "carol"], stdin: "z1\n")
+        carol.must(["team", "sync"]); bob.must(["team", "sync"])
+        carol.must(["edit", "ops:z.example/carol", "--new-password"], stdin: "z2\n")
+        carol.must(["team", "sync"])
+        bob.must(["add", "--team", "ops", "y.example", "bob"], stdin: "y1\n")
+        // Between Bob's merge and his push, Carol pushes another edit of her item.
+        let team = try teamVault(of: bob)
+        let identity = try bob.personalVault().personalIdentity()
+        nonisolated(unsafe) var pushedMeanwhile = false
+        nonisolated(unsafe) let other = carol
+        let report = try team.sync(SyncOptions(environment: bob.harness.environment, stepObserver: { step in
+            guard step == .merged, !pushedMeanwhile else { return }
+            pushedMeanwhile = true
+            other.must(["edit", "ops:z.example/carol", "--new-password"], stdin: "z3\n")
+            other.must(["team", "sync"])
+        }, teamIdentity: { identity }))
+        XCTAssertTrue(pushedMeanwhile)
+        XCTAssertEqual(report.conflicts, 0, "Bob never touched z")
+        carol.must(["team", "sync"])
+        let shown = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(carol.must(["show", "ops:z.example/carol", "--json"]).stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(shown["password"] as? String, "z3")
+        XCTAssertEqual(shown["revision"] as? Int, 3, "no new revision of Carol's item from Bob")
+    }
+
+    /// Defect 5: a login added after a removal on a device that had not synced it is sealed
+    /// under the new key before anything is pushed: no object anywhere in the remote's history
+    /// written after the removal opens under a key the removed member holds.
+    func testNothingWrittenAfterARemovalOpensUnderTheRemovedMembersKey() throws {
+        let (alice, bob, carol) = founded()
+        alice.must(["add", "--team", "ops", "before.example", "a"], stdin: "old\n")
+        alice.must(["team", "sync"]); bob.must(["team", "sync"]); carol.must(["team", "sync"])
+        let carolsKey = try teamKeys(of: carol)
+        let beforeRemoval = try git(["--git-dir", remote, "rev-parse", "main"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        alice.must(["team", "remove", "ops", "carol"])
+        bob.must(["add", "--team", "ops", "after.example", "b"], stdin: "new-secret\n")  // under the key Carol holds
+        bob.must(["rm", "ops:before.example", "--force"])  // a tombstone under it too
+        bob.must(["team", "sync"])
+        alice.must(["team", "sync"])
+
+        // Every (path, object) the remote's history holds, against those it held before.
+        func files(_ revisions: [String]) throws -> Set<String> {
+            var found: Set<String> = []
+            for commit in revisions where !commit.isEmpty {
+                let listing = try git(["--git-dir", remote, "ls-tree", "-r", commit, "records", "tombstones"]).stdout
+                for line in listing.split(separator: "\n") {
+                    let parts = line.split(separator: "\t")
+                    found.insert(String(parts[1]) + " " + String(parts[0].split(separator: " ")[2]))
+                }
+            }
+            return found
+        }
+        let all = try files(git(["--git-dir", remote, "rev-list", "--all"]).stdout.split(separator: "\n").map(String.init))
+        let before = try files(git(["--git-dir", remote, "rev-list", beforeRemoval]).stdout.split(separator: "\n").map(String.init))
+        var checked = 0
+        for file in all.subtracting(before) {
+            let parts = file.split(separator: " ")
+            let path = String(parts[0]), object = String(parts[1])
+            let id = try RecordID(hex: String(path.split(separator: "/").last!))
+            let bytes = try gitBytes(["--git-dir", remote, "cat-file", "blob", object])
+            if path.hasPrefix("records/") {
+                XCTAssertThrowsError(try RecordSealing.open(bytes, id: id, vaultID: carolsKey.0, key: carolsKey.1), "\(path) \(object) opens under Carol's key")
+            } else {
+                XCTAssertThrowsError(try Tombstone.open(bytes, id: id, vaultID: carolsKey.0, key: carolsKey.1), "\(path) \(object) opens under Carol's key")
+            }
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 0)
+        XCTAssertEqual(alice.fill("after.example"), "new-secret")
+    }
+
+    /// Defect 6: a reader that took the team's keys before another process rotated them reads
+    /// after the rotation with the keys the team names now, through the owner's identity.
+    func testAReaderThatMeetsARotationReadsOnAndNeverCallsItTampering() throws {
+        let (alice, _, _) = founded()
+        alice.must(["add", "--team", "ops", "fill.example", "a"], stdin: "pw\n")
+        alice.must(["team", "sync"])
+        let reader = try teamVault(of: alice)  // this process's keys: the key before the rotation
+        let id = try XCTUnwrap(reader.identityStore.items(named: "").first?.recordID
+            ?? reader.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "fill.example")]).first
+                .flatMap { try? RecordID(hex: $0.identity.recordIdentifier) })
+        alice.must(["team", "remove", "ops", "carol"])  // another process rotates
+        XCTAssertEqual(try reader.record(withID: id).password, "pw")
+        XCTAssertEqual(try reader.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "fill.example")]).count, 1)
+    }
+
+    /// Defect 7: a conflict never puts the merged record's own password in its history.
+    func testAConflictKeepsTheCurrentPasswordOutOfTheHistory() throws {
+        let id = try RecordID.random()
+        func version(_ password: String, revision: UInt64, modified: Double, history: [String]) throws -> RecordVersion {
+            let record = Record(
+                id: id, serviceIdentifiers: [], user: "u", password: password, created: Date(timeIntervalSince1970: 0),
+                modified: Date(timeIntervalSince1970: modified), revision: revision,
+                passwordHistory: history.map { PasswordHistoryEntry(password: $0, replaced: Date(timeIntervalSince1970: 10)) })
+            return RecordVersion(object: password, bytes: [], record: record, hash: Array(repeating: UInt8(revision), count: 32))
+        }
+        let winner = try version("B", revision: 4, modified: 40, history: ["A"])
+        let loser = try version("A", revision: 3, modified: 30, history: ["B"])
+        let merged = SyncMerge.resolve(winner, loser, now: Date(timeIntervalSince1970: 50)).merged
+        XCTAssertEqual(merged.password, "B")
+        XCTAssertFalse(merged.passwordHistory.contains { $0.password == "B" }, "\(merged.passwordHistory)")
+        XCTAssertTrue(merged.passwordHistory.contains { $0.password == "A" })
+    }
+}
