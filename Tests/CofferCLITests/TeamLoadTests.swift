@@ -160,4 +160,33 @@ final class TeamLoadTests: TeamTestCase {
         XCTAssertFalse(merged.passwordHistory.contains { $0.password == "B" }, "\(merged.passwordHistory)")
         XCTAssertTrue(merged.passwordHistory.contains { $0.password == "A" })
     }
+
+    /// Defect 4: a membership change holds the team's lease, and a member's sync does not push
+    /// while it sees one fresh (SPEC.md §19.5): the change wins its turn however busy the team.
+    func testAMembersSyncWaitsForAnAdminsLease() throws {
+        let (alice, bob, _) = founded()
+        bob.must(["add", "--team", "ops", "busy.example", "bob"], stdin: "pw\n")
+        let admin = try teamVault(of: alice), member = try teamVault(of: bob)
+        let identity = try bob.personalVault().personalIdentity()
+        var adminOptions = SyncOptions(environment: alice.harness.environment)
+        adminOptions.leaseSeconds = 3
+        var memberOptions = SyncOptions(environment: bob.harness.environment, teamIdentity: { identity })
+        memberOptions.leaseSeconds = 3
+        let before = try git(["--git-dir", remote, "rev-parse", "main"]).stdout
+        let report = try admin.withMembershipLease(adminOptions) { lease -> SyncReport in
+            XCTAssertNotNil(lease)
+            XCTAssertEqual(try git(["--git-dir", remote, "rev-parse", "--verify", "-q", "refs/heads/coffer-lease"]).stdout.trimmingCharacters(in: .newlines), lease)
+            let started = Date()
+            let report = try member.sync(memberOptions)
+            XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 2.5, "the member held back while the lease was fresh")
+            return report
+        }
+        XCTAssertGreaterThan(report.leaseWait, .zero)
+        XCTAssertTrue(report.pushed, "and pushed once it had waited the lease's time")
+        XCTAssertNotEqual(try git(["--git-dir", remote, "rev-parse", "main"]).stdout, before)
+        XCTAssertEqual(try git(["--git-dir", remote, "rev-parse", "--verify", "-q", "refs/heads/coffer-lease"]).code, 1, "the lease is given back")
+        // Without a lease on the remote nobody waits.
+        bob.must(["add", "--team", "ops", "free.example", "bob"], stdin: "pw\n")
+        XCTAssertEqual(try member.sync(memberOptions).leaseWait, .zero)
+    }
 }

@@ -19,6 +19,9 @@ final class Git {
     /// The remote commit this device last merged or pushed: the base of the next merge and the
     /// mark that tells a rewound or rewritten remote.
     static let syncedRef = "refs/coffer/synced"
+    /// A team's membership lease on the remote, and where a fetch puts it (SPEC.md §19.5).
+    static let leaseBranch = "refs/heads/coffer-lease"
+    static let remoteLease = "refs/remotes/origin/coffer-lease"
 
     /// This device's state for the container, where the remote URL it set is pinned; `nil`
     /// only while a clone has no vault yet (its config was written by this process).
@@ -257,14 +260,51 @@ final class Git {
 
     /// Where this device's branch, the remote's (as last fetched) and the last sync point are,
     /// in one call; `nil` for a ref that does not exist.
-    func syncRefs() throws(SyncError) -> (head: String?, remote: String?, synced: String?) {
-        let output = try run(["for-each-ref", "--format=%(objectname) %(refname)", Self.branch, Self.remoteBranch, Self.syncedRef]).output
+    func syncRefs() throws(SyncError) -> (head: String?, remote: String?, synced: String?, lease: String?) {
+        let output = try run([
+            "for-each-ref", "--format=%(objectname) %(refname)", Self.branch, Self.remoteBranch, Self.syncedRef, Self.remoteLease,
+        ]).output
         var refs: [String: String] = [:]
         for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
             let words = line.split(separator: " ")
             if words.count == 2 { refs[String(words[1])] = String(words[0]) }
         }
-        return (refs[Self.branch], refs[Self.remoteBranch], refs[Self.syncedRef])
+        return (refs[Self.branch], refs[Self.remoteBranch], refs[Self.syncedRef], refs[Self.remoteLease])
+    }
+
+    // MARK: The membership lease (SPEC.md §19.5)
+
+    /// A new lease: an empty commit of its own (a random word in its message, so that two made
+    /// in one second differ). Names nothing.
+    func makeLease() throws(SyncError) -> String {
+        let word = (try? SecureRandom.bytes(8)).map(Hex.encode) ?? String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        return try commitTree(emptyTree, parents: [], message: "coffer: lease " + word)
+    }
+
+    /// Puts `lease` on the remote if its lease is still `expected` (`nil`: none), or removes it
+    /// when `lease` is `nil`. - Returns: `false` when another device's lease got there first.
+    func pushLease(_ lease: String?, expecting expected: String?) throws(SyncError) -> Bool {
+        let result = try run([
+            "push", "-q", "--porcelain", "--force-with-lease=\(Self.leaseBranch):\(expected ?? "")", "origin",
+            (lease ?? "") + ":" + Self.leaseBranch,
+        ], allowedStatus: [0, 1])
+        if result.status == 0 { return true }
+        let text = String(decoding: result.output, as: UTF8.self)
+        guard text.split(separator: "\n").contains(where: { $0.hasPrefix("!") }) else {
+            throw .git(command: "push", status: result.status, message: "the remote refused the membership lease")
+        }
+        return false
+    }
+
+    /// When this device first saw the remote's lease `lease` (now, if this is the first time).
+    func leaseFirstSeen(_ lease: String, now: Int) -> Int {
+        let file = gitDirectory + "/coffer-lease-seen"
+        if let bytes = try? FileSystem.standard.readUserFile(file, limit: 256) {
+            let words = String(decoding: bytes, as: UTF8.self).split(separator: " ")
+            if words.count == 2, words[0] == lease, let seen = Int(words[1]) { return seen }
+        }
+        try? writeFile("coffer-lease-seen", "\(lease) \(now)")
+        return now
     }
 
     func isAncestor(_ ancestor: String, of descendant: String) throws(SyncError) -> Bool {

@@ -8,15 +8,22 @@ public struct SyncOptions: Sendable {
     /// A team's sync: this person's identity, asked for only when the remote's membership
     /// brings a new team key to open (SPEC.md §19.5).
     public var teamIdentity: (@Sendable () throws -> PersonalIdentity)?
+    /// The team's membership lease this caller holds (`Vault.withMembershipLease`): its syncs
+    /// push through it; every other device waits for it (SPEC.md §19.5).
+    public var heldLease: String?
+    /// How long a device waits for a lease it sees on the remote: SPEC.md §19.5's 30 s. Tests
+    /// lower it through the API; the default is never changed.
+    public var leaseSeconds = 30
 
     public init(
         push: Bool = true, environment: Environment = .process, stepObserver: (@Sendable (SyncStep) -> Void)? = nil,
-        teamIdentity: (@Sendable () throws -> PersonalIdentity)? = nil
+        teamIdentity: (@Sendable () throws -> PersonalIdentity)? = nil, heldLease: String? = nil
     ) {
         self.push = push
         self.environment = environment
         self.stepObserver = stepObserver
         self.teamIdentity = teamIdentity
+        self.heldLease = heldLease
     }
 }
 
@@ -83,6 +90,8 @@ public struct SyncReport: Sendable {
     /// Membership changes this device made and never pushed, dropped because another admin
     /// changed the list first (SPEC.md §19.5): to be made again.
     public var droppedMembershipChanges: [String] = []
+    /// Time spent waiting, without pushing, for another device's membership change (its lease).
+    public var leaseWait = Duration.zero
     public var pushed = false
     /// The commit this device's `main` is at afterwards.
     public var head: String?

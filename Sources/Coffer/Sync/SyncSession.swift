@@ -39,10 +39,18 @@ final class SyncSession {
                 git.removeStaleLocks()
                 // A push loses the race when another device pushed since the fetch; so does a
                 // merge when a write on this device touched a merged record: start again, after
-                // a random pause that grows, so that two devices do not keep colliding.
-                for round in 0..<Self.attempts {
-                    if try attempt(adoptingRemote: adoptingRemote) { return }
-                    usleep(UInt32.random(in: 0..<(50_000 << min(round, 4))))
+                // a random pause that grows, so that two devices do not keep colliding. A round
+                // that waits for another device's membership change does not count.
+                var round = 0
+                while round < Self.attempts {
+                    switch try attempt(adoptingRemote: adoptingRemote) {
+                    case .done: return
+                    case .again:
+                        usleep(UInt32.random(in: 0..<(50_000 << min(round, 4))))
+                        round += 1
+                    case .waitForLease:
+                        usleep(250_000)
+                    }
                 }
                 throw SyncError.git(command: "push", status: 1, message: "the remote or the vault kept changing during the sync; run it again")
             }
@@ -58,8 +66,14 @@ final class SyncSession {
         return report
     }
 
-    /// One round. - Returns: `false` to start again.
-    private func attempt(adoptingRemote: Bool) throws -> Bool {
+    enum RoundOutcome { case done, again, waitForLease }
+
+    /// Waiting for other devices' membership leases ends after this long in all, whatever they
+    /// push: a member who keeps pushing leases cannot keep the others from syncing.
+    var longestLeaseWait: Duration { .seconds(2 * options.leaseSeconds) }
+
+    /// One round.
+    private func attempt(adoptingRemote: Bool) throws -> RoundOutcome {
         if !adoptingRemote { try commitLocalChanges() }
         options.stepObserver?(.committed)
         try git.fetch()
@@ -67,13 +81,14 @@ final class SyncSession {
         // Between the fetch and the push another device may push; the fewer git calls in
         // between, the more often this device wins that race.
         let refs = try git.syncRefs()
+        if try mustWait(forLease: refs.lease) { return .waitForLease }
         let (remote, synced) = (refs.remote, refs.synced)
         var head = refs.head
         // The remote is still where this device left it: its state is already merged here.
         let alreadyMerged = remote == synced || remote == head
         if let remote, !alreadyMerged { try takeRemoteTeamKeys(remote: remote) }
         if let remote, !alreadyMerged, try head.map({ try !git.isAncestor(remote, of: $0) }) ?? true {
-            guard let mergeCommit = try merge(head: head, remote: remote, base: synced) else { return false }
+            guard let mergeCommit = try merge(head: head, remote: remote, base: synced) else { return .again }
             head = mergeCommit
             // The remote commit just merged is this device's base from now on, pushed or not: a
             // push rejected next would otherwise have the round after it merge against the old
@@ -92,12 +107,12 @@ final class SyncSession {
         options.stepObserver?(.merged)
         guard var head else {  // an empty vault and an empty remote
             report.remoteHistory = .empty
-            return true
+            return .done
         }
         if options.push, head != remote, vault.isTeam { head = try squashed(head, onto: remote) }
         report.head = head
         if options.push, head != remote {
-            guard try git.push(head) else { return false }
+            guard try git.push(head) else { return .again }
             report.pushed = true
             try didPushTeamKeys()
             try git.setRefs([Git.remoteBranch, Git.syncedRef], to: head)
@@ -108,6 +123,17 @@ final class SyncSession {
         // Reporting only, once the race is over.
         report.remoteHistory = try history(synced: synced, remote: remote)
         report.outgoing = try outgoingChanges(from: remote, to: head)
+        return .done
+    }
+
+    /// Whether this round must not push: another device holds the team's membership lease,
+    /// first seen here less than `leaseSeconds` ago (SPEC.md §19.5), and this sync has not yet
+    /// waited `longestLeaseWait` in all.
+    private func mustWait(forLease lease: String?) throws -> Bool {
+        guard let lease, lease != options.heldLease, vault.isTeam, report.leaseWait < longestLeaseWait else { return false }
+        let now = Int(Date().timeIntervalSince1970)
+        guard now - git.leaseFirstSeen(lease, now: now) < options.leaseSeconds else { return false }
+        report.leaseWait += .milliseconds(250)
         return true
     }
 

@@ -57,7 +57,8 @@ extension Vault {
         guard git.exists else { throw SyncError.notConfigured(container: container.path) }
         var status = SyncStatus()
         status.remote = try git.remoteURL()
-        (status.head, status.remoteHead, status.lastSync) = try git.syncRefs()
+        let refs = try git.syncRefs()
+        (status.head, status.remoteHead, status.lastSync) = (refs.head, refs.remote, refs.synced)
         status.uncommittedFiles = try git.uncommittedFiles()
         if let head = status.head, let remote = status.remoteHead {
             (status.ahead, status.behind) = try git.divergence(head, remote)

@@ -143,14 +143,19 @@ struct TeamCommand: Command {
     /// A change of the member list, against the remote's latest: synced before (so that it
     /// follows every change the other admins pushed) and after. When another admin pushed a
     /// change in between, the sync drops this one (SPEC.md §19.5) and it is made again.
+    ///
+    /// All of it holds the team's membership lease (SPEC.md §19.5): the other devices stop
+    /// pushing meanwhile, so the change lands however busy the team is.
     private static func changeMembers(_ context: CommandContext, _ name: String, _ change: (Vault, Vault) throws -> Void) throws {
         let (team, personal) = try openTeam(context, name)
         let synced = team.syncRemote(environment: context.io.environment) != nil
-        if synced { try syncTeam(context, team, personal: personal) }
-        for _ in 0..<3 {
-            try change(team, personal)
-            guard synced, try !syncTeam(context, team, personal: personal).droppedMembershipChanges.isEmpty else { break }
-            context.note("another admin changed the member list at the same moment; making the change again on top of theirs")
+        try team.withMembershipLease(SyncOptions(environment: context.io.environment)) { lease in
+            if synced { try syncTeam(context, team, personal: personal, lease: lease) }
+            for _ in 0..<3 {
+                try change(team, personal)
+                guard synced, try !syncTeam(context, team, personal: personal, lease: lease).droppedMembershipChanges.isEmpty else { break }
+                context.note("another admin changed the member list at the same moment; making the change again on top of theirs")
+            }
         }
         refreshSession(context, team)
     }
@@ -279,9 +284,10 @@ struct TeamCommand: Command {
     }
 
     @discardableResult
-    static func syncTeam(_ context: CommandContext, _ team: Vault, personal: Vault) throws -> SyncReport {
+    static func syncTeam(_ context: CommandContext, _ team: Vault, personal: Vault, lease: String? = nil) throws -> SyncReport {
         let identity = try personal.personalIdentity()
-        let report = try team.sync(SyncOptions(environment: context.io.environment, teamIdentity: { identity }))
+        let report = try team.sync(SyncOptions(environment: context.io.environment, teamIdentity: { identity }, heldLease: lease))
+        if report.leaseWait > .zero { context.note("waited for another device's change of the member list") }
         SyncCommand.show(report, context)
         if report.membershipChanged { context.note("the member list changed on another device; 'coffer team members' shows it") }
         if !report.droppedMembershipChanges.isEmpty {
