@@ -56,7 +56,11 @@ final class PasskeyCLITests: XCTestCase {
         XCTAssertEqual(imported.code, 0, imported.stderr)
         XCTAssertTrue(imported.stderr.contains("login.fido2Credentials → passkey (1)"), imported.stderr)
         XCTAssertTrue(imported.stderr.contains("(1 with a passkey)"), imported.stderr)
-        XCTAssertFalse(imported.stderr.contains("dropped"), imported.stderr)
+        // What the passkey does not keep is named, and nothing else is dropped (issue 49, item 8).
+        let dropped = imported.stderr.split(separator: "\n").filter { $0.contains("dropped") }
+        XCTAssertEqual(Set(dropped.compactMap { line in ["rpName", "keyType", "keyAlgorithm", "keyCurve"].first { line.contains("fido2Credentials.\($0)") } }),
+                       ["rpName", "keyType", "keyAlgorithm", "keyCurve"], imported.stderr)
+        XCTAssertEqual(dropped.count, 4, imported.stderr)
 
         // Listed (while locked too) as a passkey; shown without its key.
         let listed = try JSONSerialization.jsonObject(with: Data(cli.run(["list", "--json"]).stdout.utf8)) as? [[String: Any]] ?? []

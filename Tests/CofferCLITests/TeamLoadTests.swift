@@ -189,4 +189,87 @@ final class TeamLoadTests: TeamTestCase {
         bob.must(["add", "--team", "ops", "free.example", "bob"], stdin: "pw\n")
         XCTAssertEqual(try member.sync(memberOptions).leaseWait, .zero)
     }
+
+    // MARK: A removed member is told so, once (issue 49, item 5)
+
+    func testARemovedMemberIsToldWhoAndWhenAndTheTeamIsLeftOutAfterwards() throws {
+        let (alice, bob, _) = founded()
+        alice.must(["add", "--team", "ops", "shared.example", "a"], stdin: "pw\n")
+        alice.must(["team", "sync"]); bob.must(["team", "sync"])
+        alice.must(["team", "remove", "ops", "bob"])
+        let told = bob.run(["team", "sync"])
+        XCTAssertEqual(told.code, 77, told.stderr)
+        let today = String(UTCTimestamp.format(Date()).prefix(10))
+        XCTAssertTrue(told.stderr.contains("you were removed from team 'ops' on \(today) by alice"), told.stderr)
+        XCTAssertTrue(told.stderr.contains("coffer team leave ops"), told.stderr)
+        for command in [["list"], ["fill", "shared.example"], ["search", "shared"]] {
+            let after = bob.run(command)
+            XCTAssertFalse(after.stderr.contains("corrupt") || after.stderr.contains("tampered") || after.stderr.contains("left out"),
+                           "\(command): \(after.stderr)")
+            XCTAssertFalse(after.stdout.contains("ops:"), "\(command): the team is left out: \(after.stdout)")
+        }
+        XCTAssertTrue(bob.must(["team", "list"]).stdout.contains("ops\tremoved on \(today) by alice"))
+        XCTAssertEqual(bob.must(["show", "ops:shared.example"]).stdout.hasPrefix("pw\n"), true, "what bob had, he can still read by name")
+        XCTAssertEqual(bob.run(["sync"]).code, 78, "nothing of bob's syncs any more (his own vault has no remote)")
+        bob.must(["team", "leave", "ops", "--force"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: bob.teamContainer), "the copy is gone")
+        XCTAssertEqual(bob.must(["team", "list"]).stdout, "")
+    }
+
+    /// Without a notice for them (the file was replaced by someone who can push), a member is
+    /// told only what is known: no sealed key for them on the remote (issue 51, item 6).
+    func testAMissingSlotWithoutANoticeSaysWhatIsKnown() throws {
+        let (alice, bob, _) = founded()
+        alice.must(["team", "sync"]); bob.must(["team", "sync"])
+        // Someone who can push but holds no key of the team replaces its list: a key of their
+        // own, sealed to others, no notice to Bob. His device cannot open it, and finds no slot.
+        let team = try teamVault(of: alice)
+        let membership = try team.teamMembership()
+        let file = try TeamKeys.seal(try VaultKeys(vaultKey: SecureBytes.random(count: VaultKeys.length)), teamID: team.vaultID,
+                                     entries: membership.entries, recipients: membership.members.filter { $0.name != "bob" }.map(\.recipient))
+        let work = root + "/forger"
+        XCTAssertEqual(try git(["clone", "-q", remote, work]).code, 0)
+        try Data(file.encoded).write(to: URL(fileURLWithPath: work + "/team.coffer"))
+        XCTAssertEqual(try git(["-C", work, "commit", "-qam", "coffer: 1 change"]).code, 0)
+        XCTAssertEqual(try git(["-C", work, "push", "-q", "origin", "HEAD:main"]).code, 0)
+        let refused = bob.run(["team", "sync"])
+        XCTAssertEqual(refused.code, 77, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("holds no sealed key for you") && refused.stderr.contains("replaced by someone who can push"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("you were removed"), refused.stderr)
+        XCTAssertFalse(bob.must(["team", "list"]).stdout.contains("removed"), "an unproven removal leaves the team in place")
+    }
+
+    /// `coffer sync` syncs one's own vault and every team (issue 49, item 5).
+    func testCofferSyncSyncsEveryTeam() throws {
+        let (alice, bob, _) = founded()
+        alice.must(["add", "--team", "ops", "team.example", "a"], stdin: "pw\n")
+        let synced = alice.run(["sync"])
+        XCTAssertEqual(synced.code, 0, "no remote of her own, but a team: \(synced.stderr)")
+        XCTAssertTrue(synced.stderr.contains("team 'ops':"), synced.stderr)
+        let json = bob.must(["sync", "--json"]).stdout
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        XCTAssertEqual(((object["teams"] as? [String: Any])?["ops"] as? [String: Any])?["pushed"] as? Bool, false)
+        XCTAssertEqual(bob.fill("team.example"), "pw")
+        // COFFER_AUTOSYNC: a change to a team syncs that team.
+        bob.harness.environment["COFFER_AUTOSYNC"] = "1"
+        let auto = bob.must(["add", "--team", "ops", "auto.example", "b"], stdin: "pw2\n")
+        XCTAssertFalse(auto.stderr.contains("warning"), auto.stderr)
+        alice.must(["sync"])
+        XCTAssertEqual(alice.fill("auto.example"), "pw2")
+    }
+
+    /// `audit`'s `exposed` does not flag an item made after a removal in the same second.
+    func testAnItemMadeAfterARemovalInItsSecondIsNotExposed() throws {
+        let (alice, _, _) = founded()
+        alice.must(["add", "--team", "ops", "before.example", "a"], stdin: "pw\n")
+        alice.must(["team", "sync"])
+        // Wait for a fresh second, so the removal and the add below share it.
+        let start = Date().timeIntervalSince1970
+        Thread.sleep(forTimeInterval: ceil(start) - start + 0.01)
+        alice.must(["team", "remove", "ops", "carol"])
+        alice.must(["add", "--team", "ops", "after.example", "a"], stdin: "pw2\n")
+        let audit = alice.run(["audit"]).stdout
+        XCTAssertTrue(audit.contains("exposed\tops:before.example"), audit)
+        XCTAssertFalse(audit.contains("exposed\tops:after.example"), audit)
+    }
 }

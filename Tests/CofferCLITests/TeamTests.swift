@@ -327,8 +327,9 @@ final class TeamTests: TeamTestCase {
 
         let refused = carol.run(["team", "sync"])
         XCTAssertEqual(refused.code, 77, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("not a member"), refused.stderr)
-        XCTAssertEqual(carol.fill("github.com"), "old-secret", "what Carol had, she keeps (SPEC.md §19.4)")
+        XCTAssertTrue(refused.stderr.contains("you were removed from team 'ops'"), refused.stderr)
+        XCTAssertTrue(carol.must(["show", "ops:github.com"]).stdout.hasPrefix("old-secret\n"), "what Carol had, she keeps (SPEC.md §19.4)")
+        XCTAssertEqual(carol.fill("github.com"), "exit 66", "but a team she was removed from no longer fills (SPEC.md §19.6)")
         XCTAssertEqual(carol.fill("after.example"), "exit 66")
         // Every record on the remote now is sealed under a key Carol never had.
         let files = try git(["--git-dir", remote, "ls-tree", "-r", "--name-only", "main", "records"]).stdout.split(separator: "\n")

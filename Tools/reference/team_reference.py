@@ -166,31 +166,81 @@ def block(entries, earlier_keys):
     return data + b"".join(earlier_keys)
 
 
-def sealed_block(team_id, team_key, entries, earlier_keys, nonce):
-    ad = ref.preamble(TEAM_KEYS) + team_id
+def sealed_block(team_id, team_key, entries, earlier_keys, nonce, version=1):
+    ad = ref.preamble(TEAM_KEYS, version) + team_id
     return nonce + ref.aead_encrypt(ref.kdf_subkey(team_key, 5), nonce, ad, block(entries, earlier_keys))
 
 
-def team_file(team_id, team_key, members, entries, earlier_keys, nonce):
-    """§19.3; `members` are (signing key, receiving key) pairs in the members' order."""
+def notices_bytes(team_id, removed):
+    """§19.3's removal notices (version 2): `removed` are (remove entry, receiving key of its subject)."""
+    data = struct.pack("<H", len(removed))
+    for removal, box_pk in removed:
+        sealed = sodium.crypto_box_seal(removal, box_pk)
+        data += slot_id(parse_entry(removal)["subject"][0], team_id) + struct.pack("<H", len(sealed)) + sealed
+    return data
+
+
+def team_file(team_id, team_key, members, entries, earlier_keys, nonce, removed=()):
+    """§19.3; `members` are (signing key, receiving key) pairs in the members' order; `removed`
+    the removals to notice (version 2 when there are any)."""
+    version = 2 if removed else 1
     slots = b"".join(slot_id(m[0], team_id) + sodium.crypto_box_seal(team_key, m[1]) for m in members)
-    return ref.preamble(TEAM_KEYS) + team_id + struct.pack("<H", len(members)) + slots + sealed_block(
-        team_id, team_key, entries, earlier_keys, nonce)
+    notices = notices_bytes(team_id, removed) if removed else b""
+    return ref.preamble(TEAM_KEYS, version) + team_id + struct.pack("<H", len(members)) + slots + notices + sealed_block(
+        team_id, team_key, entries, earlier_keys, nonce, version)
+
+
+def split_team_file(data):
+    """The parts of a version 1 or 2 file: (version, team id, slots, notices, sealed block)."""
+    if data[:7] != ref.preamble(TEAM_KEYS)[:7] or data[7] not in (1, 2):
+        raise Refused("preamble")
+    version, team_id = data[7], data[8:24]
+    count = struct.unpack("<H", data[24:26])[0]
+    slots = [(data[26 + 96 * i:26 + 96 * i + 16], data[26 + 96 * i + 16:26 + 96 * (i + 1)]) for i in range(count)]
+    offset, notices = 26 + 96 * count, []
+    if version == 2:
+        (notice_count,) = struct.unpack("<H", data[offset:offset + 2])
+        if not 1 <= notice_count <= 64:
+            raise Refused("notices")
+        offset += 2
+        for _ in range(notice_count):
+            (length,) = struct.unpack("<H", data[offset + 16:offset + 18])
+            if not 48 < length <= 48 + 372:
+                raise Refused("notice length")
+            notices.append((data[offset:offset + 16], data[offset + 18:offset + 18 + length]))
+            offset += 18 + length
+    return version, team_id, slots, notices, data[offset:]
+
+
+def removal_notice(data, identity):
+    """The remove entry a version 2 file notices `identity` of, checked (§19.3), or None."""
+    _, team_id, _, notices, _ = split_team_file(data)
+    for slot, sealed in reversed(notices):
+        if slot != slot_id(identity.sign_pk, team_id):
+            continue
+        try:
+            removal = sodium.crypto_box_seal_open(sealed, identity.box_pk, identity.box_sk)
+            parsed = parse_entry(removal)
+        except Exception:
+            return None
+        if parsed["action"] != REMOVE or parsed["subject"] != (identity.sign_pk, identity.box_pk):
+            return None
+        try:
+            sodium.crypto_sign_open(parsed["signature"] + SIGNING_CONTEXT + team_id + parsed["signed"], parsed["signer"])
+        except Exception:
+            return None
+        return parsed
+    return None
 
 
 def open_team_file(data, identity, founder=None):
     """§19.3's checks, with `identity`'s slot. Returns (members, team key, earlier keys)."""
-    if data[:8] != ref.preamble(TEAM_KEYS):
-        raise Refused("preamble")
-    team_id = data[8:24]
-    count = struct.unpack("<H", data[24:26])[0]
-    slots = [(data[26 + 96 * i:26 + 96 * i + 16], data[26 + 96 * i + 16:26 + 96 * (i + 1)]) for i in range(count)]
+    version, team_id, slots, _, rest = split_team_file(data)
     mine = [s for s in slots if s[0] == slot_id(identity.sign_pk, team_id)]
     if not mine:
         raise Refused("not a member")
     team_key = sodium.crypto_box_seal_open(mine[0][1], identity.box_pk, identity.box_sk)
-    rest = data[26 + 96 * count:]
-    plain = ref.aead_decrypt(ref.kdf_subkey(team_key, 5), rest[:24], ref.preamble(TEAM_KEYS) + team_id, rest[24:])
+    plain = ref.aead_decrypt(ref.kdf_subkey(team_key, 5), rest[:24], ref.preamble(TEAM_KEYS, version) + team_id, rest[24:])
     (entry_count,) = struct.unpack("<H", plain[:2])
     offset, entries = 2, []
     for _ in range(entry_count):
@@ -247,6 +297,14 @@ def vectors(out):
     for i, e in enumerate(chain):
         fields += [(f"entry{i}", e), (f"entry{i}_hash", entry_hash(e))]
     fields += [("block_nonce", nonce), ("sealed_block", sealed_block(team_id, k2, chain, [k1], nonce)), ("team_file", data)]
+    # Version 2: the same list with the notice of bob's removal (entry 3), sealed to him.
+    noticed = team_file(team_id, k2, [keys(a), keys(c)], chain, [k1], nonce, removed=[(chain[3], b.box_pk)])
+    for name in ("alice", "carol"):
+        assert open_team_file(noticed, ids[name], founder=a.sign_pk)[1] == k2
+    told = removal_notice(noticed, b)
+    assert told is not None and told["signer"] == c.sign_pk and told["time"] == 1_700_000_003
+    assert removal_notice(noticed, a) is None
+    fields += [("sealed_block_v2", sealed_block(team_id, k2, chain, [k1], nonce, 2)), ("team_file_v2", noticed)]
     fields += [("members", "alice:admin carol:member")]
 
     # Chains every reader MUST refuse, one rule each (§19.2).

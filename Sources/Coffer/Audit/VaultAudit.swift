@@ -70,8 +70,11 @@ public struct VaultAudit: Sendable {
         let removals = membership.entries.filter { $0.action == .remove }
         for record in records where record.kind == .login && !record.password.isEmpty {
             let set = UInt64(max(0, (record.passwordHistory.first?.replaced ?? record.created).timeIntervalSince1970))
-            // The last removal after the password was set: that person saw it.
-            guard let removal = removals.last(where: { $0.time >= set }) else { continue }
+            // The last removal after the password was set: that person saw it. Times are whole
+            // seconds, so a removal in the very second the password was set is ambiguous: a
+            // record at revision 1 was never re-sealed by a removal (every removal re-seals
+            // every record it finds, revision + 1), so it was made after it and is not exposed.
+            guard let removal = removals.last(where: { $0.time > set || ($0.time == set && record.revision > 1) }) else { continue }
             add(.exposed, record, detail: "readable by \(removal.name), removed \(UTCTimestamp.format(Date(timeIntervalSince1970: TimeInterval(removal.time))))")
         }
         findings.sort { ($0.kind.rawValue, $0.title, $0.recordID) < ($1.kind.rawValue, $1.title, $1.recordID) }

@@ -254,6 +254,29 @@ public struct DeviceState: Sendable {
         try write(keyID, to: Self.teamSealedKeyName)
     }
 
+    /// Removes this vault's whole device directory (`team leave`: the team's copy goes).
+    func removeAll() {
+        guard let state = try? fileSystem.openDirectory(atPath: root, check: .anyOwner),
+              let vaults = try? fileSystem.directoryIfPresent("vaults", in: state)
+        else { return }
+        fileSystem.removeTree(vaultName, in: vaults)
+        opened.directory = nil
+    }
+
+    static let teamRemovedName = "team-removed"
+
+    /// This person was removed from the team (SPEC.md §19.6): when (Unix seconds, the remove
+    /// entry's time, 0 when unknown) and by whom (empty when unknown). Set by the sync that
+    /// found no slot for them; the team is then left out of fills and listings here.
+    public func teamRemoval() -> (time: UInt64, by: String)? {
+        guard let bytes = read(Self.teamRemovedName, limit: 8 + 64), bytes.count >= 8 else { return nil }
+        return (LittleEndian.read(UInt64.self, from: bytes, at: 0), String(decoding: bytes[8...], as: UTF8.self))
+    }
+
+    func setTeamRemoval(time: UInt64, by name: String) throws(StorageError) {
+        try write(LittleEndian.bytes(time) + Array(name.utf8.prefix(64)), to: Self.teamRemovedName)
+    }
+
     // MARK: Usage (most recently used)
 
     static let usageEntryLength = identifierByteCount + 8

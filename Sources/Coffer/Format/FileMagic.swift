@@ -36,6 +36,7 @@ public enum FileMagic {
         case .indexManifest: 1...3
         case .identityListing: 2...2  // a device's own derived file: version 1 is rebuilt, never read
         case .completionTable: 2...2  // likewise
+        case .teamKeys: 1...2  // 2: with removal notices (SPEC.md §19.3)
         default: formatVersion...formatVersion
         }
     }

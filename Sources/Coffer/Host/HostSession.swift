@@ -208,7 +208,7 @@ public final class HostSession {
     public func lock(_ vault: Vault) {
         vault.lock()
         _ = try? sessions?.revoke(for: vault.vaultID)
-        for team in TeamDirectory.teams(ownedBy: vault.container, environment: environment, configuration: configuration) {
+        for team in TeamDirectory.teams(ownedBy: vault.container, environment: environment, configuration: configuration, includingRemoved: true) {
             _ = try? sessions?.revoke(for: team.vault.vaultID)
         }
         configuration.identityBucketCache?.removeAll()

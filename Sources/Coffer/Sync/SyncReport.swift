@@ -98,4 +98,10 @@ public struct SyncReport: Sendable {
     /// Time spent in git (fetch and push included) and in all.
     public var gitTime = Duration.zero
     public var totalTime = Duration.zero
+
+    /// Whether a person should hear of it even after a sync they did not ask for: something
+    /// came in, was joined, or the remote's history or the member list changed.
+    public var hasNews: Bool {
+        incoming.total > 0 || conflicts > 0 || remoteHistory == .rewound || remoteHistory == .rewritten || membershipChanged || headerAdopted
+    }
 }

@@ -88,12 +88,27 @@ extension SyncSession {
                 if let block = try TeamKeys.block(of: file, key: candidate) { return try TeamKeys.judge(file, block, key: candidate, founder: founder) }
             }
             guard let make = options.teamIdentity else { throw VaultError.locked }
-            return try TeamKeys.open(file, identity: make(), founder: founder)
-        } catch TeamError.notMember {
-            throw TeamError.notMember(team: TeamDirectory.name(of: vault.container) ?? vault.container.path)
+            let identity = try make()
+            do {
+                return try TeamKeys.open(file, identity: identity, founder: founder)
+            } catch TeamError.notMember {
+                throw removal(told: TeamKeys.removalNotice(in: file, for: identity))
+            }
         } catch TeamError.refused(let reason) {
             throw TeamError.refused("the remote's " + reason)
         }
+    }
+
+    /// No slot for this person in the remote's list. With an admin's signed notice of the
+    /// removal, the removal is told (who, when) and noted in this device's state, so the team is
+    /// left out here from now on (SPEC.md §19.6); without one, only the missing slot is known.
+    private func removal(told entry: MembershipEntry?) -> TeamError {
+        let team = TeamDirectory.name(of: vault.container) ?? vault.container.path
+        guard let entry else { return .notMember(team: team) }
+        let known = try? vault.readTeam().membership
+        let name = known?.entries.last { $0.subject.signingKey == entry.signer }?.name
+        try? vault.deviceState.setTeamRemoval(time: entry.time, by: name ?? "")
+        return .removed(team: team, by: name, on: entry.time)
     }
 
     /// The remote holds this device's list now: a later one older than it is a rollback.

@@ -9,9 +9,10 @@ public enum TeamDirectory {
     }
 
     /// The teams on this device that `owner` (a personal container) opens, by name, with their
-    /// vaults (locked). A container that is not a team, or another person's, is left out.
+    /// vaults (locked). A container that is not a team, or another person's, is left out, and so
+    /// is a team this person was removed from (SPEC.md §19.6) unless `includingRemoved`.
     public static func teams(
-        ownedBy owner: GroupContainer, environment: Environment, configuration: VaultConfiguration
+        ownedBy owner: GroupContainer, environment: Environment, configuration: VaultConfiguration, includingRemoved: Bool = false
     ) -> [(name: String, vault: Vault)] {
         let root = GroupContainer.dataHome(environment) + "/coffer/group-containers"
         guard let directory = try? configuration.fileSystem.openDirectory(atPath: root, check: .anyOwner),
@@ -21,7 +22,7 @@ public enum TeamDirectory {
         return names.sorted().compactMap { group in
             guard group.hasPrefix(groupPrefix), let container = try? GroupContainer(groupIdentifier: group, environment: environment),
                   let vault = try? Vault.open(container, configuration: configuration),
-                  vault.deviceState.teamOwner() == ownerPath
+                  vault.deviceState.teamOwner() == ownerPath, includingRemoved || vault.deviceState.teamRemoval() == nil
             else { return nil }
             return (String(group.dropFirst(groupPrefix.count)), vault)
         }

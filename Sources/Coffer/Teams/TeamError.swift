@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Why a team operation cannot go on. Each case maps to one exit code (SPEC.md §19.7).
 public enum TeamError: Error, Equatable, Sendable {
     /// The membership list or the key file breaks a rule of SPEC.md §19 (forged, forked,
@@ -5,6 +7,9 @@ public enum TeamError: Error, Equatable, Sendable {
     case refused(String)
     /// This person is not (or no longer) a member: their key opens nothing newer. Exit 77.
     case notMember(team: String)
+    /// The team's list on the remote removed this person, as an admin's signed notice to them
+    /// says (SPEC.md §19.3): when, and the admin's name as this device knew it. Exit 77.
+    case removed(team: String, by: String?, on: UInt64)
     /// The change needs an admin of the team. Exit 77.
     case notAdmin(team: String)
     /// No team of that name on this device. Exit 66.
@@ -19,7 +24,10 @@ extension TeamError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .refused(let reason): "the team's member list (team.coffer) is refused: \(reason); nothing of it was used"
-        case .notMember(let team): "you are not a member of team '\(team)' (removed, or never added)"
+        case .notMember(let team):
+            "team '\(team)' holds no sealed key for you: you were never added, or were removed, or its member list was replaced by someone who can push; nothing was merged"
+        case .removed(let team, let by, let time):
+            "you were removed from team '\(team)' on \(UTCTimestamp.format(Date(timeIntervalSince1970: TimeInterval(time))).prefix(10)) by \(by ?? "an admin this device did not know"); nothing was merged"
         case .notAdmin(let team): "only an admin of team '\(team)' can change its members"
         case .noTeam(let team): "no team '\(team)' on this device ('coffer team list' shows them)"
         case .teamExists(let team): "a team '\(team)' already exists on this device"

@@ -14,13 +14,15 @@ enum TeamKeys {
 
     /// `team.coffer` for `membership`, with `keys` sealed to its members and `keys.previous`
     /// kept in the block.
-    static func seal(_ keys: VaultKeys, membership: TeamMembership, nonce: [UInt8]? = nil) throws -> TeamKeyFile {
-        try seal(keys, teamID: membership.teamID, entries: membership.entries, recipients: membership.members.map(\.recipient), nonce: nonce)
+    /// - Parameter notices: the removal notices the file carries (`removalNotices(carrying:)`).
+    static func seal(_ keys: VaultKeys, membership: TeamMembership, notices: [TeamKeyFile.Notice] = [], nonce: [UInt8]? = nil) throws -> TeamKeyFile {
+        try seal(keys, teamID: membership.teamID, entries: membership.entries, recipients: membership.members.map(\.recipient), notices: notices, nonce: nonce)
     }
 
     /// The same from its parts, judged by nobody: for test vectors and the tests' forgeries.
     static func seal(
-        _ keys: VaultKeys, teamID: VaultID, entries: [MembershipEntry], recipients: [TeamRecipient], nonce: [UInt8]? = nil
+        _ keys: VaultKeys, teamID: VaultID, entries: [MembershipEntry], recipients: [TeamRecipient], notices: [TeamKeyFile.Notice] = [],
+        nonce: [UInt8]? = nil
     ) throws -> TeamKeyFile {
         let slots = try recipients.map { recipient in
             TeamKeyFile.Slot(
@@ -30,9 +32,33 @@ enum TeamKeys {
         var plain = MembershipBlock(entries: entries, earlierKeys: keys.previous.map(\.vaultKey)).encoded
         defer { plain.withUnsafeMutableBytes { Sodium.wipe($0) } }
         let nonce = try nonce ?? XChaCha20Poly1305.randomNonce()
+        let file = TeamKeyFile(teamID: teamID, slots: slots, notices: notices, sealedMembership: [])
         let sealed = try XChaCha20Poly1305.seal(
-            plain, key: keys.subkey(.membershipKey), nonce: nonce, associatedData: TeamKeyFile.associatedData(teamID: teamID))
-        return TeamKeyFile(teamID: teamID, slots: slots, sealedMembership: nonce + sealed)
+            plain, key: keys.subkey(.membershipKey), nonce: nonce, associatedData: TeamKeyFile.associatedData(teamID: teamID, version: file.version))
+        return TeamKeyFile(teamID: teamID, slots: slots, notices: notices, sealedMembership: nonce + sealed)
+    }
+
+    // MARK: Removal notices (SPEC.md §19.3)
+
+    /// `file`'s notices with one more for `entry` (a removal) sealed to its subject, the oldest
+    /// dropped past `TeamKeyFile.maximumNotices`.
+    static func notices(_ existing: [TeamKeyFile.Notice], adding entry: MembershipEntry, teamID: VaultID) throws -> [TeamKeyFile.Notice] {
+        let sealed = try SealedBoxKeyPair.seal(SecureBytes(copying: entry.encoded), to: entry.subject.receivingKey)
+        let notice = TeamKeyFile.Notice(slotID: TeamKeyFile.slotID(of: entry.subject.signingKey, teamID: teamID), sealedEntry: sealed)
+        return Array((existing.filter { $0.slotID != notice.slotID } + [notice]).suffix(TeamKeyFile.maximumNotices))
+    }
+
+    /// The removal that `file` tells `identity` of: the remove entry sealed to them, checked to
+    /// be an entry that removes exactly them, signed for this team. `nil` when there is none (or
+    /// it does not hold): a missing slot is then all that is known.
+    static func removalNotice(in file: TeamKeyFile, for identity: PersonalIdentity) -> MembershipEntry? {
+        let slot = TeamKeyFile.slotID(of: identity.signing.publicKey, teamID: file.teamID)
+        guard let notice = file.notices.last(where: { $0.slotID == slot }),
+              let plain = try? identity.receiving.open(notice.sealedEntry),
+              let entry = try? plain.withUnsafeBytes({ try MembershipEntry.decode(ArraySlice($0.bindMemory(to: UInt8.self))) }),
+              entry.action == .remove, entry.subject == identity.recipient, entry.hasValidSignature(teamID: file.teamID)
+        else { return nil }
+        return entry
     }
 
     /// Opens the file with this person's slot.
@@ -58,8 +84,9 @@ enum TeamKeys {
     /// The membership block, if it opens under `key`'s membership key; `nil` if it does not.
     static func block(of file: TeamKeyFile, key: VaultKeys) throws -> MembershipBlock? {
         let sealed = file.sealedMembership
-        guard let plain = try? XChaCha20Poly1305.open(
-            sealed[24...], key: key.subkey(.membershipKey), nonce: sealed[0..<24], associatedData: TeamKeyFile.associatedData(teamID: file.teamID))
+        guard sealed.count >= 24, let plain = try? XChaCha20Poly1305.open(
+            sealed[24...], key: key.subkey(.membershipKey), nonce: sealed[0..<24],
+            associatedData: TeamKeyFile.associatedData(teamID: file.teamID, version: file.version))
         else { return nil }
         return try plain.withUnsafeBytes { (bytes) throws -> MembershipBlock in
             do { return try MembershipBlock.decode(bytes) } catch { throw TeamError.refused("the membership list is malformed (\(error))") }

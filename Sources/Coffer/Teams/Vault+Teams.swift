@@ -48,6 +48,22 @@ extension Vault {
         return (membership, keys)
     }
 
+    // MARK: Leaving
+
+    /// Removes this team's copy from this device (`coffer team leave`): its container, beneath
+    /// the group containers' directory and never through a link, and its device state.
+    public func removeFromDevice() throws {
+        guard isTeam else { throw TeamError.invalid("\(container.path) is not a team") }
+        lock()
+        let path = FileSystem.absolutePath(container.path)
+        guard let slash = path.lastIndex(of: "/") else { return }
+        try mappingErrors(file: path) {
+            let parent = try fileSystem.openDirectory(atPath: slash == path.startIndex ? "/" : String(path[..<slash]), check: .anyOwner)
+            fileSystem.removeTree(String(path[path.index(after: slash)...]), in: parent)
+        }
+        deviceState.removeAll()
+    }
+
     // MARK: Unlocking
 
     /// Unlocks the team with this person's identity: opens their sealed copy of the key, the
@@ -57,6 +73,7 @@ extension Vault {
     public func unlockTeam(identity: PersonalIdentity) throws {
         let (membership, keys) = try readTeamNamingIt(identity: identity)
         unlock(keys: keys)
+        rememberUnlockingIdentity(identity)
         // A rotation by another process later: its reads take the new keys through the identity.
         setTeamKeySource { [weak self] in
             guard let self else { throw VaultError.locked }
@@ -192,10 +209,21 @@ extension Vault {
             entry.previousHash = membership.entries.last!.hash
             try entry.sign(with: identity.signing, teamID: vaultID)
             let next = try TeamMembership(entries: membership.entries + [entry], teamID: vaultID, founder: membership.founder)
-            try writeTeamKeyFile(TeamKeys.seal(keys, membership: next).encoded, membership: next, remoteCount: deviceState.teamPin()?.remoteCount ?? 0)
+            // The notices of earlier removals go on; a removal adds one for the removed member.
+            var notices = try currentTeamKeyFile(in: opened).notices
+            if entry.action == .remove { notices = try TeamKeys.notices(notices, adding: entry, teamID: vaultID) }
+            try writeTeamKeyFile(
+                TeamKeys.seal(keys, membership: next, notices: notices).encoded, membership: next, remoteCount: deviceState.teamPin()?.remoteCount ?? 0)
             try thenInLock?(opened, keys, next)
             return next
         }
+    }
+
+    /// `team.coffer` as this container holds it, parsed (not judged).
+    func currentTeamKeyFile(in opened: OpenContainer) throws -> TeamKeyFile {
+        let path = container.path + "/" + GroupContainer.teamKeysName
+        let bytes = try mappingErrors(file: path) { try fileSystem.readFile(GroupContainer.teamKeysName, in: opened.root, limit: TeamKeyFile.maximumFileLength) }
+        return try mappingErrors(file: path) { try TeamKeyFile.decode(bytes) }
     }
 
     /// Writes the bytes of a verified `team.coffer` and pins its chain on this device.

@@ -18,6 +18,8 @@ public final class Vault: Sendable {
     /// rotation since they were taken (SPEC.md §19.5). Set by whoever unlocked the team through
     /// its owner; `nil` for a personal vault.
     private let teamKeySource = Mutex<(@Sendable () throws -> VaultKeys)?>(nil)
+    /// The owner's identity, when this team was unlocked with it (`unlockTeam(identity:)`).
+    private let unlockingIdentity = Mutex<PersonalIdentity?>(nil)
     /// The index manifest this vault last read (`readingIndex`).
     let openedManifest = OpenedManifest()
     var fileSystem: FileSystem { configuration.fileSystem }
@@ -138,7 +140,14 @@ public final class Vault: Sendable {
     public func lock() {
         unlockedKeys.withLock { $0 = nil }
         teamKeySource.withLock { $0 = nil }
+        unlockingIdentity.withLock { $0 = nil }
     }
+
+    /// The identity this team was unlocked with, for a sync that must open a rotated key
+    /// (`SyncOptions.teamIdentity`); `nil` when it was unlocked another way, or is locked.
+    public var identityThatUnlockedIt: PersonalIdentity? { unlockingIdentity.withLock { $0 } }
+
+    func rememberUnlockingIdentity(_ identity: PersonalIdentity) { unlockingIdentity.withLock { $0 = identity } }
 
     /// Names where this team's current keys can be read again (its owner's identity, or the
     /// owner's session), for `refreshTeamKeys`.

@@ -58,7 +58,7 @@ struct LockCommand: Command {
         let vault = try context.openVault()
         var ended = try context.configuration.sessions?.revoke(for: vault.vaultID) ?? false
         // Unlocking one's vault unlocks one's teams; locking it locks them (SPEC.md §19.6).
-        for team in context.teams(ownedBy: vault.container) {
+        for team in context.teams(ownedBy: vault.container, includingRemoved: true) {
             ended = try (context.configuration.sessions?.revoke(for: team.vault.vaultID) ?? false) || ended
         }
         context.note(ended ? "locked" : "was not unlocked")

@@ -36,7 +36,7 @@ struct TeamCommand: Command {
     static let usage = """
         team create NAME [--remote URL] [--as LABEL] | team add NAME RECIPIENT [--admin] [--as LABEL]
                | team remove NAME MEMBER | team admin NAME MEMBER [--revoke] | team members NAME [--json]
-               | team join URL [--founder FINGERPRINT] | team list [--json] | team sync [NAME]
+               | team join URL [--founder FINGERPRINT] | team leave NAME [--force] | team list [--json] | team sync [NAME]
         """
     static let discussion = """
         A team is a vault of its own (group 'team.NAME', its own git remote) whose key is sealed
@@ -63,6 +63,7 @@ struct TeamCommand: Command {
         .flag("admin", "add: the member may change the list too"), .flag("revoke", "admin: no longer an admin"),
         .value("founder", "join: the founder's fingerprint, confirmed without a question (scripts)"),
         .flag("json", "members, list: print JSON"),
+        .flag("force", "leave: remove the team's copy without asking"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
@@ -76,8 +77,9 @@ struct TeamCommand: Command {
         case "join": try join(context, try operands(words, 2, "URL"))
         case "list": try list(context, try operands(words, 1, ""))
         case "sync": try sync(context, Array(words.dropFirst()))
-        case let other?: throw UsageError("expected create, add, remove, admin, members, join, list or sync, not '\(other.prefix(20))'")
-        case nil: throw UsageError("missing a team command (create, add, remove, admin, members, join, list, sync)")
+        case "leave": return try leave(context, try operands(words, 2, "NAME"))
+        case let other?: throw UsageError("expected create, add, remove, admin, members, join, leave, list or sync, not '\(other.prefix(20))'")
+        case nil: throw UsageError("missing a team command (create, add, remove, admin, members, join, leave, list, sync)")
         }
         return .success
     }
@@ -212,7 +214,13 @@ struct TeamCommand: Command {
 
     private static func list(_ context: CommandContext, _ operands: [String]) throws {
         let personal = try context.openVault()
-        let teams = context.teams(ownedBy: personal.container)
+        let teams = context.teams(ownedBy: personal.container, includingRemoved: true)
+        func removal(_ team: Vault) -> String? {
+            team.deviceState.teamRemoval().map { removal in
+                "removed" + (removal.time > 0 ? " on \(UTCTimestamp.format(Date(timeIntervalSince1970: TimeInterval(removal.time))).prefix(10))" : "")
+                    + (removal.by.isEmpty ? "" : " by \(removal.by)")
+            }
+        }
         if context.wantsJSON {
             context.print(JSONOutput.render(.array(teams.map { team in
                 context.unlockFromSession(team.vault)
@@ -220,15 +228,44 @@ struct TeamCommand: Command {
                 return .object([
                     "name": .string(team.name), "container": .string(team.vault.container.path),
                     "members": membership.map { .integer($0.members.count) } ?? .null, "remote": team.vault.syncRemote(environment: context.io.environment).map(JSONValue.string) ?? .null,
+                    "removed": removal(team.vault).map(JSONValue.string) ?? .null,
                 ])
             })))
             return
         }
         for team in teams {
+            if let removed = removal(team.vault) {
+                context.print("\(team.name)\t\(removed) ('coffer team leave \(team.name)' removes its copy)")
+                continue
+            }
             context.unlockFromSession(team.vault)
             let members = (try? team.vault.teamMembership()).map { "\($0.members.count) member(s)" } ?? "locked"
             context.print("\(team.name)\t\(members)\t\(team.vault.syncRemote(environment: context.io.environment) ?? "no remote")")
         }
+    }
+
+    /// `team leave NAME`: this device's copy of the team goes — its container and its device
+    /// state. Someone removed keeps nothing they do not want; a member still in the list stays
+    /// in it (an admin removes them) and is told so.
+    private static func leave(_ context: CommandContext, _ operands: [String]) throws -> ExitCode {
+        let name = operands[0]
+        let team = try openTeamLocked(context, name)
+        let removed = team.deviceState.teamRemoval() != nil
+        if !context.arguments.has("force") {
+            guard let terminal = context.terminal else {
+                throw UsageError("refusing to remove team '\(name)' from this device without confirmation; pass --force")
+            }
+            let answer = terminal.readLine(prompt: "Remove team '\(name)' and every item of it from this device? [y/N] ") ?? ""
+            guard ["y", "yes"].contains(answer.lowercased()) else {
+                context.note("nothing removed")
+                return .failure
+            }
+        }
+        _ = try? context.configuration.sessions?.revoke(for: team.vaultID)
+        try team.removeFromDevice()
+        context.note("removed team '\(name)' from this device" + (removed ? ""
+            : "; you are still in its member list: an admin removes you with 'coffer team remove \(name) MEMBER'"))
+        return .success
     }
 
     private static func sync(_ context: CommandContext, _ operands: [String]) throws {
@@ -284,16 +321,18 @@ struct TeamCommand: Command {
     }
 
     @discardableResult
-    static func syncTeam(_ context: CommandContext, _ team: Vault, personal: Vault, lease: String? = nil) throws -> SyncReport {
+    /// - Parameter showing: tell the report (a `--json` or automatic sync tells it otherwise).
+    static func syncTeam(_ context: CommandContext, _ team: Vault, personal: Vault, lease: String? = nil, showing: Bool = true) throws -> SyncReport {
         let identity = try personal.personalIdentity()
         let report = try team.sync(SyncOptions(environment: context.io.environment, teamIdentity: { identity }, heldLease: lease))
+        if report.teamKeyChanged { refreshSession(context, team) }
+        guard showing else { return report }
         if report.leaseWait > .zero { context.note("waited for another device's change of the member list") }
         SyncCommand.show(report, context)
         if report.membershipChanged { context.note("the member list changed on another device; 'coffer team members' shows it") }
         if !report.droppedMembershipChanges.isEmpty {
             context.note("another admin changed the member list first; not made here: " + report.droppedMembershipChanges.joined(separator: ", "))
         }
-        if report.teamKeyChanged { refreshSession(context, team) }
         return report
     }
 

@@ -122,8 +122,8 @@ final class CommandContext {
     }
 
     /// The teams `owner` (a personal container) opens on this device, by name (SPEC.md §19.6).
-    func teams(ownedBy owner: GroupContainer) -> [(name: String, vault: Vault)] {
-        TeamDirectory.teams(ownedBy: owner, environment: io.environment, configuration: vaultConfiguration)
+    func teams(ownedBy owner: GroupContainer, includingRemoved: Bool = false) -> [(name: String, vault: Vault)] {
+        TeamDirectory.teams(ownedBy: owner, environment: io.environment, configuration: vaultConfiguration, includingRemoved: includingRemoved)
     }
 
     /// Works in team `name` (`--team NAME`).

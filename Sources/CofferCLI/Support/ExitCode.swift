@@ -113,6 +113,8 @@ struct CLIError: Error {
         switch error {
         case .refused: CLIError(error.description, hint: "an admin can check the list with 'coffer team members'", code: .dataError)
         case .notMember: CLIError(error.description, hint: "an admin adds you with the string 'coffer whoami' prints", code: .permissionDenied)
+        case .removed(let team, _, _):
+            CLIError(error.description, hint: "what you had stays on this device; 'coffer team leave \(team)' removes it", code: .permissionDenied)
         case .notAdmin: CLIError(error.description, hint: "'coffer team members' shows who the admins are", code: .permissionDenied)
         case .noTeam: CLIError(error.description, code: .noInput)
         case .teamExists: CLIError(error.description, code: .exists)

@@ -44,13 +44,55 @@ struct SyncCommand: Command {
             _ = try context.positionals(1...1, names: "")
             return try status(context)
         case nil:
-            let vault = try context.unlockedVault()
-            let report = try vault.sync(SyncOptions(push: !context.arguments.has("no-push"), environment: context.io.environment))
-            show(report, context)
-            return .success
+            return try syncEverything(context, push: !context.arguments.has("no-push"), quiet: false)
         case let other?:
             throw UsageError("expected 'remote URL' or 'status', not '\(other.prefix(20))'")
         }
+    }
+
+    /// One's vault and every team one belongs to on this device (SPEC.md §19.6), each with its
+    /// remote; a team that fails is told and the others still sync. `--json` prints one document:
+    /// one's own vault's report, with `"teams": {NAME: report or {"error", "code"}}`.
+    /// - Parameter quiet: an automatic sync (`COFFER_AUTOSYNC`): only news is told.
+    /// - Parameter opened: the vault the command already unlocked (an automatic sync: the
+    ///   master password is never read twice).
+    static func syncEverything(_ context: CommandContext, push: Bool, quiet: Bool, opened: Vault? = nil) throws -> ExitCode {
+        let vault = try opened ?? context.unlockedVault()
+        let options = SyncOptions(push: push, environment: context.io.environment)
+        var document: JSONObject = [:]
+        var synced = 0
+        var firstFailure: CLIError?
+        if vault.syncRemote(environment: context.io.environment) != nil {
+            let report = try vault.sync(options)
+            synced += 1
+            if context.wantsJSON { document = json(report).objectValue ?? [:] } else if !quiet || report.hasNews { show(report, context) }
+        }
+        // A team named by --container or TEAM: syncs alone; one's own vault brings every team.
+        var teams: JSONObject = [:]
+        if !vault.isTeam {
+            for team in context.teams(ownedBy: vault.container) where team.vault.syncRemote(environment: context.io.environment) != nil {
+                synced += 1
+                do {
+                    try team.vault.unlockTeam(identity: vault.personalIdentity())
+                    if !context.wantsJSON && !quiet { context.note("team '\(team.name)':") }
+                    let report = try TeamCommand.syncTeam(context, team.vault, personal: vault, showing: !context.wantsJSON && (!quiet))
+                    if quiet, report.hasNews { context.note("team '\(team.name)':"); show(report, context) }
+                    teams[team.name] = json(report)
+                } catch {
+                    let failure = CLIError.from(error)
+                    firstFailure = firstFailure ?? failure
+                    teams[team.name] = ["error": .string(failure.message), "code": .integer(UInt64(failure.code.rawValue))]
+                    if !context.wantsJSON { CommandLineTool.report(CLIError("team '\(team.name)': \(failure.message)", hint: failure.hint, code: failure.code), io: context.io) }
+                }
+            }
+        }
+        guard synced > 0 else { throw SyncError.notConfigured(container: vault.container.path) }
+        if context.wantsJSON {
+            document["teams"] = .object(teams)
+            context.print(JSONOutput.render(.object(document)))
+        }
+        if let firstFailure { throw ChildExit(status: firstFailure.code.rawValue) }
+        return .success
     }
 
     static func show(_ report: SyncReport, _ context: CommandContext) {

@@ -89,6 +89,38 @@ final class TeamVectorTests: XCTestCase {
         XCTAssertThrowsError(try TeamKeys.open(flipped, identity: identity("carol"), founder: nil))
     }
 
+    /// Version 2 (SPEC.md §19.3): the list with a notice of Bob's removal sealed to him. The
+    /// members open it as before; Bob, who has no slot, reads who removed him and when; the
+    /// block is sealed the same under the version 2 preamble.
+    func testAVersionTwoFileTellsTheRemovedMemberWhoAndWhen() throws {
+        let file = try TeamKeyFile.decode(vector.hex("team_file_v2"))
+        XCTAssertEqual(file.version, 2)
+        XCTAssertEqual(file.encoded, vector.hex("team_file_v2"))
+        for name in ["alice", "carol"] {
+            XCTAssertEqual(try TeamKeys.open(file, identity: identity(name), founder: identity("alice").signing.publicKey).0.members.map(\.name),
+                           ["alice", "carol"], name)
+        }
+        let bob = try identity("bob")
+        XCTAssertThrowsError(try TeamKeys.open(file, identity: bob, founder: nil))
+        let told = try XCTUnwrap(TeamKeys.removalNotice(in: file, for: bob))
+        XCTAssertEqual(told.action, .remove)
+        XCTAssertEqual(told.signer, try identity("carol").signing.publicKey)
+        XCTAssertEqual(told.time, 1_700_000_003)
+        XCTAssertNil(TeamKeys.removalNotice(in: file, for: try identity("alice")), "no notice for a member")
+        let (membership, keys) = try TeamKeys.open(file, identity: identity("carol"), founder: nil)
+        XCTAssertEqual(try TeamKeys.seal(keys, membership: membership, notices: file.notices, nonce: vector.hex("block_nonce")).sealedMembership,
+                       vector.hex("sealed_block_v2"))
+        // A notice whose entry removes someone else, or is not signed for this team, is no notice.
+        var forged = file
+        forged.notices = [TeamKeyFile.Notice(slotID: file.notices[0].slotID, sealedEntry: try SealedBoxKeyPair.seal(
+            SecureBytes(copying: MembershipEntry.decode(vector.hex("entry1")[...]).encoded), to: bob.recipient.receivingKey))]
+        XCTAssertNil(TeamKeys.removalNotice(in: forged, for: bob), "an add entry is no removal")
+        var version1 = Array(vector.hex("team_file_v2"))
+        version1[7] = 1
+        XCTAssertThrowsError(try TeamKeys.open(TeamKeyFile.decode(version1), identity: identity("carol"), founder: nil),
+                             "the version byte is bound to the block")
+    }
+
     /// A hostile remote's bytes: every truncation and thousands of random flips of the
     /// reference's file are refused (never a crash, never another membership).
     func testDamagedTeamFilesAreRefused() throws {
