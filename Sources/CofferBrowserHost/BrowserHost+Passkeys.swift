@@ -10,7 +10,8 @@ extension BrowserHost {
     /// localhost). Given in canonical form (lower case, A-labels), as browsers compare it.
     static func checkRelyingParty(_ rpId: String, for origin: BrowserOrigin) throws(BrowserHostError) {
         guard origin.isSecure || origin.host == "localhost" else { throw .relyingParty("passkeys are only for https pages") }
-        guard let host = DomainNames.canonicalHost(origin.host), DomainNames.canonicalHost(rpId) == rpId else {
+        guard RelyingPartyIdentifier.isDomain(host: origin.host) else { throw .relyingParty("passkeys are only for pages of a domain, not of an IP address") }
+        guard let host = DomainNames.canonicalHost(origin.host), RelyingPartyIdentifier.isCanonical(rpId) else {
             throw .relyingParty("the relying party id is not a domain in canonical form")
         }
         let isParent = host.hasSuffix("." + rpId) && DomainNames.registrableDomain(ofCanonicalHost: rpId) != nil

@@ -51,7 +51,7 @@ public enum CommandLineTool {
         } catch let exit as ChildExit {
             return exit.status
         } catch let error as UsageError {
-            io.standardError("coffer: error: \(error.message)\nUsage: coffer \(command.usage)\nSee 'coffer \(command.name) --help'.\n")
+            io.standardError("coffer: error: \(DisplayText.escaped(error.message))\nUsage: coffer \(command.usage)\nSee 'coffer \(command.name) --help'.\n")
             return ExitCode.usage.rawValue
         } catch {
             let failure = CLIError.from(error)
@@ -88,8 +88,10 @@ public enum CommandLineTool {
     static func report(_ error: CLIError, io: IO) {
         // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
         let colour = io.standardErrorIsTerminal && (io.environment["NO_COLOR"] ?? "").isEmpty
-        var text = "coffer: \(colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:") \(error.message)\n"
-        if let hint = error.hint { text += "coffer: hint: \(hint)\n" }
+        // The message may quote a name or a label: its control characters are escaped, the
+        // colour (ours) is added after.
+        var text = "coffer: \(colour ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:") \(DisplayText.escaped(error.message, keepingLineBreaks: true))\n"
+        if let hint = error.hint { text += "coffer: hint: \(DisplayText.escaped(hint, keepingLineBreaks: true))\n" }
         io.standardError(text)
     }
 }

@@ -31,8 +31,8 @@ public final class SecretServiceBus {
     public init(host: HostSession, pinentry: PinentryInteraction?, replace: Bool) throws(StartError) {
         do { connection = try DBusConnection.session() } catch { throw .noBus(error) }
         let connection = connection
-        provider = SecretServiceProvider(host: host, pinentry: pinentry, emit: { connection.send($0) }, executable: { peer in
-            connection.processID(of: peer).flatMap(Self.executable(ofProcess:))
+        provider = SecretServiceProvider(host: host, pinentry: pinentry, emit: { connection.send($0) }, peerProcess: { peer in
+            connection.processID(of: peer).flatMap(Self.process)
         })
         do {
             try connection.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
@@ -77,6 +77,28 @@ public final class SecretServiceBus {
                 provider.checkLockState()
             }
         }
+    }
+
+    /// A process as the kernel describes it: its program and its start time.
+    static func process(_ pid: pid_t) -> PeerProcess? {
+        guard let executable = executable(ofProcess: pid), let started = startTime(ofProcess: pid) else { return nil }
+        return PeerProcess(pid: pid, executable: executable, startTime: started)
+    }
+
+    /// Field 22 of `/proc/PID/stat`, counted after the parenthesised command name (which may
+    /// hold spaces and parentheses of its own).
+    static func startTime(ofProcess pid: pid_t) -> UInt64? {
+        // Read as a stream: a /proc file states its size as 0.
+        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        return fields.count > 19 ? UInt64(fields[19]) : nil
     }
 
     /// `/proc/PID/exe`: the program a process runs, from the kernel (never from the client).

@@ -26,10 +26,11 @@ extension SecretServiceProvider {
             guard label.utf8.count <= 4096, !label.utf8.contains(0) else { throw invalid("the label (at most 4096 bytes)") }
             let item = NewItem(
                 collection: name, label: label, attributes: attributes, secret: secret, contentType: contentType,
-                creator: executable(message.sender) ?? "", replace: replace)
+                creator: caller(message.sender).program ?? "", replace: replace, sender: message.sender)
             let vault = try openVault()
             guard vault.isUnlocked else {
                 // Locked: the item is stored once the person unlocks, never dropped (keepassxc #7989).
+                try requirePinentry(for: "CreateItem")
                 let prompt = try makePrompt(owner: message.sender, emptyResult: .objectPath(SecretObjectPath.none)) { vault in
                     .objectPath(try self.store(item, in: vault))
                 }
@@ -39,8 +40,11 @@ extension SecretServiceProvider {
             return ([.objectPath(try store(item, in: vault)), .objectPath(SecretObjectPath.none)], nil)
         case "Delete":
             try expect(message, "")
+            let sender = message.sender
             let action = { (vault: Vault) throws -> DBusValue in
-                for reference in try self.search([:], in: name) {
+                let references = try self.search([:], in: name)
+                try self.approve(references.compactMap { try? vault.record(withID: $0.recordID) }, .delete, for: sender, in: vault)
+                for reference in references {
                     try vault.deleteRecord(withID: reference.recordID)
                     self.itemSignal("ItemDeleted", collection: name, reference.recordID)
                 }
@@ -82,6 +86,8 @@ extension SecretServiceProvider {
     struct NewItem {
         let collection: String, label: String, attributes: [String: String], secret: [UInt8], contentType: String, creator: String
         let replace: Bool
+        /// Who asks: replacing another program's item needs approval, as changing it does.
+        let sender: String
     }
 
     /// Stores a new item, or with `replace` updates the collection's item with exactly these
@@ -90,6 +96,7 @@ extension SecretServiceProvider {
         if item.replace {
             for reference in try search(item.attributes, in: item.collection) {
                 guard let record = try? vault.record(withID: reference.recordID), record.secretService?.attributes == item.attributes else { continue }
+                try approve([record], .change, for: item.sender, in: vault)
                 try vault.updateRecord(withID: record.id) { record in
                     var member = record.secretService ?? SecretServiceMember(collection: item.collection)
                     record.password = member.password(for: item.secret)
@@ -124,8 +131,7 @@ extension SecretServiceProvider {
             let session = try owned(session: arguments[0], by: message.sender)
             let vault = try unlockedVault()
             let record = try secretRecord(id, collection: collection, in: vault)
-            var approval = ApprovalRequest(peer: message.sender)
-            try approve(record, for: &approval, in: vault)
+            try approve([record], .read, for: message.sender, in: vault)
             return ([try secretValue(record, session: session)], nil)
         case "SetSecret":
             try expect(message, "(oayays)")
@@ -134,7 +140,7 @@ extension SecretServiceProvider {
             let (secret, contentType) = try session.decode(fields)
             guard secret.count <= SecretServiceMember.maximumSecretBytes else { throw invalid("SetSecret (a secret is at most 256 KiB)") }
             let vault = try unlockedVault()
-            _ = try secretRecord(id, collection: collection, in: vault)
+            try approve([try secretRecord(id, collection: collection, in: vault)], .change, for: message.sender, in: vault)
             try vault.updateRecord(withID: id) { record in
                 var member = record.secretService ?? SecretServiceMember(collection: collection)
                 record.password = member.password(for: secret)
@@ -149,8 +155,9 @@ extension SecretServiceProvider {
             guard try CredentialIdentityStore(vault: vault).item(for: id)?.kind == .secret || vault.isUnlocked else {
                 throw SecretServiceFault(SecretError.noSuchObject, "no such item")
             }
+            let sender = message.sender
             let action = { (vault: Vault) throws -> DBusValue in
-                _ = try self.secretRecord(id, collection: collection, in: vault)
+                try self.approve([try self.secretRecord(id, collection: collection, in: vault)], .delete, for: sender, in: vault)
                 try vault.deleteRecord(withID: id)
                 self.itemSignal("ItemDeleted", collection: collection, id)
                 return .objectPath(SecretObjectPath.none)
@@ -178,34 +185,5 @@ extension SecretServiceProvider {
         let member = record.secretService ?? SecretServiceMember()
         guard let bytes = member.secretBytes(password: record.password) else { throw SecretServiceFault(SecretError.failed, "the item's secret is damaged") }
         return try session.encode(bytes, contentType: member.contentType)
-    }
-
-    // MARK: Approval per application (SPEC.md §17.4)
-
-    struct ApprovalRequest {
-        let peer: String
-        var executable: String?? = .none
-        var allowedOnce = false
-    }
-
-    /// Lets the peer read `record` when it stored it, was allowed always, or a person allows it
-    /// now through pinentry; else `AccessDenied`.
-    func approve(_ record: Record, for request: inout ApprovalRequest, in vault: Vault) throws {
-        guard approvalsRequired, !request.allowedOnce else { return }
-        if request.executable == nil { request.executable = .some(executable(request.peer)) }
-        let program = request.executable ?? nil
-        let creator = record.secretService?.creator ?? ""
-        if let program, !creator.isEmpty, program == creator { return }
-        if let program, try SecretServiceClients.approved(in: vault).contains(program) { return }
-        let name = program ?? "A program Coffer cannot identify"
-        let label = record.name.isEmpty ? "an item" : "“\(record.name)”"
-        let storedBy = creator.isEmpty ? "" : " (stored by \(creator))"
-        guard let pinentry else { throw SecretServiceFault(SecretError.accessDenied, "\(name) is not allowed to read this item, and nobody can be asked") }
-        switch try pinentry.requestApproval("\(name) asks for the secret of \(label)\(storedBy).") {
-        case .always:
-            if let program { try SecretServiceClients.approve(program, in: vault) } else { request.allowedOnce = true }
-        case .once: request.allowedOnce = true
-        case .deny: throw SecretServiceFault(SecretError.accessDenied, "the person did not allow this program to read the item")
-        }
     }
 }

@@ -21,7 +21,7 @@ extension SecretServiceProvider {
         case "Set":
             try expect(message, "ssv")
             guard case .string(let name) = arguments[1], case .variant(let value) = arguments[2] else { throw invalid("Set") }
-            try setProperty(name, value, of: object)
+            try setProperty(name, value, of: object, sender: message.sender)
             return []
         default:
             throw SecretServiceFault(SecretError.unknownMethod, "no method \(message.member.prefix(64))")
@@ -58,7 +58,7 @@ extension SecretServiceProvider {
         }
     }
 
-    private func setProperty(_ name: String, _ value: DBusValue, of object: SecretObjectPath) throws {
+    private func setProperty(_ name: String, _ value: DBusValue, of object: SecretObjectPath, sender: String) throws {
         switch (object, name) {
         case (.collection(let collection), "Label"):
             guard let label = value.stringValue else { throw invalid("Label (s)") }
@@ -66,7 +66,7 @@ extension SecretServiceProvider {
             createdCollections[collection] = label
         case (.item(let collection, let id), "Label"), (.item(let collection, let id), "Attributes"):
             let vault = try unlockedVault()
-            _ = try secretRecord(id, collection: collection, in: vault)
+            try approve([try secretRecord(id, collection: collection, in: vault)], .change, for: sender, in: vault)
             if name == "Label" {
                 guard case .string(let label) = value, label.utf8.count <= 4096 else { throw invalid("Label (s)") }
                 try vault.updateRecord(withID: id) { $0.name = label }

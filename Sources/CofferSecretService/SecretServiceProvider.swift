@@ -24,8 +24,13 @@ public final class SecretServiceProvider {
     public var approvalsRequired = true
     /// Sends a signal.
     let emit: (DBusMessage) -> Void
-    /// The executable behind a bus name (`/proc/PID/exe` of the peer, from the bus daemon).
-    let executable: (String) -> String?
+    /// The process behind a bus name (its pid from the bus daemon, the rest from `/proc`).
+    let peerProcess: (String) -> PeerProcess?
+    /// Each connection's program, as it was at its first call (approval, SPEC.md §17.4).
+    var boundPrograms: [String: PeerProcess] = [:]
+    /// Where refusals and their reasons are told: the service's standard error (the journal
+    /// under systemd). A request never fails silently (SPEC.md §17).
+    public var log: (String) -> Void = { _ in }
 
     var sessions: [Int: SecretSession] = [:]
     var prompts: [Int: PendingPrompt] = [:]
@@ -51,25 +56,28 @@ public final class SecretServiceProvider {
     }
 
     public init(host: HostSession, pinentry: PinentryInteraction?, emit: @escaping (DBusMessage) -> Void,
-                executable: @escaping (String) -> String?) {
+                peerProcess: @escaping (String) -> PeerProcess?) {
         self.host = host
         self.pinentry = pinentry
         self.emit = emit
-        self.executable = executable
+        self.peerProcess = peerProcess
     }
 
     // MARK: Dispatch
 
     public func handle(_ message: DBusMessage) -> Response {
         guard message.kind == .methodCall else { return Response() }
+        bindOnFirstCall(message.sender)
         do {
             let (values, after) = try dispatch(message)
             return Response(reply: message.expectsReply ? message.reply(values) : nil, after: after)
         } catch let fault as SecretServiceFault {
             return Response(reply: message.errorReply(fault.name, fault.message))
         } catch VaultError.locked {
+            log("refused \(message.member): the vault is locked")
             return Response(reply: message.errorReply(SecretError.isLocked, "the vault is locked"))
         } catch {
+            log("\(message.member) failed: \(error)")
             return Response(reply: message.errorReply(SecretError.failed, "\(error)"))
         }
     }
@@ -163,6 +171,7 @@ public final class SecretServiceProvider {
             try expect(message, "ao")
             let objects = arguments[0].objectPaths ?? []
             if try openVault().isUnlocked { return ([.paths(objects), .objectPath(SecretObjectPath.none)], nil) }
+            try requirePinentry(for: "Unlock")
             let prompt = try makePrompt(owner: message.sender, emptyResult: .paths([])) { _ in .paths(objects) }
             return ([.paths([]), .objectPath(prompt)], nil)
         case "Lock":
@@ -173,15 +182,17 @@ public final class SecretServiceProvider {
             try expect(message, "aoo")
             let session = try owned(session: arguments[1], by: message.sender)
             let vault = try unlockedVault()
-            var approval = ApprovalRequest(peer: message.sender)
-            var entries: [(DBusValue, DBusValue)] = []
+            var found: [(path: String, record: Record)] = []
             for path in arguments[0].objectPaths ?? [] {
                 guard case .item(let collection, let id)? = SecretObjectPath(path, alias: { self.aliases[$0] }),
                       let record = try? secretRecord(id, collection: collection, in: vault)
                 else { continue }  // the specification: items that do not exist are left out
-                try approve(record, for: &approval, in: vault)
-                entries.append((.objectPath(path), try secretValue(record, session: session)))
+                found.append((path, record))
             }
+            // One question naming every item the caller has no right to: an answer about one
+            // item never releases another (SPEC.md §17.4).
+            try approve(found.map(\.record), .read, for: message.sender, in: vault)
+            let entries = try found.map { (DBusValue.objectPath($0.path), try secretValue($0.record, session: session)) }
             return ([.dictionary(key: "o", value: "(oayays)", entries)], nil)
         case "ReadAlias":
             try expect(message, "s")
@@ -238,18 +249,30 @@ public final class SecretServiceProvider {
         return SecretObjectPath.prompt(number).path
     }
 
+    /// A call that can only go on once the vault is unlocked, with nobody who can be asked:
+    /// refused at once with `IsLocked` and the reason, never a prompt dismissed in no time.
+    func requirePinentry(for call: String) throws {
+        guard pinentry == nil else { return }
+        log("refused \(call): the vault is locked and no pinentry may ask for the master password (--no-pinentry)")
+        throw SecretServiceFault(SecretError.isLocked, "the vault is locked and no pinentry may ask for the master password: run 'coffer unlock'")
+    }
+
     /// Asks for the master password through pinentry (three attempts; a keyring session is
-    /// started, as `coffer unlock` does), then does what the prompt was for.
+    /// started, as `coffer unlock` does), then does what the prompt was for. What became of it is
+    /// told on the service's standard error when it is not done.
     private func run(_ prompt: PendingPrompt, number: Int) {
         do {
             let vault = try openVault()
-            guard try host.unlock(vault, reason: "for an application's request to the keyring") == .unlocked else {
+            let outcome = try host.unlock(vault, reason: "for an application's request to the keyring")
+            guard outcome == .unlocked else {
+                log("an unlock prompt was dismissed: \(outcome == .cancelled ? "cancelled in pinentry" : outcome == .wrongPassword ? "three wrong master passwords" : "nobody could be asked")")
                 complete(number, dismissed: true, result: prompt.emptyResult)
                 return
             }
             let result = try prompt.action(vault)
             complete(number, dismissed: false, result: result)
         } catch {
+            log("an unlock prompt failed: \(error)")
             complete(number, dismissed: true, result: prompt.emptyResult)
         }
         checkLockState()
@@ -265,6 +288,7 @@ public final class SecretServiceProvider {
     public func peerVanished(_ name: String) {
         sessions = sessions.filter { $0.value.owner != name }
         prompts = prompts.filter { $0.value.owner != name }
+        boundPrograms[name] = nil
     }
 
     /// Emits `Locked` changes when the vault was locked or unlocked elsewhere (`coffer lock`,

@@ -355,3 +355,26 @@ final class HostProcessTests: XCTestCase {
         XCTAssertEqual((result.answers[0]["error"] as? [String: Any])?["code"] as? String, "forbidden")
     }
 }
+
+/// Passkeys only for domains (issue 51, item 2): an IP-address page registers and signs nothing,
+/// and an rpId out of canonical form is refused, whatever the page claims.
+final class RelyingPartyCheckTests: XCTestCase {
+    func testIPAddressPagesAndNonCanonicalRelyingPartiesAreRefused() throws {
+        func allowed(_ rpId: String, _ origin: String) -> Bool {
+            guard let origin = try? BrowserOrigin(parsing: origin) else { return false }
+            return (try? BrowserHost.checkRelyingParty(rpId, for: origin)) != nil
+        }
+        XCTAssertTrue(allowed("example.com", "https://login.example.com"))
+        XCTAssertTrue(allowed("login.example.com", "https://login.example.com"))
+        XCTAssertFalse(allowed("30.40", "https://10.20.30.40"), "a 'suffix' of an IP address")
+        XCTAssertFalse(allowed("10.20.30.40", "https://10.20.30.40"))
+        XCTAssertFalse(allowed("30.40", "https://99.88.30.40"), "the passkey made above cannot sign here")
+        XCTAssertFalse(allowed("192.168.1.10", "https://192.168.1.10"))
+        XCTAssertFalse(allowed("[2001:db8::1]", "https://[2001:db8::1]"))
+        XCTAssertFalse(allowed("2001:db8::1", "https://[2001:db8::1]"))
+        for rpId in ["Example.com", "example.com.", "https://example.com", "example.com:443", "exa_mple.com", "bücher.example"] {
+            XCTAssertFalse(allowed(rpId, "https://example.com"), rpId)
+        }
+        XCTAssertTrue(allowed("xn--bcher-kva.example", "https://xn--bcher-kva.example"), "an A-label is canonical")
+    }
+}

@@ -98,6 +98,31 @@ final class ImportEndToEndTests: XCTestCase {
         XCTAssertEqual(router["tags"] as? [String], ["Infra", "Ops"], "the collections are tags")
     }
 
+    /// A passkey's rpId is held to its canonical form wherever it enters (issue 51, item 2): an
+    /// export's URL, upper case, trailing dot or U-label is stored canonical and told; one that
+    /// names no domain (an IP address) leaves the passkey out and keeps the login.
+    func testImportedPasskeysHaveCanonicalRelyingPartiesOrAreLeftOut() throws {
+        let cli = harness()
+        let key = Base64.encodeURL(try PasskeyPrivateKey.generate(.es256).pkcs8())
+        func item(_ id: Int, _ rpId: String) -> String {
+            #"{"id":"ID","type":1,"name":"Site ID","login":{"uris":[{"uri":"https://site.example"}],"username":"uID","password":"pID","fido2Credentials":[{"credentialId":"b64.AAECAwQFBgcICQoLDA0ODw","keyValue":"KEY","rpId":"RP","userHandle":"AQI","userName":"u","counter":"0","creationDate":"2024-01-01T00:00:00.000Z"}]}}"#
+                .replacing("ID", with: String(id)).replacing("KEY", with: key).replacing("RP", with: rpId)
+        }
+        let json = cli.container + "/../bw-rpids.json"
+        try (#"{"encrypted":false,"items":["# + [item(1, "https://Login.Example.COM./signin"), item(2, "Bücher.Example."), item(3, "10.20.30.40")]
+            .joined(separator: ",") + "]}").write(toFile: json, atomically: true, encoding: .utf8)
+        let imported = unlocked(["import", json], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("is stored as 'login.example.com'"), imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("is stored as 'xn--bcher-kva.example'"), imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("'10.20.30.40', which is no domain"), imported.stderr)
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(unlocked(["list", "--json"], cli).stdout.utf8)) as? [[String: Any]])
+        let passkeys = rows.filter { $0["type"] as? String == "passkey" }.compactMap { ($0["serviceIdentifier"] as? [String: Any])?["identifier"] as? String }
+        XCTAssertEqual(Set(passkeys), ["login.example.com", "xn--bcher-kva.example"])
+        XCTAssertEqual(unlocked(["fill", "site.example", "--user", "u3"], cli).stdout, "p3\n", "the login without its passkey is kept")
+        XCTAssertEqual(unlocked(["verify"], cli).code, 0)
+    }
+
     /// A Bitwarden passkey's members that Coffer's passkey does not keep are named in the report.
     func testBitwardenPasskeyMembersNotKeptAreNamed() throws {
         let cli = harness()

@@ -18,7 +18,7 @@ final class RunInjectTests: XCTestCase {
         environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "COFFER_CONTAINER": home + "/vault", "PATH": "/usr/bin:/bin"]
         XCTAssertEqual(try coffer(["init", "--kdf", "interactive", "--password-stdin"], stdin: master + "\n").code, 0)
         XCTAssertEqual(try coffer(["add", "github.com", "alice", "--password-stdin"], stdin: "\(master)\nGitHubSecret\n").code, 0)
-        let document = "Tok3n-Value\nuser: deploy\nname: CI token\napi key: K3y-0f-API\n"
+        let document = "Tok3n-Value\nuser: deploy\nname: CI token\nfield api key: K3y-0f-API\n"
         XCTAssertEqual(try coffer(["add", "ci.example.com", "deploy", "--password-stdin", "--name", "CI token"], stdin: "\(master)\nTok3n-Value\n").code, 0)
         XCTAssertEqual(try coffer(["edit", "CI token", "--password-stdin"], stdin: master + "\n" + document).code, 0)
     }

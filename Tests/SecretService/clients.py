@@ -15,6 +15,14 @@ algorithms), Python's keyring library, and raw jeepney calls for hostile input.
     clients.py signals SECONDS                         print the Secret Service signals seen
     clients.py gnome-keyring PASSWORD_FILE DIRECTORY   start gnome-keyring-daemon, its login keyring
                                                        unlocked with the file's password; print its pid
+    clients.py exec-after-connect PROGRAM NAME=VALUE... open a connection and a session, then exec
+                                                       PROGRAM while a forked child calls GetSecret on
+                                                       that connection; print the child's result
+    clients.py get-secrets NAME=VALUE...               one GetSecrets call for every match; print the
+                                                       number of secrets returned, or the error
+    clients.py change ACTION NAME=VALUE...             on the first match: set-secret, relabel, delete or
+                                                       replace (CreateItem with replace); print "ok" or
+                                                       the error
 
 ALGO is "plain" or "dh" (dh-ietf1024-sha256-aes128-cbc-pkcs7). Exit 3 on a D-Bus error, whose
 name is printed on stderr.
@@ -122,6 +130,16 @@ def main():
             print(daemon.pid)
         elif command == "create":
             create(arguments[0], arguments[1].encode(), attributes(arguments[2:]))
+        elif command == "exec-after-connect":
+            exec_after_connect(arguments[0], attributes(arguments[1:]))
+        elif command == "get-secrets":
+            connection = open_dbus_connection()
+            session = call(connection, SERVICE, "OpenSession", "sv", "plain", ("s", ""))[1][1]
+            unlocked, locked = call(connection, SERVICE, "SearchItems", "a{ss}", attributes(arguments))[1]
+            status, body = call(connection, SERVICE, "GetSecrets", "aoo", unlocked + locked, session)
+            print(len(body[0]) if status == "ok" else "error " + body)
+        elif command == "change":
+            change(arguments[0], attributes(arguments[1:]))
         elif command == "signals":
             connection = open_dbus_connection()
             rule = MatchRule(type="signal", path_namespace="/org/freedesktop/secrets")
@@ -164,6 +182,53 @@ def create(label, secret, pairs):
         message = connection.recv_until_filtered(queue, timeout=30)
     dismissed, (signature, result) = message.body
     print("prompt dismissed" if dismissed else result)
+
+
+def exec_after_connect(program, pairs):
+    """The probe of issue 51: a connection whose first call came from this process is handed to
+    a forked child, and this process becomes PROGRAM (the one that stored the item). The bus
+    still names this pid as the connection's process, whose executable is now PROGRAM."""
+    connection = open_dbus_connection()
+    session = call(connection, SERVICE, "OpenSession", "sv", "plain", ("s", ""))[1][1]
+    unlocked, locked = call(connection, SERVICE, "SearchItems", "a{ss}", pairs)[1]
+    item = DBusAddress((unlocked + locked)[0], bus_name=SERVICE.bus_name, interface="org.freedesktop.Secret.Item")
+    hold, release = os.pipe()
+    parent = os.getpid()
+    if os.fork() == 0:
+        os.close(hold)
+        target = os.path.realpath(program)
+        deadline = time.time() + 10
+        while time.time() < deadline and os.path.realpath("/proc/%d/exe" % parent) != target:
+            time.sleep(0.01)
+        status, body = call(connection, item, "GetSecret", "o", session)
+        print(("secret " + bytes(body[0][2]).decode()) if status == "ok" else "error " + body, flush=True)
+        os.kill(parent, 9)
+        os._exit(0)
+    os.close(release)
+    os.dup2(hold, 0)  # PROGRAM reads a secret to store from stdin: it waits until it is killed
+    os.execv(program, [program, "store", "--label=never stored", "probe", "exec"])
+
+
+def change(action, pairs):
+    connection = open_dbus_connection()
+    session = call(connection, SERVICE, "OpenSession", "sv", "plain", ("s", ""))[1][1]
+    unlocked, locked = call(connection, SERVICE, "SearchItems", "a{ss}", pairs)[1]
+    path = (unlocked + locked)[0]
+    item = DBusAddress(path, bus_name=SERVICE.bus_name, interface="org.freedesktop.Secret.Item")
+    if action == "set-secret":
+        status, body = call(connection, item, "SetSecret", "(oayays)", (session, b"", b"overwritten", "text/plain"))
+    elif action == "relabel":
+        status, body = call(connection, item, "Set", "ssv", "org.freedesktop.Secret.Item", "Label", ("s", "relabelled"),
+                            interface="org.freedesktop.DBus.Properties")
+    elif action == "delete":
+        status, body = call(connection, item, "Delete", None)
+    elif action == "replace":
+        login = DBusAddress("/org/freedesktop/secrets/aliases/default", bus_name=SERVICE.bus_name, interface="org.freedesktop.Secret.Collection")
+        properties = {"org.freedesktop.Secret.Item.Label": ("s", "replaced"), "org.freedesktop.Secret.Item.Attributes": ("a{ss}", pairs)}
+        status, body = call(connection, login, "CreateItem", "a{sv}(oayays)b", properties, (session, b"", b"replaced", "text/plain"), True)
+    else:
+        sys.exit("unknown action " + action)
+    print("ok" if status == "ok" else "error " + body)
 
 
 def hostile():

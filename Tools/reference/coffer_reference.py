@@ -466,7 +466,8 @@ def read_index(container, vault_id, vault_key):
 def listing_table(container, vault_id, vault_key):
     """A device's listing table (SPEC.md §7.6): every identity and listed item entry as a row
     `record id ‖ entry ‖ kind ‖ type ‖ mode ‖ rank i64 ‖ identifier ‖ user ‖ name`, sorted by
-    first column (a named item's name, else the identifier), user, record id, entry."""
+    first column (a named item's name, else its service; a URL login's host and port; else the
+    identifier), user, record id, entry."""
     _, identities, items, _ = read_index(container, vault_id, vault_key)
     rows = []
     for rid, identifier, user, rank, _, mode, type_byte, name in identities:
@@ -476,8 +477,17 @@ def listing_table(container, vault_id, vault_key):
     for rid, kind, listed, name, user, service, _ in items:
         if listed:
             rows.append((name or service, user, bytes.fromhex(rid), 3, ITEM_KINDS[kind], 1, MATCH_MODES["never"], 0, name, service))
+    def first_column(row):
+        # A named item's name (else its service); a URL login's host and port; else the identifier.
+        text = row[0]
+        if row[3] != 3 and row[5] == 1 and "://" in text:
+            rest = text[text.index("://") + 3:]
+            for stop in "/?#":
+                rest = rest.split(stop, 1)[0]
+            return rest
+        return text
     def sort_key(row):
-        return (row[0].encode(), row[1].encode(), row[2], row[3])
+        return (first_column(row).encode(), row[1].encode(), row[2], row[3])
     out = struct.pack("<I", len(rows))
     for row in sorted(rows, key=sort_key):
         identifier = row[9] if row[3] == 3 else row[0]
@@ -488,10 +498,10 @@ def listing_table(container, vault_id, vault_key):
 
 
 def seal_listing(vault_key, vault_id, manifest_file, table, nonce):
-    """The sealed snapshot (version 2), bound to the exact manifest file it was read under."""
+    """The sealed snapshot (version 3), bound to the exact manifest file it was read under."""
     index_key, _ = index_keys(vault_key)
-    ad = preamble(0x4C, 2) + vault_id + hashlib.blake2b(manifest_file, digest_size=32).digest()
-    return preamble(0x4C, 2) + nonce + aead_encrypt(index_key, nonce, ad, table)
+    ad = preamble(0x4C, 3) + vault_id + hashlib.blake2b(manifest_file, digest_size=32).digest()
+    return preamble(0x4C, 3) + nonce + aead_encrypt(index_key, nonce, ad, table)
 
 
 # --- §15 sync: tombstones, the header seal, the merge rules --------------------------------

@@ -35,16 +35,19 @@ public struct FillAgentClient: Sendable {
         case unusable
     }
 
-    /// Sends `request` and waits for the answer.
+    /// Sends `request` and waits for the answer: the whole exchange, connect included, within
+    /// `timeoutMilliseconds` (SPEC.md §8.5) — an agent that trickles its answer a byte at a time
+    /// is given up on at the deadline, not granted the timeout again for every byte.
     public func send(_ request: FillAgentRequest) -> Answer {
+        let deadline = ContinuousClock.now + .milliseconds(Self.timeoutMilliseconds)
         guard let fd = connect() else { return .absent }
         guard fd >= 0 else { return .unusable }
         defer { close(fd) }
         var framed = request.encoded
         defer { framed.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        guard writeAll(fd, framed), let header = readExactly(fd, 4) else { return .unusable }
+        guard writeAll(fd, framed), let header = readExactly(fd, 4, before: deadline) else { return .unusable }
         let length = header.reduce(0) { $0 << 8 | Int($1) }
-        guard length <= FillAgentReply.maximumLength, var body = readExactly(fd, length) else { return .unusable }
+        guard length <= FillAgentReply.maximumLength, var body = readExactly(fd, length, before: deadline) else { return .unusable }
         defer { body.withUnsafeMutableBytes { Sodium.wipe($0) } }
         guard let reply = try? FillAgentReply(body) else { return .unusable }
         return .reply(reply)
@@ -89,9 +92,19 @@ public struct FillAgentClient: Sendable {
         return true
     }
 
-    private func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
+    /// `count` bytes, each read allowed only the time left before `deadline` (the receive
+    /// timeout set anew before every read).
+    private func readExactly(_ fd: Int32, _ count: Int, before deadline: ContinuousClock.Instant) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count), offset = 0
         while offset < count {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                bytes.withUnsafeMutableBytes { Sodium.wipe($0) }
+                return nil
+            }
+            let (seconds, attoseconds) = left.components
+            var timeout = timeval(tv_sec: Int(seconds), tv_usec: max(1, Int(attoseconds / 1_000_000_000_000)))
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, count - offset) }
             if got < 0 && errno == EINTR { continue }
             guard got > 0 else {

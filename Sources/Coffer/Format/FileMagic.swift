@@ -34,7 +34,7 @@ public enum FileMagic {
     static func versions(of type: FileType) -> ClosedRange<UInt8> {
         switch type {
         case .indexManifest: 1...3
-        case .identityListing: 2...2  // a device's own derived file: version 1 is rebuilt, never read
+        case .identityListing: 3...3  // a device's own derived file: versions 1 and 2 are rebuilt, never read
         case .completionTable: 2...2  // likewise
         case .teamKeys: 1...2  // 2: with removal notices (SPEC.md §19.3)
         default: formatVersion...formatVersion

@@ -26,11 +26,22 @@ public enum Assuan {
         case inquire
     }
 
-    /// One command line (without the newline): `COMMAND` or `COMMAND escaped-parameter`.
+    /// One command line (without the newline): `COMMAND` or `COMMAND escaped-parameter`. A
+    /// parameter too long for one line is cut at a character — never inside an escape or a
+    /// UTF-8 sequence — and ends in "…": callers put what matters first.
     public static func command(_ name: String, _ parameter: String? = nil) -> [UInt8] {
         guard let parameter else { return Array(name.utf8) }
-        let line = Array(name.utf8) + [UInt8(ascii: " ")] + escape(Array(parameter.utf8))
-        return Array(line.prefix(maximumLineLength))
+        let head = Array(name.utf8) + [UInt8(ascii: " ")]
+        let whole = escape(Array(parameter.utf8))
+        guard head.count + whole.count > maximumLineLength else { return head + whole }
+        let ellipsis = Array("…".utf8)
+        var kept: [UInt8] = []
+        for character in parameter {
+            let escaped = escape(Array(String(character).utf8))
+            guard head.count + kept.count + escaped.count + ellipsis.count <= maximumLineLength else { break }
+            kept += escaped
+        }
+        return head + kept + ellipsis
     }
 
     /// `%`, and every byte below 0x20, as `%XX` (uppercase hex).

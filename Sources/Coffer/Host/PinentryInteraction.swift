@@ -1,3 +1,5 @@
+import Glibc
+
 /// The desktop's prompt as the provider's `UserInteraction`: the master password is asked by
 /// pinentry, the program gpg-agent and rbw use (pinentry-gnome3, -qt, -gtk, -curses …), over
 /// the Assuan protocol on its stdin and stdout. Every desktop host (the browser host, the
@@ -20,6 +22,30 @@ public final class PinentryInteraction: UserInteraction {
 
     public var canChooseIdentity: Bool { false }
 
+    /// The program's path as it would run (`program` itself when it names a path), or `nil` when
+    /// `$PATH` has no such program.
+    public var resolvedPath: String? {
+        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
+        for directory in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") where !directory.isEmpty {
+            let candidate = directory + "/" + program
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// What a service tells at start (SPEC.md §17): the pinentry it will run, or why none can
+    /// show a question — no such program, or nothing to show it on.
+    public var whereItAsks: String {
+        guard let path = resolvedPath else {
+            return "no pinentry: '\(program)' is not on PATH (COFFER_PINENTRY names another); a locked vault stays locked and reads of another program's items are refused"
+        }
+        let display = [environment["WAYLAND_DISPLAY"], environment["DISPLAY"], environment["GPG_TTY"]].contains { !($0 ?? "").isEmpty }
+        guard display else {
+            return "questions go to pinentry \(path), but no display (DISPLAY, WAYLAND_DISPLAY) or terminal (GPG_TTY) is set: a graphical or terminal pinentry cannot show them"
+        }
+        return "questions go to pinentry \(path)"
+    }
+
     public func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity? { nil }
 
     /// Runs one pinentry conversation: title, description, prompt, the error of a previous
@@ -32,7 +58,7 @@ public final class PinentryInteraction: UserInteraction {
             child.wait()
         }
         try expectOK(child)  // the greeting
-        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", "Coffer needs your master password \(reason)."),
+        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", DisplayText.escaped("Coffer needs your master password \(reason).", keepingLineBreaks: true)),
                         Assuan.command("SETPROMPT", "Master password:"), Assuan.command("SETOK", "Unlock")]
         if let tty = environment["GPG_TTY"] { commands.insert(Assuan.command("OPTION", "ttyname=\(tty)"), at: 0) }
         if attempt > 1 { commands.append(Assuan.command("SETERROR", "Wrong master password (attempt \(attempt))")) }
@@ -81,7 +107,10 @@ public final class PinentryInteraction: UserInteraction {
             child.wait()
         }
         try expectOK(child)
-        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", description), Assuan.command("SETOK", ok),
+        // What a client named (a program's path, an item's label) is shown as text: its control
+        // characters escaped, never acted on by the pinentry's screen (SPEC.md §10, §17.4).
+        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", DisplayText.escaped(description, keepingLineBreaks: true)),
+                        Assuan.command("SETOK", ok),
                         Assuan.command("SETCANCEL", cancel)]
         if let notOK { commands.append(Assuan.command("SETNOTOK", notOK)) }
         for command in commands { try send(command, to: child) }

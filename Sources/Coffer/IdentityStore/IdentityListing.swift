@@ -218,7 +218,7 @@ public struct IdentityListing: Sendable {
 
     public var count: Int { rows.count }
 
-    /// The rows sorted by service (an item without one by its name), then user, as bytes, then
+    /// The rows sorted by first column (`firstColumn(of:in:)`), then user, as bytes, then
     /// record id and kind of row: how a whole listing reads to a person (`coffer list`,
     /// `coffer search`), and the order the listing table keeps (so a listing read from it is
     /// returned as it is).
@@ -227,11 +227,9 @@ public struct IdentityListing: Sendable {
         // Positions sorted with memcmp (generic byte-sequence comparisons made sorting 40,000
         // rows 50 ms, most of a completion).
         var sorted = self
-        let keys = rows.map { row in
-            (first: row.entry == .item && !row.name.isEmpty ? row.name : row.identifier, user: row.user)
-        }
         let order: [Int] = text.withUnsafeBufferPointer { text in
             let base = text.baseAddress
+            let keys = rows.map { row in (first: Self.firstColumn(of: row, in: text), user: row.user) }
             func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int {
                 let common = min(a.count, b.count)
                 let result = common == 0 ? 0 : Int(memcmp(base! + a.lowerBound, base! + b.lowerBound, common))
@@ -249,6 +247,26 @@ public struct IdentityListing: Sendable {
         sorted.rows = order.map { rows[$0] }
         sorted.order = .service
         return sorted
+    }
+
+    /// What a person reads first on a row: an item's name (its service when it has none), a
+    /// URL login's host and port (the whole URL made every row as wide as the longest sign-in
+    /// path and sorted every URL login under "https"), else the identifier (SPEC.md §7.6).
+    public static func firstColumn(of row: Row, in text: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+        if row.entry == .item { return !row.name.isEmpty ? row.name : row.identifier }
+        return row.type == .URL ? hostAndPort(of: row.identifier, in: text) : row.identifier
+    }
+
+    /// Where `scheme://host[:port]` has its host and port in `text[identifier]`: up to the first
+    /// `/`, `?` or `#` after `//`; the whole identifier when it has no `://`.
+    public static func hostAndPort(of identifier: Range<Int>, in text: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+        var position = identifier.lowerBound
+        while position < identifier.upperBound, text[position] != 0x3A { position += 1 }
+        guard position + 2 < identifier.upperBound, text[position + 1] == 0x2F, text[position + 2] == 0x2F else { return identifier }
+        let start = position + 3
+        var end = start
+        while end < identifier.upperBound, text[end] != 0x2F, text[end] != 0x3F, text[end] != 0x23 { end += 1 }
+        return start..<end
     }
 
     /// The rows best first (`Order.suggestion`): what every lookup of a whole listing but a

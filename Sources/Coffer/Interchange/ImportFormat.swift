@@ -146,6 +146,18 @@ enum ImportValues {
         }
     }
 
+    /// A passkey's rpId as an export spells it, in canonical form (SPEC.md §6.4): a URL's host,
+    /// lower case, A-labels, no trailing dot — the change told in the report. `nil`, and told,
+    /// when it names no domain (an IP address): the passkey is left out, the login kept.
+    static func relyingParty(_ text: String, at origin: String, report: inout ImportReport) -> String? {
+        guard let canonical = RelyingPartyIdentifier.canonical(from: text) else {
+            report.notice("\(origin): a passkey for '\(text.prefix(80))', which is no domain (passkeys are for domains only): left out, the login kept")
+            return nil
+        }
+        if canonical != text { report.notice("\(origin): the passkey's relying party '\(text.prefix(80))' is stored as '\(canonical)'") }
+        return canonical
+    }
+
     /// `text` with each CRLF (and lone CR) as LF: a note typed on Windows reads as one typed here.
     static func unixLineBreaks(_ text: String) -> String {
         guard text.contains(where: { $0 == "\r\n" || $0 == "\r" }) else { return text }

@@ -48,6 +48,7 @@ public struct Passkey: Equatable, Sendable {
     public var isWellFormed: Bool {
         Self.credentialIDLengths.contains(credentialID.count) && Self.userHandleLengths.contains(userHandle.count)
             && Self.relyingPartyIdentifierLengths.contains(relyingPartyIdentifier.utf8.count) && !privateKey.isEmpty
+            && RelyingPartyIdentifier.isCanonical(relyingPartyIdentifier)
     }
 
     /// The member as the record stores it; defaults (`userDisplayName` empty, `counter` 0,

@@ -8,11 +8,22 @@ import FoundationEssentials
 extension CredentialProvider {
     var isUserRecentlyVerified: Bool { userVerification.isRecent }
 
+    /// A relying party that is no domain in canonical form — an IP address, a URL, upper case —
+    /// is refused before anything is asked or signed (SPEC.md §6.4). - Returns: whether to go on.
+    func acceptsRelyingParty(_ relyingParty: String) -> Bool {
+        guard RelyingPartyIdentifier.isCanonical(relyingParty) else {
+            extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "passkeys are for domains only, not '\(relyingParty.prefix(80))'"))
+            return false
+        }
+        return true
+    }
+
     /// The interactive list of a relying party's passkeys: authenticate, let the person choose
     /// among those `requestParameters` allow, sign.
     public func prepareCredentialList(
         for serviceIdentifiers: [CredentialServiceIdentifier], requestParameters: PasskeyCredentialRequestParameters
     ) {
+        guard acceptsRelyingParty(requestParameters.relyingPartyIdentifier) else { return }
         guard authenticate(reason: "to sign in to \(requestParameters.relyingPartyIdentifier) with a passkey",
                            proving: requestParameters.userVerificationPreference == .required && !isUserRecentlyVerified)
         else { return }
@@ -65,6 +76,7 @@ extension CredentialProvider {
     /// algorithm of `supportedAlgorithms` Coffer has, 16 random bytes of credential id.
     public func prepareInterface(forPasskeyRegistration request: PasskeyCredentialRequest) {
         let identity = request.credentialIdentity
+        guard acceptsRelyingParty(identity.relyingPartyIdentifier) else { return }
         guard let algorithm = request.supportedAlgorithms.first(where: PasskeyAlgorithm.allCases.contains) else {
             extensionContext.cancelRequest(withError: ExtensionError(.failed, failureReason: "none of the relying party's algorithms is ES256 or EdDSA"))
             return

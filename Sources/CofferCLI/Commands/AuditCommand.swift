@@ -79,7 +79,9 @@ struct AuditCommand: Command {
         } else {
             for finding in audit.findings {
                 let change = finding.changePasswordURL.map { "\tchange at \($0)" } ?? ""
-                context.print("\(finding.kind.rawValue)\t\(title(finding))\t\(finding.detail)\t\(finding.recordID.hex.prefix(8))\(change)")
+                // Names and details escaped one by one: a tab in a name cannot make a column.
+                context.print("\(finding.kind.rawValue)\t\(DisplayText.escaped(title(finding)))\t\(DisplayText.escaped(finding.detail))"
+                    + "\t\(finding.recordID.hex.prefix(8))\(change)")
             }
             context.note("checked \(audit.checked) logins: \(audit.findings.count) finding\(audit.findings.count == 1 ? "" : "s")")
         }

@@ -98,7 +98,7 @@ enum CompletionCandidates {
                 add(UnsafeBufferPointer(rebasing: text[row.name]), to: &entries)
                 guard row.entry != .item else { continue }
                 let service = UnsafeBufferPointer(rebasing: text[row.identifier]), user = UnsafeBufferPointer(rebasing: text[row.user])
-                let host = CommandContext.host(of: service)
+                let host = UnsafeBufferPointer(rebasing: text[IdentityListing.hostAndPort(of: row.identifier, in: text)])
                 add(service, to: &entries)
                 add(host, to: &entries, user: user)
                 add(service, to: &services)

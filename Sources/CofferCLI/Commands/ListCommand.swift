@@ -204,6 +204,10 @@ extension CommandContext {
             if line.contains(where: { $0 != 0x20 && $0 != 0x09 }) { output.bytes += line; output.bytes.append(0x0A) }
             line.removeAll(keepingCapacity: true)
         }
+        /// A value as it is, or escaped when it holds a control character (SPEC.md §10).
+        func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
+            if DisplayText.needsEscaping(bytes) { line += DisplayText.escapedBytes(bytes) } else { line += bytes }
+        }
         listing.withUnsafeText { text in
             for row in listing.rows where row.entry != .oneTimeCode {
                 let service = UnsafeBufferPointer(rebasing: text[row.identifier]), user = UnsafeBufferPointer(rebasing: text[row.user])
@@ -213,9 +217,9 @@ extension CommandContext {
                         for byte in bytes {
                             if byte == 0x0A { endLine() } else { line.append(byte) }
                         }
-                    case .service: line += service
-                    case .user: line += user
-                    case .name: line += UnsafeBufferPointer(rebasing: text[row.name])
+                    case .service: appendEscaped(service)
+                    case .user: appendEscaped(user)
+                    case .name: appendEscaped(UnsafeBufferPointer(rebasing: text[row.name]))
                     case .id: line += Array(row.recordID.hex.utf8)
                     case .kind: line += Array(row.kind.rawValue.utf8)
                     case .type: line += Array((row.entry == .item ? "item" : row.entry == .passkey ? "passkey" : "password").utf8)
@@ -224,24 +228,14 @@ extension CommandContext {
                         // [TEAM:]SERVICE/USER as ENTRY reads it, with a URL's host as the service.
                         guard !service.isEmpty else { break }
                         if !vaultBytes.isEmpty { line += vaultBytes; line.append(0x3A) }
-                        line += host(of: service)
-                        if !user.isEmpty { line.append(0x2F); line += user }
+                        appendEscaped(UnsafeBufferPointer(rebasing: text[IdentityListing.hostAndPort(of: row.identifier, in: text)]))
+                        if !user.isEmpty { line.append(0x2F); appendEscaped(user) }
                     }
                 }
                 endLine()
                 output.endRow()
             }
         }
-    }
-
-    /// The host and port of `scheme://host[:port]/…`; a domain as it is.
-    static func host(of identifier: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        guard let colon = identifier.firstIndex(of: 0x3A), colon + 2 < identifier.count, identifier[colon + 1] == 0x2F,
-              identifier[colon + 2] == 0x2F
-        else { return identifier }
-        let start = colon + 3
-        let end = identifier[start...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? identifier.count
-        return UnsafeBufferPointer(rebasing: identifier[start..<end])
     }
 
     /// Service, user, name (when any row has one) and id columns, one line per row: one pass
@@ -267,16 +261,9 @@ extension CommandContext {
             return range.count - continuations
         }
         // An item without identities shows its name where an identity shows its service, and
-        // a login its name in a column of its own (the name is how 'coffer show NAME' finds it).
-        // A URL login shows its host (and port): the table is for finding a login, and whole
-        // URLs made every row as wide as the longest sign-in path (`--json` keeps them).
-        func first(_ row: IdentityListing.Row) -> Range<Int> {
-            if row.entry == .item { return !row.name.isEmpty ? row.name : row.identifier }
-            guard row.type == .URL else { return row.identifier }
-            let host = Self.host(of: UnsafeBufferPointer(rebasing: text[row.identifier]))
-            let start = host.baseAddress! - text.baseAddress!
-            return start..<(start + host.count)
-        }
+        // a login its name in a column of its own (the name is how 'coffer show NAME' finds it);
+        // a URL login its host and port (`--json` keeps the URL).
+        func first(_ row: IdentityListing.Row) -> Range<Int> { IdentityListing.firstColumn(of: row, in: text) }
         func name(_ row: IdentityListing.Row) -> Range<Int> { row.entry == .item ? row.name.lowerBound..<row.name.lowerBound : row.name }
         let limits = (service: 40, user: 24, name: 24)
         var widths = (service: 0, user: 0, name: 0)
@@ -287,8 +274,17 @@ extension CommandContext {
             if widths.name < limits.name { widths.name = max(widths.name, min(columns(name(row)), limits.name)) }
         }
         func cell(_ range: Range<Int>, paddedTo width: Int) {
-            output.append(UnsafeBufferPointer(rebasing: text[range]))
-            output.appendSpaces(max(0, width - columns(range)) + 2)
+            let bytes = UnsafeBufferPointer(rebasing: text[range])
+            // A name with a control character is written escaped (SPEC.md §10): it cannot drive
+            // the terminal or, with a line break, forge a row. Nearly every name has none.
+            guard DisplayText.needsEscaping(bytes) else {
+                output.append(bytes)
+                output.appendSpaces(max(0, width - columns(range)) + 2)
+                return
+            }
+            let escaped = DisplayText.escapedBytes(bytes)
+            output.bytes += escaped
+            output.appendSpaces(max(0, width - escaped.count(where: { $0 >> 6 != 0b10 })) + 2)
         }
         var hex = [UInt8](repeating: 0, count: 2 * identifierByteCount)
         for row in rows where row.entry != .oneTimeCode {

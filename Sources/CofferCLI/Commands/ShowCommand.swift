@@ -35,7 +35,11 @@ struct ShowCommand: Command {
         } else if context.wantsJSON {
             context.print(JSONOutput.render(JSONOutput.record(record)))
         } else {
-            context.print(Self.text(of: record, masked: context.io.standardOutputIsTerminal))
+            // On a terminal the text is for the eye: masked, and no value may drive the terminal.
+            // Through a pipe it is exact, for 'coffer edit' to read back.
+            let terminal = context.io.standardOutputIsTerminal
+            let text = Self.text(of: record, masked: terminal)
+            context.print(terminal ? DisplayText.escaped(text, keepingLineBreaks: true) : text)
         }
         return .success
     }

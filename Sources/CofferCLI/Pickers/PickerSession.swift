@@ -50,7 +50,8 @@ struct PickerSession {
             let name = listing.name(row)
             let service = (team.map { $0 + ":" } ?? "") + ranked.identity.serviceIdentifier.identifier
             let parts = [service, ranked.identity.user, name].filter { !$0.isEmpty }
-            return Entry(line: parts.joined(separator: "  ") + "  [\(row.recordID.hex.prefix(8))]", identity: ranked, vault: vault)
+            // A launcher shows the line to a person, and one line per entry: escaped (SPEC.md §10).
+            return Entry(line: DisplayText.escaped(parts.joined(separator: "  ")) + "  [\(row.recordID.hex.prefix(8))]", identity: ranked, vault: vault)
         }
     }
 

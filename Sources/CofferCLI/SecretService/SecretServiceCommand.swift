@@ -17,13 +17,17 @@ struct SecretServiceCommand: Command {
         --replace takes the name over. While the vault is locked applications can search (by
         attributes, which the index keeps only as digests) but not read: an application's Unlock
         asks for the master password through pinentry (COFFER_PINENTRY) and starts a session as
-        'coffer unlock' does; 'coffer lock' locks the keyring too. The first time a program reads
-        a secret another program stored, pinentry asks: Always allow, Allow once or Deny —
-        programs are told apart by the executable the kernel names for the caller, never by what
-        they claim. 'clients' lists the programs allowed always; --revoke PATH forgets one.
+        'coffer unlock' does; 'coffer lock' locks the keyring too. When a program reads, changes
+        or deletes an item another program stored, pinentry asks — one question naming every item
+        of the call: Always allow, Allow once or Deny. Programs are told apart by the executable
+        the kernel names for the caller, never by what they claim, and a connection stays bound to
+        the program that made its first call (a process that execs another is asked as one Coffer
+        cannot name). 'clients' lists the programs allowed always; --revoke PATH forgets one.
         --no-approval turns the question off (any program of yours may read every item, as with
-        gnome-keyring); --no-pinentry never asks (locked stays locked, unapproved reads are refused).
-        Move an existing keyring's items over with 'coffer import --from secret-service'.
+        gnome-keyring); --no-pinentry never asks (locked stays locked, unapproved calls are
+        refused). At start it says which pinentry it will use; every refusal and its reason is
+        written to its standard error (the journal under systemd). Move an existing keyring's
+        items over with 'coffer import --from secret-service'.
         """
     static let examples = [
         "coffer secret-service --replace &", "secret-tool store --label='Example' service example.com user alice",
@@ -57,7 +61,10 @@ struct SecretServiceCommand: Command {
             throw CLIError("\(error)", hint: hint, code: .unavailable)
         }
         bus.provider.approvalsRequired = !context.arguments.has("no-approval")
+        bus.provider.log = { context.note($0) }
         context.note("serving \(SecretServiceBus.busName) on the session bus")
+        // Where a person will be asked — or that nobody can be: said once, at start (SPEC.md §17).
+        context.note(pinentry?.whereItAsks ?? "no pinentry (--no-pinentry): a locked vault stays locked and reads of another program's items are refused")
         context.note(try bus.serve())
         return .success
     }

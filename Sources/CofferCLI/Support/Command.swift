@@ -87,7 +87,9 @@ final class CommandContext {
     var wantsJSON: Bool { arguments.has("json") }
 
     func print(_ line: String) { io.standardOutput(line + "\n") }
-    func note(_ line: String) { io.standardError("coffer: " + line + "\n") }
+    /// A message on stderr; control characters a name or label in it may hold are escaped
+    /// (SPEC.md §10): a message can never drive the person's terminal.
+    func note(_ line: String) { io.standardError("coffer: " + DisplayText.escaped(line, keepingLineBreaks: true) + "\n") }
 
     /// `--container`, else `--group`, else `$COFFER_CONTAINER`, else the default group
     /// (`HostSession`'s order, the same for every host) — or the team an operand named.

@@ -23,7 +23,7 @@ enum EntryOperand {
 
         var line: String {
             let who = service.isEmpty ? (user.isEmpty ? "-" : user) : (user.isEmpty ? service : "\(user)@\(service)")
-            return "\(who)  \(name.isEmpty ? "-" : name)  \(id.hex.prefix(8))"
+            return DisplayText.escaped("\(who)  \(name.isEmpty ? "-" : name)") + "  \(id.hex.prefix(8))"
         }
     }
 

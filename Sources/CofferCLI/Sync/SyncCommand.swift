@@ -62,7 +62,9 @@ struct SyncCommand: Command {
         var document: JSONObject = [:]
         var synced = 0
         var firstFailure: CLIError?
-        if vault.syncRemote(environment: context.io.environment) != nil {
+        // A container that is a git repository syncs (and its repository is checked, so a
+        // planted config is refused, SPEC.md §15.2) even when no remote could be read from it.
+        if vault.isSyncedContainer {
             let report = try vault.sync(options)
             synced += 1
             if context.wantsJSON { document = json(report).objectValue ?? [:] } else if !quiet || report.hasNews { show(report, context) }
@@ -70,7 +72,7 @@ struct SyncCommand: Command {
         // A team named by --container or TEAM: syncs alone; one's own vault brings every team.
         var teams: JSONObject = [:]
         if !vault.isTeam {
-            for team in context.teams(ownedBy: vault.container) where team.vault.syncRemote(environment: context.io.environment) != nil {
+            for team in context.teams(ownedBy: vault.container) where team.vault.isSyncedContainer {
                 synced += 1
                 do {
                     try team.vault.unlockTeam(identity: vault.personalIdentity())

@@ -211,11 +211,27 @@ final class IdentityStoreTests: XCTestCase {
         let amys = fromShards.service.filter { $0.contains(" amy ") }.map { $0.suffix(32) }
         XCTAssertEqual(amys, amys.sorted(), "ties broken by record id")
 
-        var older = try XCTUnwrap(FileManager.default.contents(atPath: path))
-        older[7] = 1  // a version-1 snapshot: refused by its version, rebuilt
-        try older.write(to: URL(fileURLWithPath: path))
-        XCTAssertEqual(try rows(.service), fromShards.service)
-        XCTAssertEqual(FileManager.default.contents(atPath: path)?[7], 2, "replaced by a version-2 snapshot")
+        for version: UInt8 in [1, 2] {  // older snapshots: refused by their version, rebuilt
+            var older = try XCTUnwrap(FileManager.default.contents(atPath: path))
+            older[7] = version
+            try older.write(to: URL(fileURLWithPath: path))
+            XCTAssertEqual(try rows(.service), fromShards.service)
+            XCTAssertEqual(FileManager.default.contents(atPath: path)?[7], 3, "replaced by a version-3 snapshot")
+        }
+    }
+
+    /// A URL login sorts by its host and port, what a listing shows for it, not under "https".
+    func testListingSortsURLLoginsByHost() throws {
+        let vault = try Fixture.vault()
+        for service in ["https://zed.example/login", "m.example", "https://b.example:8443/x?y", "http://c.example#top", "a.example"] {
+            try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: service)], user: "u", password: "p"))
+        }
+        let listing = try vault.identityStore.identityListing(order: .service)
+        let shown = listing.withUnsafeText { text in
+            listing.rows.map { String(decoding: UnsafeBufferPointer(rebasing: text[IdentityListing.firstColumn(of: $0, in: text)]), as: UTF8.self) }
+        }
+        XCTAssertEqual(shown, ["a.example", "b.example:8443", "c.example", "m.example", "zed.example"])
+        XCTAssertEqual(try vault.identityStore.identityListing(order: .service).rows.map(\.recordID), listing.rows.map(\.recordID), "the snapshot keeps it")
     }
 
     /// A long-lived host's bucket cache answers from memory only while the manifest names the

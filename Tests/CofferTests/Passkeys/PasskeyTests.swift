@@ -148,6 +148,22 @@ final class PasskeyTests: XCTestCase {
         return registration.recordIdentifier
     }
 
+    /// The provider refuses a relying party that is no domain before it asks anything.
+    func testTheProviderRegistersNothingForAnIPAddress() throws {
+        let vault = try Fixture.vault()
+        let interaction = ScriptedInteraction(passwords: [Fixture.password])
+        let provider = CredentialProvider(vault: vault, interaction: interaction, sessions: nil)
+        for rp in ["10.20.30.40", "30.40", "Example.com", "https://example.com"] {
+            provider.extensionContext.reset()
+            provider.prepareInterface(forPasskeyRegistration: PasskeyCredentialRequest(
+                credentialIdentity: PasskeyCredentialIdentity(relyingPartyIdentifier: rp, userName: "u", credentialID: [], userHandle: [1], recordIdentifier: ""),
+                clientDataHash: Array(repeating: 1, count: 32), userVerificationPreference: .preferred, supportedAlgorithms: [.es256]))
+            guard case .cancelled(let error)? = provider.extensionContext.outcome else { return XCTFail("\(rp) was registered") }
+            XCTAssertEqual(error.code, .failed, rp)
+        }
+        XCTAssertEqual(try vault.allRecords().filter { $0.passkey != nil }.count, 0)
+    }
+
     func testAssertionSignsOnlyUnlockedAndVerifiesAgainstTheRegisteredKey() throws {
         let vault = try Fixture.vault()
         let interaction = ScriptedInteraction(passwords: [Fixture.password])
@@ -238,6 +254,40 @@ final class PasskeyTests: XCTestCase {
 
 /// `primitives/passkey.vector`, written by Tools/reference/passkey_reference.py from the SPEC with
 /// Python's `cryptography` and PyNaCl and its own CBOR writer.
+/// The rpId rule of SPEC.md §6.4, one place for every reader and writer (issue 51, item 2).
+final class RelyingPartyIdentifierTests: XCTestCase {
+    func testOnlyADomainInCanonicalFormIsAnRpId() {
+        for good in ["example.com", "a.b.example.co.uk", "xn--bcher-kva.example", "localhost", "x1.example", "1x.example"] {
+            XCTAssertTrue(RelyingPartyIdentifier.isCanonical(good), good)
+        }
+        for bad in ["", "Example.com", "example.com.", ".example.com", "a..b", "https://example.com", "example.com/login", "example.com:443",
+                    "10.20.30.40", "30.40", "1.2.3", "[::1]", "::1", "-a.example", "a-.example", "bücher.example", "exa_mple.com",
+                    String(repeating: "a", count: 64) + ".example", String(repeating: "a.", count: 127) + "aa"] {
+            XCTAssertFalse(RelyingPartyIdentifier.isCanonical(bad), bad)
+        }
+        XCTAssertEqual(RelyingPartyIdentifier.canonical(from: "https://Login.Example.COM./path?x#y"), "login.example.com")
+        XCTAssertEqual(RelyingPartyIdentifier.canonical(from: "https://user@example.com:8443/"), "example.com")
+        XCTAssertEqual(RelyingPartyIdentifier.canonical(from: "Bücher.Example."), "xn--bcher-kva.example")
+        XCTAssertNil(RelyingPartyIdentifier.canonical(from: "https://10.20.30.40/"))
+        XCTAssertNil(RelyingPartyIdentifier.canonical(from: "[2001:db8::1]"))
+        XCTAssertNil(RelyingPartyIdentifier.canonical(from: "30.40"))
+    }
+
+    /// A record whose passkey names no domain in canonical form is refused by the reader.
+    func testTheRecordReaderRefusesAnRpIdOutOfCanonicalForm() throws {
+        let key = try PasskeyPrivateKey.generate(.edDSA).pkcs8()
+        for rpId in ["Example.com", "10.0.0.1", "https://example.com"] {
+            let passkey = Passkey(credentialID: [1, 2, 3], relyingPartyIdentifier: rpId, userHandle: [1], userName: "u", userDisplayName: "",
+                                  privateKey: key, created: Date(timeIntervalSince1970: 1_700_000_000))
+            var record = Record(id: try RecordID.random(), serviceIdentifiers: [], user: "u", password: "", created: Date(timeIntervalSince1970: 0),
+                                modified: Date(timeIntervalSince1970: 0), revision: 1)
+            record.passkey = passkey
+            let bytes = JSONValue.object(RecordCoding.document(record, omittingDefaults: true)).canonicalBytes
+            XCTAssertThrowsError(try RecordCoding.decode(bytes), rpId)
+        }
+    }
+}
+
 final class PasskeyVectorTests: XCTestCase {
     func testTheReferencesKeysDataAndSignatures() throws {
         let file = try VectorFile.load("primitives/passkey.vector")

@@ -176,6 +176,13 @@ enum BitwardenImport {
                     report.dropped("login.fido2Credentials", because: "Coffer keeps one passkey per login (Bitwarden makes one)")
                     continue
                 }
+                guard let rpId = credential.objectValue?["rpId"]?.stringValue else {
+                    throw .malformed(location: origin, reason: "login.fido2Credentials has no rpId")
+                }
+                guard ImportValues.relyingParty(rpId, at: origin, report: &report) != nil else {
+                    report.dropped("login.fido2Credentials", because: "its relying party is no domain")
+                    continue
+                }
                 guard let passkey = Self.passkey(credential) else {
                     throw .malformed(location: origin, reason: "login.fido2Credentials is not a passkey Coffer can read (its key, id or user handle)")
                 }
@@ -236,7 +243,7 @@ enum BitwardenImport {
         let discoverable = object["discoverable"].map { $0.stringValue.map { $0 != "false" } ?? $0.boolValue ?? true } ?? true
         guard let credentialID, let handle else { return nil }
         let passkey = Passkey(
-            credentialID: credentialID, relyingPartyIdentifier: rpId.lowercased(), userHandle: handle,
+            credentialID: credentialID, relyingPartyIdentifier: RelyingPartyIdentifier.canonical(from: rpId) ?? rpId, userHandle: handle,
             userName: object["userName"]?.stringValue ?? "", userDisplayName: object["userDisplayName"]?.stringValue ?? "", privateKey: key,
             signCount: counter, created: RecordCoding.wholeSeconds(object["creationDate"]?.stringValue.flatMap(ISO8601.parse) ?? Date()),
             discoverable: discoverable)

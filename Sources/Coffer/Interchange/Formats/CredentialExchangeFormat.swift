@@ -132,9 +132,13 @@ public enum CredentialExchangeFormat {
                 report.kept("basic-auth", as: "user and password", value: "1")
             case "passkey" where draft.passkey == nil:
                 guard let id = credential["credentialId"]?.stringValue.flatMap(Base64.decodeURL),
-                      let rpId = credential["rpId"]?.stringValue, let handle = credential["userHandle"]?.stringValue.flatMap(Base64.decodeURL),
+                      let rpText = credential["rpId"]?.stringValue, let handle = credential["userHandle"]?.stringValue.flatMap(Base64.decodeURL),
                       let key = credential["key"]?.stringValue.flatMap(Base64.decodeURL)
                 else { throw .malformed(location: origin, reason: "a passkey without a valid credentialId, rpId, userHandle or key") }
+                guard let rpId = ImportValues.relyingParty(rpText, at: origin, report: &report) else {
+                    report.dropped("passkey", because: "its relying party is no domain")
+                    continue
+                }
                 let passkey = Passkey(
                     credentialID: id, relyingPartyIdentifier: rpId, userHandle: handle, userName: credential["username"]?.stringValue ?? "",
                     userDisplayName: credential["userDisplayName"]?.stringValue ?? "", privateKey: key,

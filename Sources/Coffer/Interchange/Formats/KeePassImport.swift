@@ -129,8 +129,13 @@ enum KeePassImport {
         let malformed = ImportError.malformed(
             location: origin, reason: "KeePassXC passkey attributes that do not make a passkey (key, credential id, user handle or relying party)")
         guard let key = Base64.decode(body), let id = value("KPEX_PASSKEY_CREDENTIAL_ID").flatMap(Base64.decodeEitherSpelling),
-              let handle = value("KPEX_PASSKEY_USER_HANDLE").flatMap(Base64.decodeEitherSpelling), let rpId = value("KPEX_PASSKEY_RELYING_PARTY")
+              let handle = value("KPEX_PASSKEY_USER_HANDLE").flatMap(Base64.decodeEitherSpelling), let rpText = value("KPEX_PASSKEY_RELYING_PARTY")
         else { throw malformed }
+        guard let rpId = ImportValues.relyingParty(rpText, at: origin, report: &report) else {
+            report.dropped("KPEX_PASSKEY_*", because: "its relying party is no domain")
+            return ["KPEX_PASSKEY_PRIVATE_KEY_PEM", "KPEX_PASSKEY_CREDENTIAL_ID", "KPEX_PASSKEY_USER_HANDLE", "KPEX_PASSKEY_RELYING_PARTY",
+                    "KPEX_PASSKEY_USERNAME", "KPXC_PASSKEY_USERNAME", "KPEX_PASSKEY_FLAG_BE", "KPEX_PASSKEY_FLAG_BS", "KPEX_PASSKEY_GENERATED_USER_ID"]
+        }
         let passkey = Passkey(
             credentialID: id, relyingPartyIdentifier: rpId, userHandle: handle,
             userName: value("KPEX_PASSKEY_USERNAME") ?? value("KPXC_PASSKEY_USERNAME") ?? draft.user, privateKey: key,

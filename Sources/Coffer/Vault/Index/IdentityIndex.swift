@@ -200,9 +200,10 @@ struct IdentityIndex {
             associatedData: SealedEnvelope.associatedData(.identityListing, version: Self.listingVersion, vaultID: vaultID) + manifestDigest)
     }
 
-    /// Version 2: the listing table. Version 1 held the framed buckets; a reader treats one as
-    /// absent and replaces it.
-    static let listingVersion: UInt8 = 2
+    /// Version 3: the listing table with URL logins sorted by host. Version 2 sorted them by the
+    /// whole URL, version 1 held the framed buckets; a reader treats either as absent and
+    /// replaces it.
+    static let listingVersion: UInt8 = 3
 
     /// Seals a completion table (SPEC.md §7.6) bound to the manifest it was built under, as the
     /// listing snapshot is.
