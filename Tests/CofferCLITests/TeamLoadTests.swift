@@ -178,7 +178,8 @@ final class TeamLoadTests: TeamTestCase {
             XCTAssertEqual(try git(["--git-dir", remote, "rev-parse", "--verify", "-q", "refs/heads/coffer-lease"]).stdout.trimmingCharacters(in: .newlines), lease)
             let started = Date()
             let report = try member.sync(memberOptions)
-            XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 2.5, "the member held back while the lease was fresh")
+            // When it first saw the lease is kept in whole seconds: 3 s of lease are 2–3 s of waiting.
+            XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.9, "the member held back while the lease was fresh")
             return report
         }
         XCTAssertGreaterThan(report.leaseWait, .zero)

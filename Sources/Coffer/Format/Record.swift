@@ -158,7 +158,7 @@ public enum RecordCoding {
             ["password": .string(entry.password), "replaced": .string(UTCTimestamp.format(entry.replaced))]
         })
         members["passkey"] = record.passkey.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
-        members["secretService"] = record.secretService.map { $0.json(omittingDefaults: omittingDefaults) }
+        members["secretService"] = record.secretService.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
         return members
     }
 

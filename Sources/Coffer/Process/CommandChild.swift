@@ -16,7 +16,7 @@ public final class CommandChild {
     public init(_ arguments: [String], environment: [String], captureOutput: Bool) throws(ChildProcessError) {
         guard let program = arguments.first else { throw .launch("", EINVAL) }
         var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
-        var spawn = Spawn(arguments, environment: environment, executable: Self.search(program, environment: environment))
+        var spawn = Spawn(arguments, environment: environment)
         spawn.wipeEnvironment = true
         if captureOutput {
             guard coffer_pipe_cloexec(&outputPipe) == 0 else { throw .launch(program, errno) }
@@ -60,15 +60,4 @@ public final class CommandChild {
         return code
     }
 
-    /// `program` itself when it has a slash, else the first executable in the child's `PATH`
-    /// (posix_spawnp would search the parent's).
-    public static func search(_ program: String, environment: [String]) -> String {
-        guard !program.contains("/") else { return program }
-        let path = environment.first { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
-            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + program
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return program
-    }
 }

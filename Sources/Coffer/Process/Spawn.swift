@@ -19,8 +19,8 @@ public struct Spawn {
     public var arguments: [String]
     /// `NAME=value` entries.
     public var environment: [String]
-    /// The file run; `nil` searches `PATH` (of the caller's process) for `arguments[0]` when it
-    /// has no slash.
+    /// The file run; `nil` searches the child's `PATH` (`environment`'s, as a shell would run
+    /// it) for `arguments[0]` when it has no slash.
     public var executable: String?
     public var fileActions: [FileAction] = []
     /// Starts the child in a new session with no controlling terminal.
@@ -36,6 +36,18 @@ public struct Spawn {
 
     public init(_ arguments: [String], environment: Environment, executable: String? = nil) {
         self.init(arguments, environment: environment.variables.map { "\($0.name)=\($0.value)" }, executable: executable)
+    }
+
+    /// `program` itself when it has a slash, else the first executable in the child's `PATH`
+    /// (posix_spawnp would search the parent's); without a `PATH`, `/usr/local/bin:/usr/bin:/bin`.
+    public static func search(_ program: String, environment: [String]) -> String {
+        guard !program.contains("/") else { return program }
+        let path = environment.first { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + program
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return program
     }
 
     /// Starts the program.
@@ -65,8 +77,7 @@ public struct Spawn {
         }
         var child: pid_t = 0
         let spawned = SpawnAttributes.with(newSession: newSession) { attributes in
-            executable.map { posix_spawn(&child, $0, &actions, &attributes, argv, envp) }
-                ?? posix_spawnp(&child, program, &actions, &attributes, argv, envp)
+            posix_spawn(&child, executable ?? Self.search(program, environment: environment), &actions, &attributes, argv, envp)
         }
         guard spawned == 0 else { throw .launch(program, spawned) }
         return child

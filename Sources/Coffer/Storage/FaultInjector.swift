@@ -25,6 +25,21 @@ public final class FaultInjector: Sendable {
         state.withLock { $0 = (0, step) }
     }
 
+    /// What reached the directory layer, in order, for the durability tests: a directory made,
+    /// an entry unlinked, a directory fsynced (each with its path). POSIX keeps a new name or an
+    /// unlink through a power loss only once its directory is fsynced.
+    public enum DirectoryEvent: Equatable, Sendable {
+        case made(String), unlinked(String), synced(String)
+    }
+
+    private let log = Mutex<[DirectoryEvent]>([])
+
+    public var directoryEvents: [DirectoryEvent] { log.withLock { $0 } }
+
+    func note(_ event: DirectoryEvent) {
+        log.withLock { $0.append(event) }
+    }
+
     func step() throws(StorageError) {
         let failing: Int? = state.withLock { current in
             current.steps += 1

@@ -239,7 +239,7 @@ public struct FileSystem: Sendable {
     /// Removes the entry `name` without fsync; for stale temp files and replaced shards.
     public func removeQuietly(_ name: String, in directory: Directory) {
         guard (try? Self.checkName(name, in: directory)) != nil else { return }
-        unlinkat(directory.descriptor, name, 0)
+        if unlinkat(directory.descriptor, name, 0) == 0 { faults?.note(.unlinked(directory.path(of: name))) }
     }
 
     /// Removes the entry `name` beneath `directory` — a file, or a directory with everything in
@@ -256,6 +256,7 @@ public struct FileSystem: Sendable {
     /// fsyncs `directory`, so a rename or unlink in it survives power loss.
     public func sync(_ directory: Directory) throws(StorageError) {
         guard fsync(directory.descriptor) == 0 else { throw error("fsync", directory.path) }
+        faults?.note(.synced(directory.path))
     }
 
     /// Flushes every pending write of the file systems holding `directories` (`syncfs(2)`, once

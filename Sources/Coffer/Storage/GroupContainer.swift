@@ -154,11 +154,12 @@ public final class OpenContainer: @unchecked Sendable {
         }
     }
 
-    /// The shard directory `records/<xx>` of record `id`, made when `create` is set.
-    func shard(of id: RecordID, create: Bool = false) throws(StorageError) -> Directory {
+    /// The shard directory `records/<xx>` of record `id`, made when `create` is set (and
+    /// `records/` fsynced then, unless not `durable`: a bulk write's `syncFileSystems` covers it).
+    func shard(of id: RecordID, create: Bool = false, durable: Bool = true) throws(StorageError) -> Directory {
         let name = GroupContainer.shardName(of: id)
         return try cached("records/" + name) { () throws(StorageError) in
-            try fileSystem.directory(name, in: try directory(GroupContainer.recordsName, create: create), create: create)
+            try fileSystem.directory(name, in: try directory(GroupContainer.recordsName, create: create), create: create, durable: durable)
         }
     }
 

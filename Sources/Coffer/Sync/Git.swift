@@ -62,7 +62,12 @@ final class Git {
         "core.hooksPath=/dev/null", "commit.gpgSign=false", "core.autocrlf=false", "core.fsmonitor=false",
         "core.quotePath=false", "transfer.fsckObjects=true", "fetch.recurseSubmodules=false", "gc.autoDetach=false",
         "advice.detachedHead=false", "init.defaultBranch=main",
-    ]
+    ] + durability
+
+    /// git's own durability (SPEC.md §15.4): objects, refs and its index reach the disk before a
+    /// ref names them, loose objects in one flush per command (`batch`). Without it a power loss
+    /// soon after a sync leaves durable names of empty objects, and every later sync failed.
+    static let durability = ["core.fsync=added", "core.fsyncMethod=batch"]
 
     var gitDirectory: String { container + "/.git" }
 
@@ -71,7 +76,7 @@ final class Git {
     /// Runs `git arguments` and returns its stdout.
     /// - Parameter allowedStatus: exit statuses that are answers, not failures.
     @discardableResult
-    func run(_ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0]) throws(SyncError) -> (status: Int32, output: [UInt8]) {
+    func run(_ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0]) throws(SyncError) -> (status: Int32, output: [UInt8], errors: [UInt8]) {
         if !configurationChecked { try checkConfiguration() }
         let started = ContinuousClock.now
         defer { elapsed += ContinuousClock.now - started }
@@ -82,9 +87,13 @@ final class Git {
             let (output, errors) = try child.readOutputAndErrors(limit: 1 << 30, errorLimit: 1 << 16)
             let status = child.wait()
             guard allowedStatus.contains(status) else {
-                throw SyncError.git(command: arguments.first ?? "", status: status, message: Self.lastLines(errors))
+                let message = Self.lastLines(errors)
+                if let damage = Self.damage(in: errors) {
+                    throw SyncError.damagedRepository(command: arguments.first ?? "", message: damage)
+                }
+                throw SyncError.git(command: arguments.first ?? "", status: status, message: message)
             }
-            return (status, output)
+            return (status, output, errors)
         } catch let error as SyncError {
             throw error
         } catch {
@@ -111,6 +120,17 @@ final class Git {
     /// `git -C <container> -c … arguments`: paths in arguments are relative to the container.
     private func command(_ arguments: [String]) -> [String] {
         ["git", "-C", container] + Self.settings.flatMap { ["-c", $0] } + arguments
+    }
+
+    /// git's words when a repository is damaged — an object or its index empty or torn, an
+    /// object missing that a ref or tree names — rather than unreachable or busy; `nil` otherwise.
+    static func damage(in errors: [UInt8]) -> String? {
+        let lines = String(decoding: errors, as: UTF8.self).split(separator: "\n").map { $0.trimmingSpaces() }
+        let signs = ["is empty", "is corrupt", "bad object", "unable to read", "missing blob", "missing tree", "missing commit",
+                     "index file", "bad signature", "bad tree object", "did not send all necessary objects", "invalid sha1 pointer",
+                     "unable to unpack", "inflate", "broken link", "could not parse object"]
+        guard let line = lines.first(where: { line in signs.contains { line.lowercased().contains($0) } }) else { return nil }
+        return line
     }
 
     /// The end of git's complaint, for an error message (its own words; never a secret of ours).
@@ -284,9 +304,8 @@ final class Git {
     /// Puts `lease` on the remote if its lease is still `expected` (`nil`: none), or removes it
     /// when `lease` is `nil`. - Returns: `false` when another device's lease got there first.
     func pushLease(_ lease: String?, expecting expected: String?) throws(SyncError) -> Bool {
-        let result = try run([
-            "push", "-q", "--porcelain", "--force-with-lease=\(Self.leaseBranch):\(expected ?? "")", "origin",
-            (lease ?? "") + ":" + Self.leaseBranch,
+        let result = try run(["push", "-q", "--porcelain"] + (try durableReceivePack()) + [
+            "--force-with-lease=\(Self.leaseBranch):\(expected ?? "")", "origin", (lease ?? "") + ":" + Self.leaseBranch,
         ], allowedStatus: [0, 1])
         if result.status == 0 { return true }
         let text = String(decoding: result.output, as: UTF8.self)
@@ -445,18 +464,47 @@ final class Git {
     ///   merges again.
     /// - Throws: when the remote refused for another reason (a checked-out branch of a non-bare
     ///   repository, a hook, permissions): trying again would not help.
-    func push(_ commit: String) throws(SyncError) -> Bool {
-        let result = try run(["push", "-q", "--porcelain", "origin", commit + ":" + Self.branch], allowedStatus: [0, 1])
-        if result.status == 0 { return true }
+    func push(_ commit: String) throws(SyncError) -> PushOutcome {
+        let result = try run(["push", "-q", "--porcelain"] + (try durableReceivePack()) + ["origin", commit + ":" + Self.branch],
+                             allowedStatus: [0, 1])
+        if result.status == 0 { return .pushed }
         let text = String(decoding: result.output, as: UTF8.self)
         guard let rejection = text.split(separator: "\n").first(where: { $0.hasPrefix("!") }) else {
             throw .git(command: "push", status: result.status, message: "the remote refused the push")
         }
         let reason = rejection.split(separator: "\t").last.map(String.init) ?? ""
-        if reason.hasPrefix("[rejected]") || ["failed to lock", "failed to update ref", "cannot lock"].contains(where: reason.contains) {
-            return false
+        if reason.hasPrefix("[rejected]") { return .rejected(lock: nil) }
+        if ["failed to lock", "failed to update ref", "cannot lock"].contains(where: reason.contains) {
+            return .rejected(lock: Self.heldLock(in: result.errors) ?? "refs/heads/main.lock")
         }
+        // The remote's receive-pack met an object of its own empty or torn (a power loss there).
+        if let damage = Self.damage(in: result.errors) { throw .damagedRemote(message: damage) }
         throw .git(command: "push", status: result.status, message: "the remote refused the push: \(reason)")
+    }
+
+    enum PushOutcome: Equatable {
+        case pushed
+        /// The remote moved on since the fetch, or its branch was locked: `lock` is the lock
+        /// file git could not create on the remote (another push in flight, or one left by a
+        /// git that was stopped there).
+        case rejected(lock: String?)
+    }
+
+    /// The lock file in git's "Unable to create 'PATH': File exists".
+    static func heldLock(in errors: [UInt8]) -> String? {
+        let text = String(decoding: errors, as: UTF8.self)
+        guard let start = text.firstRange(of: "Unable to create '")?.upperBound,
+              let end = text[start...].firstRange(of: "': File exists")?.lowerBound
+        else { return nil }
+        return String(text[start..<end]).replacing("/./", with: "/")
+    }
+
+    /// A remote on this machine (a path, `file://`) gets git's durability too: its
+    /// `receive-pack` runs here, and `-c` settings do not reach it (git clears them for a local
+    /// transport). A server's durability is the server's.
+    private func durableReceivePack() throws(SyncError) -> [String] {
+        guard let url = try remoteURL(), url.hasPrefix("/") || url.hasPrefix("file://") else { return [] }
+        return ["--receive-pack=git " + Self.durability.map { "-c " + $0 }.joined(separator: " ") + " receive-pack"]
     }
 }
 

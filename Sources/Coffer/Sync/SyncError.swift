@@ -20,6 +20,16 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The repository's configuration is not the one Coffer wrote: a key that could choose a
     /// program or a path git would obey (SPEC.md §15.1). Refused before git runs.
     case plantedConfiguration(file: String, key: String)
+    /// git found the repository damaged: an object or its index empty or torn, an object
+    /// missing (a power loss before git's data reached the disk). `sync` rebuilds the
+    /// container's repository from its sealed files once (SPEC.md §15.4).
+    case damagedRepository(command: String, message: String)
+    /// The remote's repository is damaged: this device's was rebuilt and git still fails on
+    /// what the remote sends.
+    case damagedRemote(message: String)
+    /// The remote's branch stays locked: `lock` exists on the remote, left by a git that was
+    /// stopped while it moved the branch (a crash or power loss on the server).
+    case remoteLocked(lock: String)
 
     public var description: String {
         switch self {
@@ -34,6 +44,9 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case .credentialsInURL: "the URL holds a password; git would keep it in clear in .git/config"
         case .plantedConfiguration(let file, let key):
             "\(file) was changed outside Coffer (\(key)); git was not run, since such a setting can make it run a program"
+        case .damagedRepository(let command, let message): "git \(command) found the sync repository damaged: \(message)"
+        case .damagedRemote(let message): "the remote's repository is damaged: \(message)"
+        case .remoteLocked(let lock): "the remote's branch is locked: \(lock) exists, left by a git that was stopped while it moved the branch"
         }
     }
 }

@@ -93,6 +93,9 @@ public struct SyncReport: Sendable {
     /// Time spent waiting, without pushing, for another device's membership change (its lease).
     public var leaseWait = Duration.zero
     public var pushed = false
+    /// The container's git repository was damaged (a power loss) and rebuilt from the vault's
+    /// sealed files before this sync (SPEC.md §15.4).
+    public var repairedRepository = false
     /// The commit this device's `main` is at afterwards.
     public var head: String?
     /// Time spent in git (fetch and push included) and in all.
@@ -102,6 +105,6 @@ public struct SyncReport: Sendable {
     /// Whether a person should hear of it even after a sync they did not ask for: something
     /// came in, was joined, or the remote's history or the member list changed.
     public var hasNews: Bool {
-        incoming.total > 0 || conflicts > 0 || remoteHistory == .rewound || remoteHistory == .rewritten || membershipChanged || headerAdopted
+        incoming.total > 0 || conflicts > 0 || repairedRepository || remoteHistory == .rewound || remoteHistory == .rewritten || membershipChanged || headerAdopted
     }
 }

@@ -20,6 +20,8 @@ final class SyncSession {
     /// What this sync did so far (rounds add to it).
     var report = SyncReport()
     static let attempts = 10
+    /// Why the last push of these rounds was refused.
+    private var lastRejection: Git.PushOutcome?
     var fileSystem: FileSystem { vault.fileSystem }
 
     init(vault: Vault, options: SyncOptions) throws(VaultError) {
@@ -37,22 +39,19 @@ final class SyncSession {
             guard git.exists, try git.remoteURL() != nil else { throw SyncError.notConfigured(container: vault.container.path) }
             try withSyncLock {
                 git.removeStaleLocks()
-                // A push loses the race when another device pushed since the fetch; so does a
-                // merge when a write on this device touched a merged record: start again, after
-                // a random pause that grows, so that two devices do not keep colliding. A round
-                // that waits for another device's membership change does not count.
-                var round = 0
-                while round < Self.attempts {
-                    switch try attempt(adoptingRemote: adoptingRemote) {
-                    case .done: return
-                    case .again:
-                        usleep(UInt32.random(in: 0..<(50_000 << min(round, 4))))
-                        round += 1
-                    case .waitForLease:
-                        usleep(250_000)
+                do {
+                    try rounds(adoptingRemote: adoptingRemote)
+                } catch SyncError.damagedRepository where !adoptingRemote {
+                    // A power loss left git's objects or index empty: the sealed files are the
+                    // vault and git only carries them, so a new repository whose first sync
+                    // merges by content with the remote loses nothing (SPEC.md §15.4).
+                    try rebuildRepository()
+                    do {
+                        try rounds(adoptingRemote: false)
+                    } catch SyncError.damagedRepository(let command, let message) where ["fetch", "push"].contains(command) {
+                        throw SyncError.damagedRemote(message: message)
                     }
                 }
-                throw SyncError.git(command: "push", status: 1, message: "the remote or the vault kept changing during the sync; run it again")
             }
         } catch let error as SyncError {
             throw error
@@ -67,6 +66,42 @@ final class SyncSession {
     }
 
     enum RoundOutcome { case done, again, waitForLease }
+
+    /// Rounds until one is done. A push loses the race when another device pushed since the
+    /// fetch; so does a merge when a write on this device touched a merged record: start again,
+    /// after a random pause that grows, so that two devices do not keep colliding. A round that
+    /// waits for another device's membership change does not count.
+    private func rounds(adoptingRemote: Bool) throws {
+        var round = 0
+        lastRejection = nil
+        while round < Self.attempts {
+            switch try attempt(adoptingRemote: adoptingRemote) {
+            case .done: return
+            case .again:
+                usleep(UInt32.random(in: 0..<(50_000 << min(round, 4))))
+                round += 1
+            case .waitForLease:
+                usleep(250_000)
+            }
+        }
+        // Every round lost: a lock on the remote that outlived all of them (seconds, where a
+        // push holds it for milliseconds) was left by a git that was stopped there.
+        if case .rejected(let lock?)? = lastRejection { throw SyncError.remoteLocked(lock: lock) }
+        throw SyncError.git(command: "push", status: 1, message: "the remote or the vault kept changing during the sync; run it again")
+    }
+
+    /// Moves the damaged `.git` out of the way and makes a new repository for the pinned remote
+    /// (the damaged one is removed: everything in it is sealed, and none of it is needed).
+    private func rebuildRepository() throws {
+        guard let remote = try git.remoteURL() else { throw SyncError.notConfigured(container: vault.container.path) }
+        let container = try fileSystem.openDirectory(atPath: vault.container.path, check: .anyOwner)
+        let aside = ".git-damaged-" + Hex.encode(try SecureRandom.bytes(4))
+        try fileSystem.rename(".git", in: container, to: aside, in: container)
+        try git.initialize()
+        try git.setRemote(remote)
+        fileSystem.removeTree(aside, in: container)
+        report.repairedRepository = true
+    }
 
     /// Waiting for other devices' membership leases ends after this long in all, whatever they
     /// push: a member who keeps pushing leases cannot keep the others from syncing.
@@ -112,7 +147,11 @@ final class SyncSession {
         if options.push, head != remote, vault.isTeam { head = try squashed(head, onto: remote) }
         report.head = head
         if options.push, head != remote {
-            guard try git.push(head) else { return .again }
+            let pushed = try git.push(head)
+            guard pushed == .pushed else {
+                lastRejection = pushed
+                return .again
+            }
             report.pushed = true
             try didPushTeamKeys()
             try git.setRefs([Git.remoteBranch, Git.syncedRef], to: head)

@@ -53,7 +53,7 @@ struct RunCommand: Command {
         let mask = context.arguments.has("no-mask") ? false : context.arguments.has("mask") || context.io.standardOutputIsTerminal
         let secrets = zip(assignments, values).filter { $0.0.reference != nil }.map(\.1)
         // A shell's codes for a command that is not there (127) or cannot be run (126).
-        let path = CommandChild.search(command[0], environment: environment)
+        let path = Spawn.search(command[0], environment: environment)
         guard access(path, F_OK) == 0 else {
             context.note("\(command[0].prefix(200)): command not found")
             throw ChildExit(status: 127)

@@ -134,6 +134,12 @@ struct CLIError: Error {
         case .credentialsInURL: CLIError(error.description, hint: "leave the password out; git asks for it or takes it from a credential helper", code: .usage)
         case .plantedConfiguration:
             CLIError(error.description, hint: "remove what was planted, or run 'coffer sync remote URL' to have Coffer write the file anew", code: .dataError)
+        case .damagedRepository:
+            CLIError(error.description, hint: "the vault's own files are intact ('coffer verify'): run 'coffer sync' again, which rebuilds the repository", code: .unavailable)
+        case .damagedRemote:
+            CLIError(error.description, hint: "this device's vault is intact: repair the remote (git fsck there), or point this vault at a new, empty remote with 'coffer sync remote URL' and run 'coffer sync'", code: .dataError)
+        case .remoteLocked:
+            CLIError(error.description, hint: "if no other push to that remote is running, remove that file on the remote (or ask whoever runs the server), then run 'coffer sync' again", code: .temporaryFailure)
         }
     }
 

@@ -105,6 +105,9 @@ struct SyncCommand: Command {
         func counts(_ counts: SyncCounts) -> String {
             counts.total == 0 ? "nothing" : "\(counts.added) added, \(counts.updated) updated, \(counts.deleted) deleted"
         }
+        if report.repairedRepository {
+            context.note("the sync repository was damaged (a power loss before git's data reached the disk): rebuilt from the vault's files and the remote; nothing was lost")
+        }
         context.note("from the remote: \(counts(report.incoming)); to the remote: \(counts(report.outgoing))" + (report.pushed ? " (pushed)" : ""))
         if report.conflicts > 0 {
             context.note("\(report.conflicts) item(s) edited on both sides: joined; the other passwords are in their history"
@@ -133,6 +136,7 @@ struct SyncCommand: Command {
             "conflictCopies": .integer(report.conflictCopies), "remoteBehind": .integer(report.remoteBehind),
             "refusedPutBack": .integer(report.refusedPutBack), "remoteHistory": .string(report.remoteHistory.rawValue),
             "headerAdopted": .bool(report.headerAdopted), "headerConflict": .bool(report.headerConflict), "pushed": .bool(report.pushed),
+            "repairedRepository": .bool(report.repairedRepository),
             "head": report.head.map(JSONValue.string) ?? .null,
             "gitSeconds": .number(seconds(report.gitTime)), "totalSeconds": .number(seconds(report.totalTime)),
         ])

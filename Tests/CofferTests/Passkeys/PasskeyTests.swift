@@ -68,6 +68,28 @@ final class PasskeyTests: XCTestCase {
         }
     }
 
+    /// The PKCS#8 forms SPEC.md §6.4 lets a reader meet (other tools write them): an
+    /// ECPrivateKey without its public key, and with the curve named inside it too, are the same
+    /// key as the form Coffer writes.
+    func testP256KeysWithOrWithoutTheirOptionalMembersAreTheSameKey() throws {
+        let key = try P256SigningKey.generate()
+        let written = try key.pkcs8()
+        let start = try XCTUnwrap(Self.range(of: [0x04, 0x20], in: written))
+        let scalar = Array(written[start + 2..<start + 34])
+        let algorithm: [UInt8] = [0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
+        let curveInside: [UInt8] = [0xA0, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
+        func pkcs8(_ ecPrivateKeyTail: [UInt8]) -> [UInt8] {
+            let ecPrivateKey = [0x02, 0x01, 0x01, 0x04, 0x20] + scalar + ecPrivateKeyTail
+            let wrapped: [UInt8] = [0x04, UInt8(ecPrivateKey.count + 2), 0x30, UInt8(ecPrivateKey.count)] + ecPrivateKey
+            let body: [UInt8] = [0x02, 0x01, 0x00] + algorithm + wrapped
+            return [0x30, UInt8(body.count)] + body
+        }
+        for (name, der) in [("no public key", pkcs8([])), ("the curve named inside too", pkcs8(curveInside))] {
+            let read = try PasskeyPrivateKey(pkcs8: der)
+            XCTAssertEqual(read.subjectPublicKeyInfo, try PasskeyPrivateKey(pkcs8: written).subjectPublicKeyInfo, name)
+        }
+    }
+
     static func range(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
         haystack.indices.first { haystack[$0...].starts(with: needle) }
     }

@@ -18,7 +18,7 @@ enum CofferExportImport {
             let origin = "record \(index + 1)"
             guard case .object(let members) = element else { throw .malformed(location: origin, reason: "not an object") }
             // The export writes `otp: null` and `passkey: null` for none; the record document omits them.
-            let document = JSONValue.object(members.filter(names: { !["otp", "passkey"].contains($0) || members[$0] != .null }))
+            let document = JSONValue.object(members.filter(names: { !["otp", "passkey", "secretService"].contains($0) || members[$0] != .null }))
             let record: Record
             do { record = try RecordCoding.decode(document.canonicalBytes) } catch { throw .malformed(location: origin, reason: "\(error)") }
             for name in ["name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory", "serviceIdentifiers", "match",

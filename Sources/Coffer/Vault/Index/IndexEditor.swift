@@ -196,6 +196,9 @@ struct IndexEditor {
         if !durableEach { try index.fileSystem.syncFileSystems(of: [shards] + unsyncedDirectories) }
         try index.writeManifest(next)
         for id in replaced { index.fileSystem.removeQuietly(id.hex, in: shards) }
+        // The unlinks made durable, or a power loss brings the replaced shards back as files no
+        // manifest names (`verify` would report them until the next commit).
+        if !replaced.isEmpty { try? index.fileSystem.sync(shards) }
         manifest = next
         buckets = [:]
         ledgerShards = [:]

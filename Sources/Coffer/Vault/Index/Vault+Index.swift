@@ -113,7 +113,7 @@ extension Vault {
             if inParallel {
                 // An import: new files only, created on every core (creating 10,000 inodes is
                 // most of its system time). Shard directories are made first, in order.
-                for change in changes { _ = try opened.shard(of: change.id, create: true) }
+                for change in changes { _ = try opened.shard(of: change.id, create: true, durable: false) }
                 written = changes.map(\.id)  // on a failure, remove whatever did land
                 _ = try concurrentMap(changes.count) { index in
                     try checkInterrupt()
@@ -124,7 +124,7 @@ extension Vault {
             for change in changes where !inParallel {
                 try checkInterrupt()
                 if let sealed = change.sealed {
-                    let shard = try opened.shard(of: change.id, create: true)
+                    let shard = try opened.shard(of: change.id, create: true, durable: durableEach)
                     if change.isAdd {
                         // Only the journal names it until the commit: created in place (SPEC.md §3.4).
                         try fileSystem.writeNewFile(sealed, to: change.id.hex, in: shard, durable: durableEach)
