@@ -72,6 +72,22 @@ def main():
     registration = authenticator_data(rp_id, 0x01 | 0x08 | 0x10 | 0x40, 0, (credential_id, cose))
     assertion = authenticator_data(rp_id, 0x01 | 0x04 | 0x08 | 0x10, 0)
     print(f"es256_pkcs8: {pkcs8.hex()}")
+    # The same key in the PKCS#8 forms §6.4 lets a reader meet: ECPrivateKey without its optional
+    # public key, and with the curve named inside it too; and a key whose stored public point is
+    # another scalar's (MUST be refused).
+    def der(tag, body):
+        return bytes([tag, len(body)]) + body
+    algorithm = der(0x30, der(0x06, bytes.fromhex("2a8648ce3d0201")) + der(0x06, bytes.fromhex("2a8648ce3d030107")))
+    def es256_pkcs8(tail):
+        ec_private_key = der(0x30, der(0x02, bytes([1])) + der(0x04, scalar.to_bytes(32, "big")) + tail)
+        return der(0x30, der(0x02, bytes(1)) + algorithm + der(0x04, ec_private_key))
+    curve_inside = der(0xA0, der(0x06, bytes.fromhex("2a8648ce3d030107")))
+    other = ec.derive_private_key(scalar + 1, ec.SECP256R1()).public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    print(f"es256_pkcs8_without_public_key: {es256_pkcs8(b'').hex()}")
+    print(f"es256_pkcs8_curve_inside: {es256_pkcs8(curve_inside).hex()}")
+    wrong = es256_pkcs8(curve_inside + der(0xA1, der(0x03, bytes(1) + other)))
+    print(f"es256_pkcs8_wrong_public_key: {wrong.hex()}")
     print(f"es256_cose: {cbor(cose).hex()}")
     print(f"es256_spki: {spki.hex()}")
     print(f"rp_id: {rp_id}")

@@ -71,7 +71,7 @@ def entry_hash(data):
 
 
 def parse_entry(data):
-    if len(data) < 180 + 64 or len(data) > 178 + 2 + 128 + 64:
+    if len(data) < 245 or len(data) > 372:  # a name of 1…64 bytes, a team name of 0…64
         raise Refused("length")
     if data[0] not in (FOUND, ADD, REMOVE, ROLE) or data[1] > 1:
         raise Refused("action or role")
@@ -335,6 +335,20 @@ def vectors(out):
     forged(chain[:2] + [re_sign(chain[2], a, key_id=key_id(k2))], "an add that changes the key")
     forged([chain[0], re_sign(chain[1], a, action=REMOVE, subject=keys(a), key_id=key_id(k2), admin=0)], "the last admin removed")
     forged(chain[:1] + [re_sign(chain[1], a, team=b"ops2")], "a second founding")
+
+    # A remove or role entry's name is informative: another spelling is accepted and not taken.
+    renamed = chain[:3] + [re_sign(chain[3], c, name=b"robert")]
+    renamed.append(re_sign(chain[4], a, name=b"someone", previous=entry_hash(renamed[3])))
+    members, _, _ = verify(renamed, team_id)
+    assert [m[2] for m in members] == [b"alice", b"carol"]
+    fields += [("accept_informative_names", ",".join(e.hex() for e in renamed) + " => alice carol")]
+    # The shortest entry is 245 bytes (a one-byte name): 244 is refused by its length alone.
+    for short in (chain[1][:244],):
+        try:
+            parse_entry(short)
+            raise AssertionError("a 244-byte entry was accepted")
+        except Refused:
+            fields.append(("short_entry_244", short.hex()))
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "team.vector"), "w") as f:
         f.write("# Team vaults (SPEC.md §19): identities, a membership chain, team.coffer, and chains to refuse\n")

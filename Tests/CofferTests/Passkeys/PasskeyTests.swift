@@ -317,6 +317,12 @@ final class PasskeyVectorTests: XCTestCase {
         let es256 = try PasskeyPrivateKey(pkcs8: bytes("es256_pkcs8"))
         XCTAssertEqual(es256.cosePublicKey.encoded, bytes("es256_cose"))
         XCTAssertEqual(es256.subjectPublicKeyInfo, bytes("es256_spki"))
+        // The PKCS#8 forms a reader MUST accept are the same key; a stored public point of
+        // another scalar is no key (SPEC.md §6.4).
+        for form in ["es256_pkcs8_without_public_key", "es256_pkcs8_curve_inside"] {
+            XCTAssertEqual(try PasskeyPrivateKey(pkcs8: bytes(form)).subjectPublicKeyInfo, bytes("es256_spki"), form)
+        }
+        XCTAssertThrowsError(try PasskeyPrivateKey(pkcs8: bytes("es256_pkcs8_wrong_public_key")))
         let registration = AuthenticatorData.encode(
             relyingPartyIdentifier: file.string("rp_id"), userVerified: false, signCount: 0, attested: (bytes("credential_id"), es256.cosePublicKey))
         XCTAssertEqual(registration, bytes("es256_registration_authenticator_data"))

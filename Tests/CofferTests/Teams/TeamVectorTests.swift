@@ -57,6 +57,11 @@ final class TeamVectorTests: XCTestCase {
                 guard case TeamError.refused = error else { return XCTFail("\(key): \(error)") }
             }
         }
+        // A remove or role entry's name is informative: accepted, and the member keeps theirs.
+        let renamed = try vector.string("accept_informative_names").components(separatedBy: " => ")[0].split(separator: ",")
+            .map { try MembershipEntry.decode(hexBytes(String($0))[...]) }
+        XCTAssertEqual(try TeamMembership(entries: renamed, teamID: teamID).members.map(\.name), ["alice", "carol"])
+        XCTAssertThrowsError(try MembershipEntry.decode(vector.hex("short_entry_244")[...]), "the shortest entry is 245 bytes")
     }
 
     func testTeamFileOpensForMembersOnlyAndTheBlockIsSealedTheSame() throws {
