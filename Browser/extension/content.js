@@ -137,7 +137,7 @@
         user.textContent = identity.user || "(no user name)";
         const site = document.createElement("span");
         site.className = "site";
-        // A team's login names its team (SPEC.md §19.6).
+        // A team's login names its team (SPEC.md §16.6).
         site.textContent = identity.vault ? `${identity.vault}: ${identity.serviceIdentifier}` : identity.serviceIdentifier;
         item.append(user, site);
         const noteText = identity.match === "registrable-domain" ? "another host of this site"

@@ -149,7 +149,7 @@ public final class BrowserHost {
         // 10,000 hosts made 10,000 of them to send 100).
         var shown = listing.rows.prefix(Self.maximumSuggestions).map { Self.json(listing.rankedIdentity($0)) }
         var total = listing.count
-        // Then the teams' (SPEC.md §19.6), each row naming its team.
+        // Then the teams' (SPEC.md §16.6), each row naming its team.
         for team in teams(of: vault) where shown.count < Self.maximumSuggestions {
             guard let teamListing = try? team.vault.identityStore.identityListing(
                 for: [origin.serviceIdentifier], minimumLevel: .sharedCredential, sharing: session.sharedCredentials)

@@ -4,7 +4,7 @@ import Glibc
 /// The browsers' native-messaging framing (Chromium and Firefox alike): each message is a u32
 /// length in native byte order (little endian on every Linux Coffer runs on) followed by that
 /// many bytes of UTF-8 JSON. Coffer accepts and sends at most 1 MiB per message (Chromium's
-/// limit for a host's replies; SPEC.md §18).
+/// limit for a host's replies; SPEC.md §19).
 public enum NativeMessaging {
     public static let maximumLength = 1 << 20
 

@@ -113,7 +113,7 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertNil(afterLock["password"])
     }
 
-    /// One's teams' logins (SPEC.md §19.6): suggested after one's own, each naming its team,
+    /// One's teams' logins (SPEC.md §16.6): suggested after one's own, each naming its team,
     /// and filled — by a choice and by the command — by the team's provider, unlocked through
     /// the owner's session.
     func testATeamsLoginsAreSuggestedMarkedAndFilled() throws {

@@ -43,7 +43,7 @@ final class PickerTests: XCTestCase {
     }
 
     /// A team's logins are picked from the same list, marked `TEAM:`; pinentry asks for one's
-    /// own master password, which opens the team (SPEC.md §19.6).
+    /// own master password, which opens the team (SPEC.md §16.6).
     func testATeamsLoginIsPickedThroughTheOwnersPinentry() throws {
         let (cli, log) = try harness(answers: [CLIHarness.master])
         XCTAssertEqual(cli.run(["team", "create", "ops", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)

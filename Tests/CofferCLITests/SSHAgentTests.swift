@@ -88,7 +88,7 @@ final class SSHAgentTests: XCTestCase {
         XCTAssertNotEqual(try sign("after lock", with: home + "/key.pub").code, 0, "coffer lock locks the agent")
     }
 
-    /// A team's shared key (SPEC.md §19.6) is served beside one's own, named `TEAM:NAME`, signs
+    /// A team's shared key (SPEC.md §16.6) is served beside one's own, named `TEAM:NAME`, signs
     /// while one's vault is unlocked, and not after `coffer lock`.
     func testATeamsKeyIsServedAndSignsWhileOnesVaultIsUnlocked() throws {
         XCTAssertEqual(try coffer(["team", "create", "ops", "--password-stdin"], stdin: master + "\n").code, 0)

@@ -162,7 +162,7 @@ final class TeamLoadTests: TeamTestCase {
     }
 
     /// Defect 4: a membership change holds the team's lease, and a member's sync does not push
-    /// while it sees one fresh (SPEC.md §19.5): the change wins its turn however busy the team.
+    /// while it sees one fresh (SPEC.md §16.5): the change wins its turn however busy the team.
     func testAMembersSyncWaitsForAnAdminsLease() throws {
         let (alice, bob, _) = founded()
         bob.must(["add", "--team", "ops", "busy.example", "bob"], stdin: "pw\n")

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// A team as teams run one (SPEC.md §19): a smart-HTTP git server (`git http-backend` on
+/// A team as teams run one (SPEC.md §16): a smart-HTTP git server (`git http-backend` on
 /// 127.0.0.1 with basic authentication) and two people on their own machines (HOMEs), each
 /// with the real `coffer` and `git`, and Coffer's own git credential helper answering the
 /// server's challenge with the person's login from their own vault — the product

@@ -122,7 +122,7 @@ class TeamTestCase: XCTestCase {
     }
 }
 
-/// Team vaults (SPEC.md §19): three people, a bare git remote, and an attacker who can push.
+/// Team vaults (SPEC.md §16): three people, a bare git remote, and an attacker who can push.
 final class TeamTests: TeamTestCase {
     // MARK: Sharing
 
@@ -271,7 +271,7 @@ final class TeamTests: TeamTestCase {
         XCTAssertEqual(locked.stdout, "")
     }
 
-    /// A team's session lives with its owner's (SPEC.md §19.6): unlocking a team unlocks one's
+    /// A team's session lives with its owner's (SPEC.md §16.6): unlocking a team unlocks one's
     /// own vault too — with one's own password — and locking one's vault ends both.
     func testUnlockingATeamUnlocksOnesVaultAndLockingItEndsBoth() throws {
         let (alice, _, _) = founded()
@@ -328,8 +328,8 @@ final class TeamTests: TeamTestCase {
         let refused = carol.run(["team", "sync"])
         XCTAssertEqual(refused.code, 77, refused.stderr)
         XCTAssertTrue(refused.stderr.contains("you were removed from team 'ops'"), refused.stderr)
-        XCTAssertTrue(carol.must(["show", "ops:github.com"]).stdout.hasPrefix("old-secret\n"), "what Carol had, she keeps (SPEC.md §19.4)")
-        XCTAssertEqual(carol.fill("github.com"), "exit 66", "but a team she was removed from no longer fills (SPEC.md §19.6)")
+        XCTAssertTrue(carol.must(["show", "ops:github.com"]).stdout.hasPrefix("old-secret\n"), "what Carol had, she keeps (SPEC.md §16.4)")
+        XCTAssertEqual(carol.fill("github.com"), "exit 66", "but a team she was removed from no longer fills (SPEC.md §16.6)")
         XCTAssertEqual(carol.fill("after.example"), "exit 66")
         // Every record on the remote now is sealed under a key Carol never had.
         let files = try git(["--git-dir", remote, "ls-tree", "-r", "--name-only", "main", "records"]).stdout.split(separator: "\n")

@@ -200,7 +200,7 @@ def vault(name="vault", layout=3):
 
 def tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files):
     """One file per tampering case: mutations of the reference container and what a reader must
-    conclude (SPEC.md §16). Paths are relative to the container; r0 and r1 are its records."""
+    conclude (SPEC.md §18). Paths are relative to the container; r0 and r1 are its records."""
     out = os.path.join(ROOT, "tamper")
     shutil.rmtree(out, ignore_errors=True)
     r = [f"records/{doc['id'][:2]}/{doc['id']}" for doc in docs]

@@ -5,7 +5,7 @@ import FoundationEssentials
 /// logins sent over plain `http:` — each with the page where its password is changed.
 public struct VaultAudit: Sendable {
     public struct Finding: Equatable, Sendable {
-        /// `exposed`: a team's password a removed member could read, not changed since (§19.4).
+        /// `exposed`: a team's password a removed member could read, not changed since (§16.4).
         public enum Kind: String, Sendable { case weak, reused, old, insecure, breached, exposed }
         public let kind: Kind
         public let recordID: RecordID
@@ -65,7 +65,7 @@ public struct VaultAudit: Sendable {
     }
 
     /// Flags the logins of a team whose password was last set before a member who could read
-    /// it was removed (SPEC.md §19.4): they may have kept it. Changing the password clears it.
+    /// it was removed (SPEC.md §16.4): they may have kept it. Changing the password clears it.
     public mutating func flagExposed(_ records: [Record], membership: TeamMembership) {
         let removals = membership.entries.filter { $0.action == .remove }
         for record in records where record.kind == .login && !record.password.isEmpty {

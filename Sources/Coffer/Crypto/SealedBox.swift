@@ -1,7 +1,7 @@
 import CSodium
 
 /// An X25519 key pair for receiving sealed boxes (`crypto_box_seal`): how a team's vault key
-/// reaches each member (SPEC.md §19.3). A sealed box is anonymous — anyone with the public key
+/// reaches each member (SPEC.md §16.3). A sealed box is anonymous — anyone with the public key
 /// can make one — so what it carries is checked against the signed membership chain, never
 /// trusted for itself.
 public final class SealedBoxKeyPair: Sendable {

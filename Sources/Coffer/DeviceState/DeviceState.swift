@@ -223,7 +223,7 @@ public struct DeviceState: Sendable {
         try write(Array((url ?? "").utf8), to: syncRemoteName)
     }
 
-    // MARK: Team (SPEC.md §19.5)
+    // MARK: Team (SPEC.md §16.5)
 
     static let teamOwnerName = "team-owner"
     static let teamPinName = "team-pin"
@@ -265,7 +265,7 @@ public struct DeviceState: Sendable {
 
     static let teamRemovedName = "team-removed"
 
-    /// This person was removed from the team (SPEC.md §19.6): when (Unix seconds, the remove
+    /// This person was removed from the team (SPEC.md §16.6): when (Unix seconds, the remove
     /// entry's time, 0 when unknown) and by whom (empty when unknown). Set by the sync that
     /// found no slot for them; the team is then left out of fills and listings here.
     public func teamRemoval() -> (time: UInt64, by: String)? {

@@ -15,7 +15,7 @@ public enum FileType: UInt8, Sendable {
     case tombstone = 0x54  // 'T'
     /// The record key's seal over the vault header (SPEC.md §15.2), in a synced container only.
     case headerSeal = 0x48  // 'H'
-    /// A team vault's membership chain and sealed keys (SPEC.md §19.3).
+    /// A team vault's membership chain and sealed keys (SPEC.md §16.3).
     case teamKeys = 0x4B  // 'K'
 }
 
@@ -36,7 +36,7 @@ public enum FileMagic {
         case .indexManifest: 1...3
         case .identityListing: 3...3  // a device's own derived file: versions 1 and 2 are rebuilt, never read
         case .completionTable: 2...2  // likewise
-        case .teamKeys: 1...2  // 2: with removal notices (SPEC.md §19.3)
+        case .teamKeys: 1...2  // 2: with removal notices (SPEC.md §16.3)
         default: formatVersion...formatVersion
         }
     }

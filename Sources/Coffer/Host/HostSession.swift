@@ -84,7 +84,7 @@ public final class HostSession {
 
     /// Unlocks `vault` with a live keyring session; whether it is unlocked now.
     ///
-    /// A team (SPEC.md §19.6) has a session of its own after its owner's unlock; without one, a
+    /// A team (SPEC.md §16.6) has a session of its own after its owner's unlock; without one, a
     /// live session of the owner — the person's own vault — opens it, and a team session with
     /// the owner's idle timeout is started: unlocking one's vault unlocks one's teams. A team's
     /// session counts only while its owner's is live, and using it re-arms the owner's.
@@ -105,13 +105,13 @@ public final class HostSession {
         let keyringError: Error?
         do {
             if try vault.unlock(fromSessions: sessions, rearming: asUse) {
-                // A team's session lives with its owner's (SPEC.md §19.6): a use of the team is a
+                // A team's session lives with its owner's (SPEC.md §16.6): a use of the team is a
                 // use of one's vault (its idle timeout re-armed too), and once one's own session
                 // has ended — idle, or locked — the team's ends with it.
                 guard let owner = openTeamOwner(of: vault) else { return true }
                 if (try? sessions.load(for: owner.vaultID, rearming: asUse)) != nil {
                     // The session holds the current key only: after a rotation by another
-                    // process, reads take the team's keys again through the owner (§19.5).
+                    // process, reads take the team's keys again through the owner (§16.5).
                     let ownerContainer = owner.container, configuration = self.configuration
                     vault.setTeamKeySource { [weak vault] in
                         guard let vault else { throw VaultError.locked }
@@ -216,7 +216,7 @@ public final class HostSession {
 
     // MARK: What hosts use
 
-    /// A fill through one AutoFill list (SPEC.md §19.6): `vault`'s own logins, then those of
+    /// A fill through one AutoFill list (SPEC.md §16.6): `vault`'s own logins, then those of
     /// the teams it opens on this device, in name order — first each one's logins for the
     /// requested hosts, then (nothing there) each one's whole sites. Each vault's provider keeps
     /// its own rules (the provision rule, locked means locked). A fill that finds its login in

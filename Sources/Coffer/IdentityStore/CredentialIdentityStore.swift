@@ -323,7 +323,7 @@ public final class CredentialIdentityStore: Sendable {
     // MARK: The configuration toggle
 
     /// Turns the store on for this device. Requires the vault to be unlocked: enabling is an
-    /// authenticated act (DESIGN.md promise 6).
+    /// authenticated act (the configuration toggle tells the truth: SPEC.md §7.6).
     public func enable() throws(CredentialIdentityStoreError) {
         do {
             let keys = try vault.keys()

@@ -16,7 +16,7 @@ public enum VaultBackup {
             .init(path: relative, kind: .file, mode: 0o600, contents: try fileSystem.readFile(name, in: directory, limit: limit))
         }
         var entries: [TarArchive.Entry] = [try file(GroupContainer.headerName, in: root, relative: "vault.coffer", limit: VaultHeader.length)]
-        // A team's key file: without it no member could open the restored team (SPEC.md §19.3).
+        // A team's key file: without it no member could open the restored team (SPEC.md §16.3).
         if try fileSystem.status(GroupContainer.teamKeysName, in: root) != nil {
             entries.append(try file(GroupContainer.teamKeysName, in: root, relative: GroupContainer.teamKeysName, limit: TeamKeyFile.maximumFileLength))
         }

@@ -104,7 +104,7 @@ struct VaultVerifier {
             // A synced container (SPEC.md §15): git's own directory (not walked), the header
             // seal and the tombstones of deleted records.
             (GroupContainer.gitName, S_IFDIR), (GroupContainer.headerSealName, S_IFREG), (GroupContainer.tombstonesName, S_IFDIR),
-            // A team's (SPEC.md §19.3): judged below when the team is unlocked.
+            // A team's (SPEC.md §16.3): judged below when the team is unlocked.
             (GroupContainer.teamKeysName, S_IFREG),
         ]
         for name in (try? fileSystem.contents(of: root)) ?? [] {

@@ -1,7 +1,7 @@
 import CLinux
 import Glibc
 
-/// Process-wide protections for a process that may hold keys (DESIGN.md promise 5, SPEC.md §9).
+/// Process-wide protections for a process that may hold keys (secrets handled as secrets, SPEC.md §9).
 public enum ProcessHardening {
     /// Disables core dumps (`RLIMIT_CORE` 0 and `PR_SET_DUMPABLE` 0, which also stops other
     /// processes of the same user from attaching with ptrace or reading /proc/PID/mem) and sets

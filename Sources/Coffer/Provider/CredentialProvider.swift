@@ -25,7 +25,7 @@ public final class CredentialProvider {
     /// user-verified (SPEC.md §8.2.1).
     public var userVerification = UserVerificationClock()
     /// The host's door (`HostSession`), through which a team vault is unlocked — with its
-    /// owner's session or password (SPEC.md §19.6). `nil`: this vault's own session and
+    /// owner's session or password (SPEC.md §16.6). `nil`: this vault's own session and
     /// master password only.
     var host: HostSession?
 
@@ -120,7 +120,7 @@ public final class CredentialProvider {
     }
 
     /// Turning the provider on: requires successful authentication. Cancelling or failing
-    /// leaves the provider and its identity store disabled (DESIGN.md promise 6).
+    /// leaves the provider and its identity store disabled (the configuration toggle tells the truth, SPEC.md §7.6).
     public func prepareInterfaceForExtensionConfiguration() {
         guard authenticate(reason: "to turn on AutoFill with Coffer") else {
             try? vault.identityStore.disable()

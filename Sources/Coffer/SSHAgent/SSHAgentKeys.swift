@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// The keys the agent serves: the ssh-key items of the vault and of the teams it opens (SPEC.md
-/// §6.3, §14, §19.6: a team's shared deploy key, its comment `TEAM:NAME`). Listing reads the
+/// §6.3, §14, §16.6: a team's shared deploy key, its comment `TEAM:NAME`). Listing reads the
 /// identity stores, so it works while locked — public keys only, as suggestions are.
 /// Signing needs the vault unlocked: by a keyring session (`coffer unlock`), else through
 /// pinentry, whose unlock starts a session so `coffer lock` locks the agent too. No private key

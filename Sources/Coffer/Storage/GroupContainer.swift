@@ -79,7 +79,7 @@ public struct GroupContainer: Sendable, Equatable {
     /// Present only in a synced container (SPEC.md §15).
     static let tombstonesName = "tombstones"
     static let headerSealName = "vault.seal"
-    /// A team vault's membership chain and sealed keys (SPEC.md §19.3).
+    /// A team vault's membership chain and sealed keys (SPEC.md §16.3).
     static let teamKeysName = "team.coffer"
     static let gitName = ".git"
 

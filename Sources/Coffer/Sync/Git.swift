@@ -19,7 +19,7 @@ final class Git {
     /// The remote commit this device last merged or pushed: the base of the next merge and the
     /// mark that tells a rewound or rewritten remote.
     static let syncedRef = "refs/coffer/synced"
-    /// A team's membership lease on the remote, and where a fetch puts it (SPEC.md §19.5).
+    /// A team's membership lease on the remote, and where a fetch puts it (SPEC.md §16.5).
     static let leaseBranch = "refs/heads/coffer-lease"
     static let remoteLease = "refs/remotes/origin/coffer-lease"
 
@@ -292,7 +292,7 @@ final class Git {
         return (refs[Self.branch], refs[Self.remoteBranch], refs[Self.syncedRef], refs[Self.remoteLease])
     }
 
-    // MARK: The membership lease (SPEC.md §19.5)
+    // MARK: The membership lease (SPEC.md §16.5)
 
     /// A new lease: an empty commit of its own (a random word in its message, so that two made
     /// in one second differ). Names nothing.

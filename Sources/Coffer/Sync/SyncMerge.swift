@@ -83,7 +83,7 @@ enum SyncMerge {
         if input.remote == nil, input.base != nil, input.remoteTombstone == nil { remoteStale = true }
         if input.baseTombstone != nil, input.remoteTombstone == nil { remoteStale = true }
 
-        // A re-seal (the base's document sealed anew, a team's key rotation, SPEC.md §19.4) is no
+        // A re-seal (the base's document sealed anew, a team's key rotation, SPEC.md §16.4) is no
         // edit: against a deletion it counts at the base's revision, so the rotation's bump of
         // every revision never brings back a record deleted elsewhere before it was synced.
         func isReseal(_ version: RecordVersion) -> Bool {

@@ -6,12 +6,12 @@ public struct SyncOptions: Sendable {
     /// Called after each step; the crash tests kill the process there.
     public var stepObserver: (@Sendable (SyncStep) -> Void)?
     /// A team's sync: this person's identity, asked for only when the remote's membership
-    /// brings a new team key to open (SPEC.md §19.5).
+    /// brings a new team key to open (SPEC.md §16.5).
     public var teamIdentity: (@Sendable () throws -> PersonalIdentity)?
     /// The team's membership lease this caller holds (`Vault.withMembershipLease`): its syncs
-    /// push through it; every other device waits for it (SPEC.md §19.5).
+    /// push through it; every other device waits for it (SPEC.md §16.5).
     public var heldLease: String?
-    /// How long a device waits for a lease it sees on the remote: SPEC.md §19.5's 30 s. Tests
+    /// How long a device waits for a lease it sees on the remote: SPEC.md §16.5's 30 s. Tests
     /// lower it through the API; the default is never changed.
     public var leaseSeconds = 30
 
@@ -88,7 +88,7 @@ public struct SyncReport: Sendable {
     /// must be replaced.
     public var teamKeyChanged = false
     /// Membership changes this device made and never pushed, dropped because another admin
-    /// changed the list first (SPEC.md §19.5): to be made again.
+    /// changed the list first (SPEC.md §16.5): to be made again.
     public var droppedMembershipChanges: [String] = []
     /// Time spent waiting, without pushing, for another device's membership change (its lease).
     public var leaseWait = Duration.zero

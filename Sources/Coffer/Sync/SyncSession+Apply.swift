@@ -81,7 +81,7 @@ extension SyncSession {
                 vault.adoptHeader(try VaultHeader.decode(header.header, policy: vault.configuration.kdfPolicy))
                 staged += [.headerSeal, .header]
             }
-            // The remote's team key file, taken before the merge (SPEC.md §19.5).
+            // The remote's team key file, taken before the merge (SPEC.md §16.5).
             if report.membershipChanged { staged.append(.teamKeys) }
             try git.stage(staged.map(\.path))
             let tree = try git.writeTree()

@@ -51,7 +51,7 @@ extension SyncSession {
             sides[path] = PathSides(base: object, local: object, remote: object)
         }
 
-        // The team's key file was judged and taken before the merge (SPEC.md §19.5).
+        // The team's key file was judged and taken before the merge (SPEC.md §16.5).
         sides[.teamKeys] = nil
         let objects = sides.values.flatMap { [$0.base, $0.local, $0.remote].compactMap { $0 } }
         let blobs = try git.blobs(objects, limit: RecordEnvelope.maximumFileLength)
@@ -141,7 +141,7 @@ extension SyncSession {
 
     /// - Parameter isNew: a remote file this device's base lacks: it must be sealed under the
     ///   key the remote's own membership names, never an earlier team key a removed member
-    ///   still holds (SPEC.md §19.5).
+    ///   still holds (SPEC.md §16.5).
     func recordVersion(_ object: String, _ blobs: [String: [UInt8]], id: RecordID, path: SyncedPath, fromRemote: Bool, isNew: Bool = false) throws -> RecordVersion {
         let bytes = blobs[object] ?? []
         let record = try open(record: bytes, id: id, path: path.path, fromRemote: fromRemote, isNew: isNew)

@@ -13,7 +13,7 @@ final class SyncSession {
     /// The vault's keys; a team sync that takes a rotated key from the remote replaces them.
     var keys: VaultKeys
     /// The keys a file the remote added must be sealed under: `keys`, except in a team whose
-    /// remote has not yet seen this device's key rotation (SPEC.md §19.5).
+    /// remote has not yet seen this device's key rotation (SPEC.md §16.5).
     var remoteKeys: VaultKeys
     let git: Git
     let options: SyncOptions
@@ -166,7 +166,7 @@ final class SyncSession {
     }
 
     /// Whether this round must not push: another device holds the team's membership lease,
-    /// first seen here less than `leaseSeconds` ago (SPEC.md §19.5), and this sync has not yet
+    /// first seen here less than `leaseSeconds` ago (SPEC.md §16.5), and this sync has not yet
     /// waited `longestLeaseWait` in all.
     private func mustWait(forLease lease: String?) throws -> Bool {
         guard let lease, lease != options.heldLease, vault.isTeam, report.leaseWait < longestLeaseWait else { return false }
@@ -178,7 +178,7 @@ final class SyncSession {
 
     /// A team's unpushed commits as one commit on top of the remote's, holding the tree `head`
     /// holds: the commits made before this sync re-sealed them (under a key a removal retired,
-    /// SPEC.md §19.5) are never pushed, so no object in the remote's history written after a
+    /// SPEC.md §16.5) are never pushed, so no object in the remote's history written after a
     /// removal opens under a key the removed member holds.
     private func squashed(_ head: String, onto remote: String?) throws -> String {
         let tree = try git.tree(of: head)

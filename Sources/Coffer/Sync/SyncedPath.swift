@@ -3,7 +3,7 @@
 enum SyncedPath: Hashable {
     case header
     case headerSeal
-    /// `team.coffer`, in a team vault only (SPEC.md §19.5).
+    /// `team.coffer`, in a team vault only (SPEC.md §16.5).
     case teamKeys
     case record(RecordID)
     case tombstone(RecordID)

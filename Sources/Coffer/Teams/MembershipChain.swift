@@ -1,4 +1,4 @@
-/// A team's membership as its chain of signed entries says it is (SPEC.md §19.2): verified
+/// A team's membership as its chain of signed entries says it is (SPEC.md §16.2): verified
 /// from the founding entry, entry by entry, by pure code (no keys, no files), like `SyncMerge`.
 public struct TeamMembership: Equatable, Sendable {
     public struct Member: Equatable, Sendable {
@@ -16,13 +16,13 @@ public struct TeamMembership: Equatable, Sendable {
     public let founder: [UInt8]
     /// Current members in the order they were added.
     public private(set) var members: [Member] = []
-    /// The id of the vault key in force (§19.2).
+    /// The id of the vault key in force (§16.2).
     public private(set) var keyID: [UInt8]
     /// Every earlier key id, oldest first: the keys the key history must hold.
     public private(set) var earlierKeyIDs: [[UInt8]] = []
     public let entries: [MembershipEntry]
 
-    /// The number of entries and the hash of the last: what a device pins (§19.5).
+    /// The number of entries and the hash of the last: what a device pins (§16.5).
     public var head: ChainHead { ChainHead(count: UInt64(entries.count), hash: entries.last?.hash ?? []) }
 
     public func member(_ signingKey: [UInt8]) -> Member? { members.first { $0.recipient.signingKey == signingKey } }
@@ -106,7 +106,7 @@ public struct TeamMembership: Equatable, Sendable {
     }
 }
 
-/// How one membership chain stands to another (SPEC.md §19.5).
+/// How one membership chain stands to another (SPEC.md §16.5).
 public enum ChainRelation: Equatable, Sendable { case equal, extends, behind, forked }
 
 /// How far a chain goes: its length and the hash of its last entry.
@@ -137,7 +137,7 @@ public struct ChainHead: Equatable, Sendable {
     }
 }
 
-/// What a device pins of a team (SPEC.md §19.5), in its device state: the founder it joined,
+/// What a device pins of a team (SPEC.md §16.5), in its device state: the founder it joined,
 /// the chain it accepted, and the longest chain it has seen on the remote.
 struct TeamPin: Equatable, Sendable {
     var founder: [UInt8]

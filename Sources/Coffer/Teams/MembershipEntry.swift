@@ -1,4 +1,4 @@
-/// One change of a team's membership (SPEC.md §19.2): who, what, which vault key is in force
+/// One change of a team's membership (SPEC.md §16.2): who, what, which vault key is in force
 /// after it, signed by an admin and chained to the entry before by its hash.
 ///
 ///     0    1  action: 1 found, 2 add, 3 remove, 4 role
@@ -8,7 +8,7 @@
 ///     18  32  BLAKE2b-256 of the previous entry (zero for the founding entry)
 ///     50  32  the subject's Ed25519 public key (who they are)
 ///     82  32  the subject's X25519 public key (where their copy of the vault key goes)
-///     114 32  the id of the vault key in force after this entry (SPEC.md §19.2)
+///     114 32  the id of the vault key in force after this entry (SPEC.md §16.2)
 ///     146 32  the signer's Ed25519 public key
 ///     178  1  N, the subject's name length (1…64), then N bytes of UTF-8
 ///          1  T, the team's name length (1…64 in the founding entry, else 0), then T bytes

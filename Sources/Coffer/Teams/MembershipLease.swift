@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// A team's membership lease (SPEC.md §19.5): an admin changing the member list first puts a
+/// A team's membership lease (SPEC.md §16.5): an admin changing the member list first puts a
 /// lease on the remote (`refs/heads/coffer-lease`, an empty commit), and every device that
 /// follows the rule stops pushing for a while, so that the change lands within a bound however
 /// busy the team is. Without it a removal raced four members syncing every 0.3 s and lost for

@@ -1,4 +1,4 @@
-/// A team's key file in a sync (SPEC.md §19.5): judged and taken before the records are merged,
+/// A team's key file in a sync (SPEC.md §16.5): judged and taken before the records are merged,
 /// because a new team key changes what the records must open under.
 extension SyncSession {
     /// Judges the remote's `team.coffer` and takes it when its membership extends the one this
@@ -61,7 +61,7 @@ extension SyncSession {
     /// merge, which brings most of them already re-sealed by the admin who rotated.
     ///
     /// The file and the index under its key are written in one hold of the exclusive lock: a
-    /// reader meets the old key's file and index or the new key's, never a mix (SPEC.md §19.5).
+    /// reader meets the old key's file and index or the new key's, never a mix (SPEC.md §16.5).
     private func take(_ bytes: [UInt8], _ membership: TeamMembership, _ taken: VaultKeys, keyChanged: Bool) throws {
         try vault.exclusiveTransaction { opened in
             try vault.writeTeamKeyFile(bytes, membership: membership, remoteCount: UInt64(membership.entries.count))
@@ -101,7 +101,7 @@ extension SyncSession {
 
     /// No slot for this person in the remote's list. With an admin's signed notice of the
     /// removal, the removal is told (who, when) and noted in this device's state, so the team is
-    /// left out here from now on (SPEC.md §19.6); without one, only the missing slot is known.
+    /// left out here from now on (SPEC.md §16.6); without one, only the missing slot is known.
     private func removal(told entry: MembershipEntry?) -> TeamError {
         let team = TeamDirectory.name(of: vault.container) ?? vault.container.path
         guard let entry else { return .notMember(team: team) }

@@ -1,4 +1,4 @@
-/// Where a person's teams live on this device (SPEC.md §19.6): each in the group container
+/// Where a person's teams live on this device (SPEC.md §16.6): each in the group container
 /// `team.<name>`, whose device state names the personal container that opens it.
 public enum TeamDirectory {
     static let groupPrefix = "team."
@@ -10,7 +10,7 @@ public enum TeamDirectory {
 
     /// The teams on this device that `owner` (a personal container) opens, by name, with their
     /// vaults (locked). A container that is not a team, or another person's, is left out, and so
-    /// is a team this person was removed from (SPEC.md §19.6) unless `includingRemoved`.
+    /// is a team this person was removed from (SPEC.md §16.6) unless `includingRemoved`.
     public static func teams(
         ownedBy owner: GroupContainer, environment: Environment, configuration: VaultConfiguration, includingRemoved: Bool = false
     ) -> [(name: String, vault: Vault)] {

@@ -1,14 +1,14 @@
 import FoundationEssentials
 
-/// Why a team operation cannot go on. Each case maps to one exit code (SPEC.md §19.7).
+/// Why a team operation cannot go on. Each case maps to one exit code (SPEC.md §16.7).
 public enum TeamError: Error, Equatable, Sendable {
-    /// The membership list or the key file breaks a rule of SPEC.md §19 (forged, forked,
+    /// The membership list or the key file breaks a rule of SPEC.md §16 (forged, forked,
     /// rolled back, signed by a non-admin): nothing of it is used. Exit 65.
     case refused(String)
     /// This person is not (or no longer) a member: their key opens nothing newer. Exit 77.
     case notMember(team: String)
     /// The team's list on the remote removed this person, as an admin's signed notice to them
-    /// says (SPEC.md §19.3): when, and the admin's name as this device knew it. Exit 77.
+    /// says (SPEC.md §16.3): when, and the admin's name as this device knew it. Exit 77.
     case removed(team: String, by: String?, on: UInt64)
     /// The change needs an admin of the team. Exit 77.
     case notAdmin(team: String)

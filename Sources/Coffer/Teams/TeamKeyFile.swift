@@ -1,4 +1,4 @@
-/// `team.coffer` (SPEC.md §19.3): a team vault's key sealed to each member, and its membership
+/// `team.coffer` (SPEC.md §16.3): a team vault's key sealed to each member, and its membership
 /// chain with the team's earlier keys sealed under that key. No file I/O here.
 ///
 ///     0   8  preamble "COFFER" 'K' version (1, or 2 when it carries removal notices)
@@ -6,7 +6,7 @@
 ///     24  2  S, the number of slots (1…4096), u16 LE; then S × (16 slot id ‖ 80 sealed key)
 ///     version 2 only: u16 LE F (1…64), then F × (16 slot id ‖ u16 LE length ‖ sealed notice)
 ///        24  nonce
-///         …  AEAD ciphertext of the membership block (SPEC.md §19.3), then the 16-byte tag
+///         …  AEAD ciphertext of the membership block (SPEC.md §16.3), then the 16-byte tag
 ///
 /// A copy of the remote shows how many members a team has, and how many of its recent
 /// removals are noticed, and nothing else: not who they are (slot ids are keyed by the team),
@@ -24,12 +24,12 @@ public struct TeamKeyFile: Equatable, Sendable {
         }
     }
 
-    /// A removal notice (SPEC.md §19.3): the remove entry that removed a member, sealed to that
+    /// A removal notice (SPEC.md §16.3): the remove entry that removed a member, sealed to that
     /// member's receiving key under their slot id, so that their device can say who removed them
     /// and when — the membership list itself is sealed under a key they no longer get.
     public struct Notice: Equatable, Sendable {
         public let slotID: [UInt8]
-        /// `crypto_box_seal` of the remove entry's bytes (§19.2) to the removed member.
+        /// `crypto_box_seal` of the remove entry's bytes (§16.2) to the removed member.
         public let sealedEntry: [UInt8]
 
         public init(slotID: [UInt8], sealedEntry: [UInt8]) {
@@ -118,9 +118,9 @@ public struct TeamKeyFile: Equatable, Sendable {
     }
 }
 
-/// The plaintext of `team.coffer`'s sealed part (SPEC.md §19.3):
+/// The plaintext of `team.coffer`'s sealed part (SPEC.md §16.3):
 ///
-///     2  E, the number of entries (1…16384), u16 LE; then E × (u16 LE length ‖ entry, §19.2)
+///     2  E, the number of entries (1…16384), u16 LE; then E × (u16 LE length ‖ entry, §16.2)
 ///     2  P, the number of earlier vault keys, u16 LE; then P × 32 bytes, newest first
 struct MembershipBlock {
     var entries: [MembershipEntry]

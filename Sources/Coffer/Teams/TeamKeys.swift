@@ -1,4 +1,4 @@
-/// Sealing a team's key and membership, and opening them (SPEC.md §19.3–§19.4).
+/// Sealing a team's key and membership, and opening them (SPEC.md §16.3–§16.4).
 ///
 /// Opening judges everything before anything is used: the membership block must open under
 /// the key; the chain must verify (from the founder this device pinned); the slots must be
@@ -38,7 +38,7 @@ enum TeamKeys {
         return TeamKeyFile(teamID: teamID, slots: slots, notices: notices, sealedMembership: nonce + sealed)
     }
 
-    // MARK: Removal notices (SPEC.md §19.3)
+    // MARK: Removal notices (SPEC.md §16.3)
 
     /// `file`'s notices with one more for `entry` (a removal) sealed to its subject, the oldest
     /// dropped past `TeamKeyFile.maximumNotices`.

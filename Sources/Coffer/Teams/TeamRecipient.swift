@@ -1,4 +1,4 @@
-/// The public half of a person's identity (SPEC.md §19.1): an Ed25519 key that signs
+/// The public half of a person's identity (SPEC.md §16.1): an Ed25519 key that signs
 /// membership entries and an X25519 key that team vault keys are sealed to.
 ///
 /// Written as one copy-pasteable string, `coffer1` followed by lowercase base32 (RFC 4648,

@@ -1,4 +1,4 @@
-/// Joining a team from its git remote (SPEC.md §19.6).
+/// Joining a team from its git remote (SPEC.md §16.6).
 extension Vault {
     /// Reads the membership list the remote at `url` holds — opened with `identity`'s sealed
     /// copy of the key and verified as a chain from its founding entry — without taking

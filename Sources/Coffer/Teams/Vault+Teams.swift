@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// A team vault (SPEC.md §19): an ordinary container whose vault key reaches its members
+/// A team vault (SPEC.md §16): an ordinary container whose vault key reaches its members
 /// through `team.coffer` — sealed to each member's key, under a membership chain an admin signs —
 /// instead of a master password.
 extension Vault {
@@ -12,7 +12,7 @@ extension Vault {
         return (try? fileSystem.status(GroupContainer.teamKeysName, in: opened.root)) != nil
     }
 
-    /// The group identifier of team `name`: `team.<name>` (SPEC.md §19.6).
+    /// The group identifier of team `name`: `team.<name>` (SPEC.md §16.6).
     public static func teamGroupIdentifier(_ name: String) throws(TeamError) -> String {
         try TeamNames.validate(name)
         return "team." + name
@@ -21,7 +21,7 @@ extension Vault {
     // MARK: Reading the membership
 
     /// The team's membership as this container holds it, checked against what this device
-    /// pinned (§19.5): the founder it joined, and no older or forked chain than the one it
+    /// pinned (§16.5): the founder it joined, and no older or forked chain than the one it
     /// accepted. Needs the team unlocked: the list is sealed under the team key.
     public func teamMembership() throws -> TeamMembership {
         try readTeam().membership
@@ -67,7 +67,7 @@ extension Vault {
     // MARK: Unlocking
 
     /// Unlocks the team with this person's identity: opens their sealed copy of the key, the
-    /// membership and the earlier keys, all judged (§19.4). A device whose records or index are
+    /// membership and the earlier keys, all judged (§16.4). A device whose records or index are
     /// still sealed under an earlier key (a removal cut short) finishes re-sealing them here.
     /// - Throws: `TeamError.notMember` when the identity has no copy (removed).
     public func unlockTeam(identity: PersonalIdentity) throws {
@@ -116,7 +116,7 @@ extension Vault {
     // MARK: Founding
 
     /// Founds a team in `container`: a fresh vault whose header wraps its key under random bytes
-    /// nobody keeps (§19.3), and a membership chain of one entry — the founder, an admin.
+    /// nobody keeps (§16.3), and a membership chain of one entry — the founder, an admin.
     /// - Returns: the team vault, unlocked.
     public static func createTeam(
         named name: String, founder identity: PersonalIdentity, founderName: String, owner: GroupContainer,
@@ -169,7 +169,7 @@ extension Vault {
         }
     }
 
-    /// Removes a member and rotates the key (§19.4): a new vault key, sealed only to the
+    /// Removes a member and rotates the key (§16.4): a new vault key, sealed only to the
     /// remaining members, with the old one kept among the earlier keys; then every record,
     /// tombstone and the index are re-sealed under it. All of it under one hold of the vault's
     /// exclusive lock, so a reader meets the team before the rotation or after it, never
@@ -239,7 +239,7 @@ extension Vault {
 
     /// Rebuilds the index under the current key and re-seals every record and tombstone that
     /// only an earlier key opens (a record with revision + 1, so that every device takes it as
-    /// news, §19.4; a tombstone as it is). The caller holds the exclusive lock (`opened`).
+    /// news, §16.4; a tombstone as it is). The caller holds the exclusive lock (`opened`).
     func resealUnderCurrentKey(keyID: [UInt8], in opened: OpenContainer) throws {
         try rebuildIdentityIndex(in: opened)
         let keys = try keys()
@@ -257,7 +257,7 @@ extension Vault {
 
     /// Re-seals, in one transaction, every record the current key does not open, and every
     /// tombstone: a new member (or one who missed the deletion) must open each under the key
-    /// the list names (§19.5 rule 3), and nothing under a retired key may reach the remote
+    /// the list names (§16.5 rule 3), and nothing under a retired key may reach the remote
     /// again. The caller holds the exclusive lock.
     func resealStaleFiles(in opened: OpenContainer) throws {
         let keys = try keys()

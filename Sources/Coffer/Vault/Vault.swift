@@ -15,7 +15,7 @@ public final class Vault: Sendable {
     private let header: Mutex<VaultHeader>
     private let unlockedKeys: Mutex<VaultKeys?>
     /// Where a team's keys come from again when the ones held stopped opening its files: a
-    /// rotation since they were taken (SPEC.md §19.5). Set by whoever unlocked the team through
+    /// rotation since they were taken (SPEC.md §16.5). Set by whoever unlocked the team through
     /// its owner; `nil` for a personal vault.
     private let teamKeySource = Mutex<(@Sendable () throws -> VaultKeys)?>(nil)
     /// The owner's identity, when this team was unlocked with it (`unlockTeam(identity:)`).
@@ -130,7 +130,7 @@ public final class Vault: Sendable {
         unlock(keys: try VaultKeys.mapping { try VaultKeys(vaultKey: vaultKey) })
     }
 
-    /// Unlocks with keys unwrapped elsewhere (a team's, earlier keys included: SPEC.md §19.4).
+    /// Unlocks with keys unwrapped elsewhere (a team's, earlier keys included: SPEC.md §16.4).
     func unlock(keys: VaultKeys) {
         ProcessHardening.disableCoreDumps()
         unlockedKeys.withLock { $0 = keys }

@@ -6,13 +6,13 @@ public final class VaultKeys: Sendable {
     enum Purpose: UInt64 {
         case records = 1
         case index = 2
-        /// A personal vault's signing identity: the Ed25519 seed (SPEC.md §19.1).
+        /// A personal vault's signing identity: the Ed25519 seed (SPEC.md §16.1).
         case signingIdentity = 3
         /// A personal vault's receiving identity: the X25519 seed.
         case receivingIdentity = 4
-        /// A team vault: seals the membership chain and earlier keys in `team.coffer` (§19.3).
+        /// A team vault: seals the membership chain and earlier keys in `team.coffer` (§16.3).
         case membershipKey = 5
-        /// A team vault: the key id the membership chain names (§19.2).
+        /// A team vault: the key id the membership chain names (§16.2).
         case keyIdentifier = 6
     }
 
@@ -23,7 +23,7 @@ public final class VaultKeys: Sendable {
     let recordKey: SecureBytes
     /// Seals the identity index; a device with the identity store enabled keeps a copy.
     let indexKey: SecureBytes
-    /// A team vault's earlier keys, newest first (SPEC.md §19.4): files sealed before a member
+    /// A team vault's earlier keys, newest first (SPEC.md §16.4): files sealed before a member
     /// was removed still open — in a merge's base, in git's history — but nothing is sealed
     /// under them again. Empty for a personal vault, and for a team unlocked only to fill.
     let previous: [VaultKeys]

@@ -33,7 +33,7 @@ struct AuditCommand: Command {
         guard let days = Int(context.arguments.value("max-age") ?? "365"), days > 0 else { throw UsageError("--max-age takes a number of days") }
         let personal = try context.unlockedVault()
         var records = try personal.allRecords()
-        // One's teams too (SPEC.md §19.6): their titles start with TEAM:, and a password a
+        // One's teams too (SPEC.md §16.6): their titles start with TEAM:, and a password a
         // removed member could read is flagged until it is changed.
         var teams: [(name: String, records: [Record], membership: TeamMembership)] = []
         if let identity = try? personal.personalIdentity() {

@@ -39,7 +39,7 @@ enum CompletionCandidates {
         }
     }
 
-    /// ENTRY candidates for `word`: `TEAM:WORD` completes in that team's table (SPEC.md §19.6),
+    /// ENTRY candidates for `word`: `TEAM:WORD` completes in that team's table (SPEC.md §16.6),
     /// each line `TEAM:…`; otherwise one's own entries and the `TEAM:` of matching teams.
     static func entryCandidates(_ word: String, context: CommandContext) throws -> String {
         let scoped = context.scoped(word)

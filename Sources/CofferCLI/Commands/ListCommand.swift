@@ -132,7 +132,7 @@ extension CommandContext {
     }
 
     /// The listing as a table, `--json` or `--format`, streamed row by row; then each team's
-    /// (SPEC.md §19.6), its rows marked `TEAM:` (`"vault"` in JSON, `{vault}` in a template).
+    /// (SPEC.md §16.6), its rows marked `TEAM:` (`"vault"` in JSON, `{vault}` in a template).
     func printIdentities(_ listing: IdentityListing, teams: [(name: String, listing: IdentityListing)] = []) {
         var output = StreamedOutput(io)
         let all = [(name: String?.none, listing: listing)] + teams.map { (name: Optional($0.name), listing: $0.listing) }

@@ -23,7 +23,7 @@ struct UnlockCommand: Command {
         let timeout = try Duration.parse(context.arguments.value("timeout") ?? "15m")
         guard let sessions = context.configuration.sessions else { throw CLIError("unlock sessions are turned off in this host", code: .unavailable) }
         let vault = try context.openVault()
-        // A team's session lives with its owner's (SPEC.md §19.6): unlocking a team unlocks
+        // A team's session lives with its owner's (SPEC.md §16.6): unlocking a team unlocks
         // one's own vault — its password is the one asked — and starts both sessions.
         let owner = TeamDirectory.owner(of: vault).flatMap { try? Vault.open($0, configuration: context.vaultConfiguration) }
         try context.unlock(owner ?? vault)
@@ -57,7 +57,7 @@ struct LockCommand: Command {
         _ = try context.positionals(0...0, names: "")
         let vault = try context.openVault()
         var ended = try context.configuration.sessions?.revoke(for: vault.vaultID) ?? false
-        // Unlocking one's vault unlocks one's teams; locking it locks them (SPEC.md §19.6).
+        // Unlocking one's vault unlocks one's teams; locking it locks them (SPEC.md §16.6).
         for team in context.teams(ownedBy: vault.container, includingRemoved: true) {
             ended = try (context.configuration.sessions?.revoke(for: team.vault.vaultID) ?? false) || ended
         }

@@ -1,7 +1,7 @@
 import Coffer
 import FoundationEssentials
 
-/// `coffer whoami`: the recipient string and fingerprint of this person's identity (SPEC.md §19.1).
+/// `coffer whoami`: the recipient string and fingerprint of this person's identity (SPEC.md §16.1).
 struct WhoamiCommand: Command {
     static let name = "whoami"
     static let summary = "print your recipient string for teams, and its fingerprint"
@@ -28,7 +28,7 @@ struct WhoamiCommand: Command {
 }
 
 /// `coffer team …`: vaults shared with other people, with members, admins and key rotation,
-/// synced through git (SPEC.md §19).
+/// synced through git (SPEC.md §16).
 struct TeamCommand: Command {
     static let subcommands = ["create", "add", "remove", "admin", "members", "join", "leave", "list", "sync"]
     static let name = "team"
@@ -144,9 +144,9 @@ struct TeamCommand: Command {
 
     /// A change of the member list, against the remote's latest: synced before (so that it
     /// follows every change the other admins pushed) and after. When another admin pushed a
-    /// change in between, the sync drops this one (SPEC.md §19.5) and it is made again.
+    /// change in between, the sync drops this one (SPEC.md §16.5) and it is made again.
     ///
-    /// All of it holds the team's membership lease (SPEC.md §19.5): the other devices stop
+    /// All of it holds the team's membership lease (SPEC.md §16.5): the other devices stop
     /// pushing meanwhile, so the change lands however busy the team is.
     private static func changeMembers(_ context: CommandContext, _ name: String, _ change: (Vault, Vault) throws -> Void) throws {
         let (team, personal) = try openTeam(context, name)

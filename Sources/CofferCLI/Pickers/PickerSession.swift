@@ -34,7 +34,7 @@ struct PickerSession {
         let store = vault.identityStore
         if !store.state.isEnabled && !vault.isUnlocked { try unlockWithPinentry() }
         var entries = Self.entries(of: try store.identityListing(), in: vault, team: nil, oneTimeCode: oneTimeCode)
-        // Then one's teams' (SPEC.md §19.6), those readable now.
+        // Then one's teams' (SPEC.md §16.6), those readable now.
         for team in context.teams(ownedBy: vault.container) {
             context.unlockFromSession(team.vault)
             guard let listing = try? team.vault.identityStore.identityListing() else { continue }

@@ -35,7 +35,7 @@ struct SSHKeyCommand: Command {
                 try context.unlock(vault)
                 keys = try SSHAgentKeys.listedKeys(in: vault)
             }
-            // Then the teams' keys, as the agent serves them (SPEC.md §19.6).
+            // Then the teams' keys, as the agent serves them (SPEC.md §16.6).
             let door = context.hostSession(of: vault, interaction: nil)
             let shared = SSHAgentKeys.teamKeys(context.teams(ownedBy: vault.container), unlock: { _ = door.unlockFromSession($0) })
             for key in keys + shared.keys { context.print(key.key.authorizedKeysText + (key.comment.isEmpty ? "" : " " + key.comment)) }

@@ -68,7 +68,7 @@ struct SecretReference: Equatable {
         }
     }
 
-    /// `TEAM:ENTRY` (SPEC.md §19.6): the team of that name that `personal` opens, unlocked from
+    /// `TEAM:ENTRY` (SPEC.md §16.6): the team of that name that `personal` opens, unlocked from
     /// its session or with the person's identity, and the entry; any other entry as it is.
     static func scoped(_ entry: String, personal: Vault, context: CommandContext) throws -> (Vault, String) {
         guard let reference = context.teamReference(entry) else { return (personal, entry) }

@@ -101,7 +101,7 @@ final class CommandContext {
     /// The team this run works in (`TEAM:ENTRY`, `add --team`), if any.
     private(set) var team: String?
 
-    /// Reads `TEAM:ENTRY` (SPEC.md §19.6): when the part before the first `:` names a team on
+    /// Reads `TEAM:ENTRY` (SPEC.md §16.6): when the part before the first `:` names a team on
     /// this device (and is not a URL's scheme), the run works in that team and the rest is the
     /// entry. Any other operand is returned as it is.
     func scoped(_ operand: String) -> String {
@@ -123,7 +123,7 @@ final class CommandContext {
         return (name, rest)
     }
 
-    /// The teams `owner` (a personal container) opens on this device, by name (SPEC.md §19.6).
+    /// The teams `owner` (a personal container) opens on this device, by name (SPEC.md §16.6).
     func teams(ownedBy owner: GroupContainer, includingRemoved: Bool = false) -> [(name: String, vault: Vault)] {
         TeamDirectory.teams(ownedBy: owner, environment: io.environment, configuration: vaultConfiguration, includingRemoved: includingRemoved)
     }
@@ -209,7 +209,7 @@ final class CommandContext {
         guard configuration.sessions != nil, !suppliesMasterPassword else { return }
         do {
             // One ask of the keyring; a team without a session of its own opens with its owner's
-            // (SPEC.md §19.6).
+            // (SPEC.md §16.6).
             _ = try hostSession(of: vault, interaction: nil).unlockFromSessionReportingErrors(vault)
         } catch {
             note("\(error); every command will ask for the master password")

@@ -26,7 +26,7 @@ enum JSONOutput {
     }
 
     /// The rows of a listing inside an array the caller opens and closes; a team's rows carry
-    /// `"vault": TEAM` (SPEC.md §19.6), which sorts last.
+    /// `"vault": TEAM` (SPEC.md §16.6), which sorts last.
     static func writeRows(of listing: IdentityListing, vault: String?, to output: inout StreamedOutput, first: Bool) {
         var vaultMember: [UInt8] = []
         if let vault { vaultMember = Array((",\"vault\":" + JSONValue.string(vault).canonicalText + "}").utf8) }

@@ -5,7 +5,7 @@ import Coffer
 /// the failure is a warning, and the next sync carries the change. A fill changes nothing, so it
 /// never waits for one.
 enum AutoSync {
-    /// What `coffer sync` syncs — one's vault and every team (SPEC.md §19.6) — told only when
+    /// What `coffer sync` syncs — one's vault and every team (SPEC.md §16.6) — told only when
     /// something came in. A team changed through `TEAM:` or `--team` syncs that team.
     static func afterChange(_ context: CommandContext) {
         guard context.io.environment["COFFER_AUTOSYNC"] == "1", let vault = context.openedVault, vault.isUnlocked else { return }

@@ -50,7 +50,7 @@ struct SyncCommand: Command {
         }
     }
 
-    /// One's vault and every team one belongs to on this device (SPEC.md §19.6), each with its
+    /// One's vault and every team one belongs to on this device (SPEC.md §16.6), each with its
     /// remote; a team that fails is told and the others still sync. `--json` prints one document:
     /// one's own vault's report, with `"teams": {NAME: report or {"error", "code"}}`.
     /// - Parameter quiet: an automatic sync (`COFFER_AUTOSYNC`): only news is told.

@@ -2,7 +2,7 @@
 import XCTest
 
 /// Known answers for every libsodium call Coffer makes, from vectors made by an independent
-/// implementation (PyNaCl + hashlib, SPEC.md §16).
+/// implementation (PyNaCl + hashlib, SPEC.md §18).
 final class PrimitiveVectorTests: XCTestCase {
     func testXChaCha20Poly1305MatchesVectorAndRoundTrips() throws {
         let vector = try VectorFile.load("primitives/aead_xchacha20poly1305.vector")

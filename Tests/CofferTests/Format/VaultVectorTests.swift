@@ -1,7 +1,7 @@
 @testable import Coffer
 import XCTest
 
-/// The reference writer's container (SPEC.md §16) opens in Swift, and Swift reproduces its bytes.
+/// The reference writer's container (SPEC.md §18) opens in Swift, and Swift reproduces its bytes.
 final class VaultVectorTests: XCTestCase {
     var vector: VectorFile!
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A test-vector file: `# comment` lines and `name: value` lines (SPEC.md §16).
+/// A test-vector file: `# comment` lines and `name: value` lines (SPEC.md §18).
 struct VectorFile {
     let name: String
     let fields: [String: String]

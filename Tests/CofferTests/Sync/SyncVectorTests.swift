@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-/// The reference implementation's sync files and merge decisions (SPEC.md §15, §16): Swift
+/// The reference implementation's sync files and merge decisions (SPEC.md §15, §18): Swift
 /// reproduces the bytes and decides all 2,688 combinations of states the same way.
 final class SyncVectorTests: XCTestCase {
     func testTombstoneAndHeaderSealMatchTheReference() throws {

@@ -2,13 +2,13 @@
 import Foundation
 import XCTest
 
-/// Team vaults through the library (SPEC.md §19): what the CLI tests cannot reach directly.
+/// Team vaults through the library (SPEC.md §16): what the CLI tests cannot reach directly.
 final class TeamVaultTests: XCTestCase {
     func person() throws -> PersonalIdentity {
         try PersonalIdentity(keys: VaultKeys(vaultKey: SecureBytes.random(count: 32)))
     }
 
-    /// A team's keyring session lives with its owner's (SPEC.md §19.6): using the team re-arms
+    /// A team's keyring session lives with its owner's (SPEC.md §16.6): using the team re-arms
     /// one's own session, and once one's own has ended the team's is no way in.
     func testATeamsSessionLivesWithItsOwners() throws {
         let owner = try Fixture.vault()

@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-/// The independent reference's team vault (SPEC.md §19.9): Swift derives the same identities,
+/// The independent reference's team vault (SPEC.md §18): Swift derives the same identities,
 /// signs the same entries byte for byte, seals the same membership block, opens the reference's
 /// `team.coffer` with the members' identities, refuses it to the removed one, and refuses every
 /// forged chain the reference refuses.
@@ -94,7 +94,7 @@ final class TeamVectorTests: XCTestCase {
         XCTAssertThrowsError(try TeamKeys.open(flipped, identity: identity("carol"), founder: nil))
     }
 
-    /// Version 2 (SPEC.md §19.3): the list with a notice of Bob's removal sealed to him. The
+    /// Version 2 (SPEC.md §16.3): the list with a notice of Bob's removal sealed to him. The
     /// members open it as before; Bob, who has no slot, reads who removed him and when; the
     /// block is sealed the same under the version 2 preamble.
     func testAVersionTwoFileTellsTheRemovedMemberWhoAndWhen() throws {
@@ -140,7 +140,7 @@ final class TeamVectorTests: XCTestCase {
         }
         for bytes in cases {
             // A flip inside another member's sealed key is the one change carol cannot see:
-            // only alice's own copy is damaged (§19.3); everything else is refused.
+            // only alice's own copy is damaged (§16.3); everything else is refused.
             guard let file = try? TeamKeyFile.decode(bytes), let (membership, _) = try? TeamKeys.open(file, identity: carol, founder: nil) else { continue }
             XCTAssertEqual(membership.members.map(\.name), ["alice", "carol"])
             XCTAssertEqual(file.slots.map(\.slotID), try TeamKeyFile.decode(original).slots.map(\.slotID))

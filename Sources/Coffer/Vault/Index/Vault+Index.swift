@@ -47,7 +47,7 @@ extension Vault {
     ///
     /// A team read that fails under the keys held is tried once more with the keys its
     /// `team.coffer` names now, when they are others (a rotation by another process since this
-    /// one took its keys, SPEC.md §19.5): a rotation met is never called tampering.
+    /// one took its keys, SPEC.md §16.5): a rotation met is never called tampering.
     func readingIndex<Result>(_ body: (IdentityIndex, IndexManifest) throws -> Result) throws(VaultError) -> Result {
         do {
             return try readingIndexOnce(body)
@@ -255,7 +255,7 @@ extension Vault {
     }
 
     /// `rebuildIdentityIndex()` for a caller that holds the exclusive lock (`opened`): a team's
-    /// key rotation rebuilds it in the same hold as it writes the new key (SPEC.md §19.4).
+    /// key rotation rebuilds it in the same hold as it writes the new key (SPEC.md §16.4).
     func rebuildIdentityIndex(in opened: OpenContainer) throws {
         let keys = try keys()
         let index = try identityIndex(opened)
