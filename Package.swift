@@ -2,8 +2,8 @@
 // Coffer: an encrypted, file-based credential vault toolkit for Linux.
 //
 // Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
-// vault and records → format → crypto. Each C library is imported by exactly one folder of
-// the `Coffer` module: CSodium and CCrypto (OpenSSL's libcrypto: P-256 only) by Crypto/, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
+// vault and records → format → crypto. Each C library is imported by exactly one folder:
+// CSodium and CCrypto (OpenSSL's libcrypto: P-256 only) by the CofferCrypto target, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
 // COath (liboath) by OneTimeCodes/; CZxcvbn by Audit/; CZlib and CZstd by Compression/ (backups); CLibXML2 and CZip by Interchange/Readers/; CQRencode by
 // CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
 // CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift;
@@ -44,9 +44,11 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CProcessShims"),
 
+        // Crypto: the only importer of libsodium and libcrypto, and of nothing of Coffer's.
+        .target(name: "CofferCrypto", dependencies: ["CSodium", "CCrypto"]),
         .target(
             name: "Coffer", dependencies: [
-                "CSodium", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd", "CCrypto",
+                "CofferCrypto", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd",
             ],
             swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),

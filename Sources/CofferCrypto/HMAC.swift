@@ -44,8 +44,8 @@ public enum HMAC {
 
 /// SHA-1 (FIPS 180-4 §6.1), only as HMAC-SHA-1's hash for one-time codes, where its collision
 /// weakness does not matter (RFC 6151 §2). Branch-free on data, so it leaks no timing of the key.
-enum SHA1 {
-    static func hash(_ message: [UInt8]) -> [UInt8] {
+package enum SHA1 {
+    package static func hash(_ message: [UInt8]) -> [UInt8] {
         var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
         var padded = message
         padded.append(0x80)
@@ -77,5 +77,5 @@ enum SHA1 {
 }
 
 private extension UInt32 {
-    func rotatedLeft(_ count: UInt32) -> UInt32 { self << count | self >> (32 - count) }
+    package func rotatedLeft(_ count: UInt32) -> UInt32 { self << count | self >> (32 - count) }
 }

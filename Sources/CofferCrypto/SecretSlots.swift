@@ -15,12 +15,12 @@ import Synchronization
 /// exits. What is given up: an overrun of one slot reaches its neighbour inside the page
 /// instead of a guard page; an overrun past the page still faults. When every slot is taken,
 /// or a secret is longer than a slot, `SecureBytes` falls back to its own `sodium_malloc`.
-enum SecretSlots {
+package enum SecretSlots {
     /// The largest secret a slot holds: a 32-byte key, the keyring payload, a passphrase of
     /// up to 64 bytes.
-    static let slotLength = 64
+    package static let slotLength = 64
     /// 63 slots: with libsodium's 16-byte canary the page holds 4,080 bytes.
-    static let slotCount = 63
+    package static let slotCount = 63
 
     // nonisolated(unsafe): the pointer is set once (a lazy global is initialised exactly once);
     // which slot belongs to whom is guarded by `used`.
@@ -34,7 +34,7 @@ enum SecretSlots {
     private static let used = Mutex<UInt64>(0)
 
     /// A zeroed slot of `slotLength` bytes, or `nil` when none is free.
-    static func take() -> UnsafeMutableRawPointer? {
+    package static func take() -> UnsafeMutableRawPointer? {
         guard let page else { return nil }
         let index: Int? = used.withLock { bits in
             let free = ~bits & (UInt64(1) << slotCount - 1)
@@ -47,13 +47,13 @@ enum SecretSlots {
     }
 
     /// Whether `pointer` is a slot of the shared page (as opposed to its own allocation).
-    static func owns(_ pointer: UnsafeMutableRawPointer) -> Bool {
+    package static func owns(_ pointer: UnsafeMutableRawPointer) -> Bool {
         guard let page else { return false }
         return pointer >= page && pointer < page + slotLength * slotCount
     }
 
     /// Wipes a slot and makes it available again.
-    static func release(_ pointer: UnsafeMutableRawPointer) {
+    package static func release(_ pointer: UnsafeMutableRawPointer) {
         guard let page else { return }
         sodium_memzero(pointer, slotLength)
         let index = (pointer - page) / slotLength

@@ -14,7 +14,7 @@ public final class SecretSessionCipher {
     /// Our public value, big-endian without leading zeros: what `OpenSession` answers.
     public let publicKey: [UInt8]
 
-    static let primeLength = 128
+    package static let primeLength = 128
 
     /// A session with the peer whose public value is `peerPublicKey` (big-endian). Refused
     /// (`.invalidKey`) unless 1 < y < p − 1: a value of 0, 1 or p − 1 forces the shared secret.

@@ -82,7 +82,7 @@ public enum XChaCha20Poly1305 {
     /// libsodium checks the tag before it decrypts, and its stream cipher may write over its
     /// input; on failure it clears the ciphertext, so the caller's copy is gone either way.
     /// - Returns: where the plaintext now is.
-    static func openInPlace(
+    package static func openInPlace(
         _ bytes: inout [UInt8], ciphertextStart: Int, key: SecureBytes, associatedData: [UInt8]
     ) throws(CryptoError) -> Range<Int> {
         guard ciphertextStart >= nonceLength, ciphertextStart <= bytes.count else { throw .authenticationFailed }

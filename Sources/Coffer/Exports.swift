@@ -1,0 +1,2 @@
+/// The layers below the library, re-exported: `import Coffer` is all an embedder writes.
+@_exported import CofferCrypto
