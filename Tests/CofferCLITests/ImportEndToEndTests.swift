@@ -270,9 +270,15 @@ final class ImportEndToEndTests: XCTestCase {
         try FileManager.default.removeItem(atPath: store + "/escape.gpg")
         try Data("not encrypted".utf8).write(to: URL(fileURLWithPath: store + "/broken.gpg"))
         let broken = unlocked(["import", store], hostile)
-        XCTAssertEqual(broken.code, 65)
-        XCTAssertTrue(broken.stderr.contains("broken.gpg") && broken.stderr.contains("gpg could not decrypt"), broken.stderr)
+        XCTAssertEqual(broken.code, 71, "a helper program failed (SPEC.md §10)")
+        XCTAssertTrue(broken.stderr.contains("broken.gpg") && broken.stderr.contains("gpg could not read it"), broken.stderr)
         XCTAssertEqual(unlocked(["list", "--json"], hostile).stdout, "[]\n", "nothing half-imported")
+        // Without gpg on PATH: a program it needs is missing, 69, with the package that has it.
+        hostile.environment["PATH"] = cli.container + "-empty-path"
+        try FileManager.default.createDirectory(atPath: cli.container + "-empty-path", withIntermediateDirectories: true)
+        let missing = unlocked(["import", store], hostile)
+        XCTAssertEqual(missing.code, 69, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("gpg is not installed (apt install gnupg)"), missing.stderr)
     }
 
     func testHostile1PUXArchivesAreRefused() throws {

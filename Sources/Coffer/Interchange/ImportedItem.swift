@@ -14,11 +14,18 @@ public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownFormat
     /// Something that cannot be read, at `location` ("line 7", "item 3 'GitLab'", a path).
     case malformed(location: String, reason: String)
+    /// A program the format needs is not installed (gpg for a pass store): SPEC.md §10's 69.
+    case programMissing(program: String, package: String)
+    /// A program the format needs ran and failed on the item at `location` (gpg could not
+    /// decrypt it): SPEC.md §10's 71.
+    case programFailed(location: String, program: String, status: Int32)
 
     public var description: String {
         switch self {
         case .unknownFormat: "unrecognised export: the header matches no known format (use --format)"
         case .malformed(let location, let reason): "\(location): \(reason)"
+        case .programMissing(let program, let package): "\(program) is not installed (apt install \(package))"
+        case .programFailed(let location, let program, let status): "\(location): \(program) could not read it (exit \(status))"
         }
     }
 
@@ -27,8 +34,9 @@ public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is wrong, without where.
     var reason: String {
         switch self {
-        case .unknownFormat: description
+        case .unknownFormat, .programMissing: description
         case .malformed(_, let reason): reason
+        case .programFailed(_, let program, let status): "\(program) could not read it (exit \(status))"
         }
     }
 }

@@ -64,7 +64,8 @@ struct ImportCommand: Command {
         do {
             (items, report) = try ItemImporter.read(source, format: format, environment: context.io.environment)
         } catch {
-            throw CLIError("\(path): \(error)", hint: "nothing was imported", code: .dataError)
+            // The error's type says the code: a damaged export 65, a missing gpg 69 (SPEC.md §10).
+            throw CLIError("\(path): \(error)", hint: "nothing was imported", code: CLIError.from(error).code)
         }
         return try store(items, report: report, in: vault, context)
     }
@@ -76,7 +77,7 @@ struct ImportCommand: Command {
         do {
             exported = try SecretServiceReader.readAll(ownExecutable: OwnExecutable.path)
         } catch {
-            throw CLIError("\(error)", hint: "nothing was imported", code: .unavailable)
+            throw CLIError("\(error)", hint: "nothing was imported", code: CLIError.from(error).code)
         }
         let (items, report) = try SecretServiceImport.read(exported)
         return try store(items, report: report, in: vault, context)

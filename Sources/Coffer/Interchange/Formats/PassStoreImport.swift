@@ -55,12 +55,12 @@ enum PassStoreImport {
             gpg.closeInput()
             let output = try gpg.readToEnd(limit: maximumEntryLength)
             let status = gpg.wait()
-            guard status == 0 else { throw ImportError.malformed(location: origin, reason: "gpg could not decrypt it (exit \(status))") }
+            guard status == 0 else { throw ImportError.programFailed(location: origin, program: "gpg", status: status) }
             return output
         } catch let error as ImportError {
             throw error
         } catch ChildProcessError.launch {
-            throw .malformed(location: origin, reason: "gpg is not installed (apt install gnupg)")
+            throw .programMissing(program: "gpg", package: "gnupg")
         } catch {
             throw .malformed(location: origin, reason: "\(error)")
         }
