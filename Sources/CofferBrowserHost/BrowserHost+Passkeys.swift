@@ -38,10 +38,8 @@ extension BrowserHost {
         guard let identity = try offered(options, in: vault).first(where: { $0.recordIdentifier == chosen.hex }) else { throw BrowserHostError.notFound }
         let request = PasskeyCredentialRequest(
             credentialIdentity: identity, clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification)
-        let wasLocked = !vault.isUnlocked
         switch AutoFillHost(provider: session.provider(for: vault)).provide(chosen: request, allowInteraction: interaction != nil) {
         case .completedPasskeyAssertion(let assertion)?:
-            if wasLocked { startSession(for: vault) }
             return [
                 "credentialId": .string(Base64.encodeURL(assertion.credentialID)),
                 "authenticatorData": .string(Base64.encodeURL(assertion.authenticatorData)),
@@ -64,13 +62,11 @@ extension BrowserHost {
                 userHandle: account.userHandle, recordIdentifier: ""),
             clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification, supportedAlgorithms: algorithms,
             excludedCredentials: options.credentials, userDisplayName: account.displayName)
-        let wasLocked = !vault.isUnlocked
         let provider = session.provider(for: vault)
         provider.extensionContext.reset()
         provider.prepareInterface(forPasskeyRegistration: request)
         switch provider.extensionContext.outcome {
         case .completedPasskeyRegistration(let registration)?:
-            if wasLocked { startSession(for: vault) }
             return [
                 "credentialId": .string(Base64.encodeURL(registration.credentialID)),
                 "attestationObject": .string(Base64.encodeURL(registration.attestationObject)),

@@ -166,7 +166,7 @@ public final class BrowserHost {
 
     /// The teams `vault` opens on this device, each unlocked from a session when one is live.
     func teams(of vault: Vault) -> [(name: String, vault: Vault)] {
-        TeamDirectory.teams(ownedBy: vault.container, environment: session.environment, configuration: session.configuration)
+        session.teams(of: vault)
     }
 
     /// A fill (SPEC.md §13.2): a `choice` releases the identity the person clicked, if it is one
@@ -195,13 +195,11 @@ public final class BrowserHost {
             guard let offered = found?.identity else { throw BrowserHostError.notFound }
             let host = AutoFillHost(provider: session.provider(for: vault, mayAsk: trigger.mayAsk))
             // The same provide as every host's (AutoFillHost): silent, else the provider asks.
-            let wasLocked = !vault.isUnlocked
             switch host.provide(chosen: offered, allowInteraction: interaction != nil) {
             case .filled(let filled, _): (credential, identity) = (filled, offered)
             case .cancelled(let error): throw BrowserHostError.from(error)
             default: throw BrowserHostError.failed("the provider did not answer")
             }
-            if wasLocked { startSession(for: vault) }  // the provider asked through pinentry
         case .command, .pageLoad:
             if case .pageLoad(let topFrame) = trigger {
                 guard topFrame else { throw BrowserHostError.forbidden("fill on page load happens only in the top frame") }
@@ -209,11 +207,9 @@ public final class BrowserHost {
             } else if !vault.isUnlocked && !vault.identityStore.state.isEnabled {
                 try unlock(vault, reason: "to fill on \(origin.host)")
             }
-            let wasLocked = !vault.isUnlocked
             switch session.fill(from: vault, serviceIdentifiers: [origin.serviceIdentifier], allowInteraction: trigger.mayAsk, mayAsk: trigger.mayAsk) {
             case .filled(let filled, let filledIdentity?):
                 (credential, identity) = (filled, filledIdentity)
-                if wasLocked { startSession(for: vault) }  // the provider asked through pinentry
             case .filled, .filledCode: throw BrowserHostError.failed("the provider answered without an identity")
             case .noMatch: throw BrowserHostError.notFound
             case .choiceRequired: throw BrowserHostError.choiceRequired
@@ -302,11 +298,6 @@ public final class BrowserHost {
         case .cancelled: throw BrowserHostError.cancelled
         case .wrongPassword: throw BrowserHostError.wrongPassword
         }
-    }
-
-    /// After an unlock with the master password: a keyring session (`HostSession`).
-    func startSession(for vault: Vault) {
-        session.startSession(for: vault)
     }
 
     private func hostLevel(_ origin: BrowserOrigin, in vault: Vault) throws -> [RankedIdentity] {

@@ -332,11 +332,7 @@ public final class SecretServiceProvider {
         // a read or a change; a search or a property read does not (SPEC.md §8.4).
         let vault = try self.vault ?? host.openVaultWithoutUse()
         self.vault = vault
-        if vault.isUnlocked {
-            if let sessions = host.sessions, case .unlocked? = try? sessions.status(for: vault.vaultID) {} else if host.sessions != nil { vault.lock() }
-        } else {
-            host.unlockFromSession(vault, asUse: false)
-        }
+        host.unlockPolicy.followSession(vault)
         return vault
     }
 
@@ -360,7 +356,7 @@ public final class SecretServiceProvider {
 
     /// A secret is read or changed: re-arms the keyring session's idle timeout (SPEC.md §17).
     func noteUse(of vault: Vault) {
-        _ = try? host.sessions?.load(for: vault.vaultID)
+        host.unlockPolicy.rearmSession(of: vault)
     }
 
     func invalid(_ what: String) -> SecretServiceFault { SecretServiceFault(SecretError.invalidArgs, "invalid arguments to \(what)") }

@@ -9,38 +9,45 @@ public final class CredentialProvider {
     public let vault: Vault
     public let extensionContext: CredentialProviderExtensionContext
     let interaction: UserInteraction?
-    let sessions: KeyringSessions?
+    /// How a locked vault becomes unlocked: its session, a team's owner, the interaction, three
+    /// attempts (the one policy every host uses; the provider never sees a host).
+    let unlockPolicy: UnlockPolicy
+    var sessions: KeyringSessions? { unlockPolicy.sessions }
     /// Which sites share their accounts (Apple's shared-credentials data, SPEC.md §8.1.1): the
     /// list a person chooses from then offers a login saved for a sibling site too, labelled
     /// with that site. Asked only when a request reaches past a site's own logins; `nil`, or
     /// an answer of `nil`: only the requested sites' own logins.
     public var sharedCredentials: (() -> SharedCredentials?)?
-    /// Wrong passwords tolerated on the interactive path before it fails.
-    public var maximumPasswordAttempts = CredentialProvider.passwordAttempts
     /// How many times a person may give the master password for one request (as sudo and
-    /// gpg): the provider's, and every host's (`HostSession`).
-    public static let passwordAttempts = 3
-    /// When the master password was last proven to this provider (or to the long-lived host that
-    /// shares this clock among its providers): a passkey operation within the window is
-    /// user-verified (SPEC.md §8.2.1).
-    public var userVerification = UserVerificationClock()
-    /// The host's door (`HostSession`), through which a team vault is unlocked — with its
-    /// owner's session or password (SPEC.md §16.6). `nil`: this vault's own session and
-    /// master password only.
-    var host: HostSession?
+    /// gpg): the provider's, and every host's.
+    public static let passwordAttempts = UnlockPolicy.passwordAttempts
+    /// When the master password was last proven (shared with the host that made the policy): a
+    /// passkey operation within the window is user-verified (SPEC.md §8.2.1).
+    public var userVerification: UserVerificationClock { unlockPolicy.userVerification }
 
     /// - Parameters:
     ///   - interaction: the user interface; `nil` when none is possible (then the interface
     ///     entry points cancel with `.userInteractionRequired`).
     ///   - sessions: where to look for an unlock session of another process; `nil` to rely on
-    ///     this process's own unlock only.
-    public init(
+    ///     this process's own unlock only. A provider made so unlocks this vault alone and
+    ///     starts no session; a host passes its `UnlockPolicy` instead.
+    public convenience init(
         vault: Vault, interaction: UserInteraction?, sessions: KeyringSessions? = KeyringSessions(),
+        extensionContext: CredentialProviderExtensionContext = CredentialProviderExtensionContext()
+    ) {
+        let policy = UnlockPolicy(configuration: vault.configuration, sessions: sessions, interaction: interaction)
+        policy.startsSessions = false
+        self.init(vault: vault, interaction: interaction, unlockPolicy: policy, extensionContext: extensionContext)
+    }
+
+    /// A provider that unlocks through `unlockPolicy` (a host's: its sessions, its teams).
+    public init(
+        vault: Vault, interaction: UserInteraction?, unlockPolicy: UnlockPolicy,
         extensionContext: CredentialProviderExtensionContext = CredentialProviderExtensionContext()
     ) {
         self.vault = vault
         self.interaction = interaction
-        self.sessions = sessions
+        self.unlockPolicy = unlockPolicy
         self.extensionContext = extensionContext
     }
 
@@ -137,63 +144,30 @@ public final class CredentialProvider {
 
     // MARK: Internals
 
-    /// Whether the vault is unlocked, taking a live keyring session into account.
-    /// Through the host's door when there is one (it opens a team from its owner's session too).
+    /// Whether the vault is unlocked, taking a live keyring session into account (a team's
+    /// owner's too).
     func unlockFromSession() -> Bool {
-        if let host { return host.unlockFromSession(vault) }
-        if vault.isUnlocked { return true }
-        guard let sessions else { return false }
-        return (try? vault.unlock(fromSessions: sessions)) ?? false
+        unlockPolicy.unlockFromSession(vault)
     }
 
-    /// Asks for the master password until it unlocks the vault; cancels the request otherwise.
+    /// Asks for the master password, through the unlock policy, until it unlocks the vault;
+    /// cancels the request otherwise.
     /// - Parameter proving: ask even when the vault is unlocked (a passkey's user verification).
     func authenticate(reason: String, proving: Bool = false) -> Bool {
         if !proving, unlockFromSession() { return true }
-        guard let interaction else {
+        guard interaction != nil, unlockPolicy.interaction != nil else {
             extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, failureReason: "no user interface"))
             return false
         }
-        if let host, TeamDirectory.owner(of: vault) != nil { return authenticateTeam(through: host, reason: reason) }
-        for attempt in 1...maximumPasswordAttempts {
-            let password: SecureBytes?
-            do { password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) } catch {
-                extensionContext.cancelRequest(withError: ExtensionError.failed(error))
-                return false  // e.g. a supplied password that was already wrong: "wrong master password"
-            }
-            guard let password else {
-                extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
-                return false
-            }
-            let derived = interaction.willDeriveKey(vault.kdfParameters)
-            defer { derived() }
-            do {
-                try vault.unlock(masterPassword: password)
-                userVerification.markVerified()
-                return true
-            } catch VaultError.wrongPassword {
-                continue
-            } catch {
-                extensionContext.cancelRequest(withError: ExtensionError.failed(error))
-                return false
-            }
-        }
-        extensionContext.cancelRequest(withError: ExtensionError.failed(VaultError.wrongPassword))
-        return false
-    }
-
-    /// A team: the person proves their own master password, whose identity opens the team.
-    private func authenticateTeam(through host: HostSession, reason: String) -> Bool {
         do {
-            switch try host.unlock(vault, reason: reason) {
-            case .unlocked:
-                userVerification.markVerified()
-                return true
+            switch try unlockPolicy.unlock(vault, reason: reason, proving: proving) {
+            case .unlocked: return true
             case .noInteraction: extensionContext.cancelRequest(withError: ExtensionError(.userInteractionRequired, underlyingError: .locked))
             case .cancelled: extensionContext.cancelRequest(withError: ExtensionError(.userCanceled))
             case .wrongPassword: extensionContext.cancelRequest(withError: ExtensionError.failed(VaultError.wrongPassword))
             }
         } catch {
+            // e.g. a supplied password that was already wrong: "wrong master password"
             extensionContext.cancelRequest(withError: ExtensionError.failed(error))
         }
         return false

@@ -45,7 +45,7 @@ public final class SSHAgentKeys {
     /// The keys, and the vaults opened for this request (never a vault kept from an earlier
     /// one: a vault unlocked then stays unlocked in memory, and `coffer lock` must count).
     private func cachedKeys(in personal: Vault) throws -> (keys: [Listed], vaults: [VaultID: Vault]) {
-        let teams = TeamDirectory.teams(ownedBy: personal.container, environment: session.environment, configuration: session.configuration)
+        let teams = session.teams(of: personal)
         let vaults: [(name: String?, vault: Vault)] = [(nil, personal)] + teams.map { ($0.name, $0.vault) }
         var tokens: [VaultID: [UInt8]] = [:]
         for (_, vault) in vaults { tokens[vault.vaultID] = (try? vault.identityStore.changeToken()) ?? [] }

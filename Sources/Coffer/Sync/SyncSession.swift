@@ -20,8 +20,12 @@ final class SyncSession {
     /// What this sync did so far (rounds add to it).
     var report = SyncReport()
     static let attempts = 10
-    /// Why the last push of these rounds was refused.
-    private var lastRejection: Git.PushOutcome?
+    /// What these rounds' pushes met: the lock file of each rejection for a held lock (`nil`
+    /// for one that lost a race), and every remote commit fetched. A lock is stale only when
+    /// every push met it and the remote never moved: on a busy remote others push between
+    /// the rounds, and a lock that fails one push is theirs.
+    private var rejections: [String?] = []
+    private var remoteHeadsSeen: Set<String> = []
     var fileSystem: FileSystem { vault.fileSystem }
 
     init(vault: Vault, options: SyncOptions) throws(VaultError) {
@@ -73,7 +77,8 @@ final class SyncSession {
     /// waits for another device's membership change does not count.
     private func rounds(adoptingRemote: Bool) throws {
         var round = 0
-        lastRejection = nil
+        rejections = []
+        remoteHeadsSeen = []
         while round < Self.attempts {
             switch try attempt(adoptingRemote: adoptingRemote) {
             case .done: return
@@ -84,9 +89,12 @@ final class SyncSession {
                 usleep(250_000)
             }
         }
-        // Every round lost: a lock on the remote that outlived all of them (seconds, where a
-        // push holds it for milliseconds) was left by a git that was stopped there.
-        if case .rejected(let lock?)? = lastRejection { throw SyncError.remoteLocked(lock: lock) }
+        // Every round lost to the same lock while the remote never moved: a lock that outlived
+        // them all (seconds, where a push holds it for milliseconds) and that nobody got past
+        // was left by a git that was stopped there.
+        if rejections.count == Self.attempts, let lock = rejections.first ?? nil, rejections.allSatisfy({ $0 == lock }), remoteHeadsSeen.count <= 1 {
+            throw SyncError.remoteLocked(lock: lock)
+        }
         throw SyncError.git(command: "push", status: 1, message: "the remote or the vault kept changing during the sync; run it again")
     }
 
@@ -116,6 +124,7 @@ final class SyncSession {
         // Between the fetch and the push another device may push; the fewer git calls in
         // between, the more often this device wins that race.
         let refs = try git.syncRefs()
+        if let remote = refs.remote { remoteHeadsSeen.insert(remote) }
         if try mustWait(forLease: refs.lease) { return .waitForLease }
         let (remote, synced) = (refs.remote, refs.synced)
         var head = refs.head
@@ -149,7 +158,7 @@ final class SyncSession {
         if options.push, head != remote {
             let pushed = try git.push(head)
             guard pushed == .pushed else {
-                lastRejection = pushed
+                if case .rejected(let lock) = pushed { rejections.append(lock) }
                 return .again
             }
             report.pushed = true

@@ -42,7 +42,7 @@ struct AgentCommand: Command {
         let agent = FillAgent(log: { context.note($0) })
         if context.arguments.has("container") || context.arguments.has("group") || environment["COFFER_CONTAINER"] != nil {
             let vault = try context.openVault()
-            agent.watch(vault, owner: context.hostSession(of: vault, interaction: nil).openTeamOwner(of: vault))
+            agent.watch(vault, owner: context.hostSession(of: vault, interaction: nil).unlockPolicy.openTeamOwner(of: vault))
         }
         chdir("/")  // a daemon keeps no directory busy (an unmount of where 'unlock' ran)
         context.note("fill agent listening on \(listener.path ?? "the socket systemd passed")")

@@ -21,17 +21,18 @@ struct UnlockCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         _ = try context.positionals(0...0, names: "")
         let timeout = try Duration.parse(context.arguments.value("timeout") ?? "15m")
-        guard let sessions = context.configuration.sessions else { throw CLIError("unlock sessions are turned off in this host", code: .unavailable) }
+        guard context.configuration.sessions != nil else { throw CLIError("unlock sessions are turned off in this host", code: .unavailable) }
         let vault = try context.openVault()
-        // A team's session lives with its owner's (SPEC.md §16.6): unlocking a team unlocks
-        // one's own vault — its password is the one asked — and starts both sessions.
-        let owner = TeamDirectory.owner(of: vault).flatMap { try? Vault.open($0, configuration: context.vaultConfiguration) }
-        try context.unlock(owner ?? vault)
-        if let owner { try vault.unlockTeam(identity: owner.personalIdentity()) }
+        // The hosts' one policy, told to start (or renew) sessions with this timeout. A team's
+        // session lives with its owner's (SPEC.md §16.6): unlocking a team unlocks one's own
+        // vault — its password is the one asked — and starts both sessions.
+        let policy = context.hostSession(of: vault, interaction: CommandLineInteraction(context: context), startsSessions: true).unlockPolicy
+        policy.sessionTimeout = timeout
+        policy.replacesSessions = true
+        try context.unlock(vault, policy: policy)
+        // The policy starts sessions best effort; here the keyring's refusal is the answer.
         do {
-            for unlocked in [owner, vault].compactMap({ $0 }) {
-                try sessions.store(vaultKey: unlocked.keys().vaultKey, for: unlocked.vaultID, idleTimeout: timeout)
-            }
+            try policy.startSessionReportingErrors(for: vault)
         } catch {
             throw CLIError("\(error)", hint: "without the keyring every command asks for the master password", code: .unavailable)
         }
@@ -56,11 +57,8 @@ struct LockCommand: Command {
     static func run(_ context: CommandContext) throws -> ExitCode {
         _ = try context.positionals(0...0, names: "")
         let vault = try context.openVault()
-        var ended = try context.configuration.sessions?.revoke(for: vault.vaultID) ?? false
         // Unlocking one's vault unlocks one's teams; locking it locks them (SPEC.md §16.6).
-        for team in context.teams(ownedBy: vault.container, includingRemoved: true) {
-            ended = try (context.configuration.sessions?.revoke(for: team.vault.vaultID) ?? false) || ended
-        }
+        let ended = try context.hostSession(of: vault, interaction: nil).unlockPolicy.lockReportingErrors(vault)
         context.note(ended ? "locked" : "was not unlocked")
         // The fill agent ends once no session it serves is live: let it look now.
         if context.configuration.usesFillAgent, let agent = FillAgentClient(environment: context.io.environment) { _ = agent.send(.check) }

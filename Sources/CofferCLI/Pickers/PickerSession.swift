@@ -62,7 +62,7 @@ struct PickerSession {
     }
 
     func unlockWithPinentry() throws {
-        let session = context.hostSession(of: vault, interaction: PinentryInteraction(environment: context.io.environment))
+        let session = context.hostSession(of: vault, interaction: PinentryInteraction(environment: context.io.environment), startsSessions: true)
         switch try session.unlock(vault, reason: "to list your logins") {
         case .unlocked: return
         case .noInteraction, .cancelled: throw CLIError("cancelled", code: .failure)
@@ -74,7 +74,8 @@ struct PickerSession {
     /// pinentry) and prints, copies or types it.
     func deliver(_ entry: Entry, action: Action) throws {
         let vault = entry.vault
-        let provider = context.hostSession(of: vault, interaction: PinentryInteraction(environment: context.io.environment)).provider(for: vault)
+        let provider = context.hostSession(of: vault, interaction: PinentryInteraction(environment: context.io.environment), startsSessions: true)
+            .provider(for: vault)
         let secret: String
         if oneTimeCode {
             provider.prepareInterfaceToProvideCredential(for: entry.identity.oneTimeCodeIdentity)

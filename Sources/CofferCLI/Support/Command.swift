@@ -136,18 +136,29 @@ final class CommandContext {
         team = name
     }
 
-    /// The door for a host this command runs (the agent, a picker): this run's container,
-    /// vault settings and sessions, with `interaction` as the way to ask.
+    /// The door for a long-lived host this command runs (the SSH agent, the Secret Service):
+    /// this run's container, vault settings and sessions, with `interaction` as the way to ask;
+    /// an unlock through it starts a keyring session, as a desktop host's does.
     func hostSession(interaction: UserInteraction?) throws -> HostSession {
-        let session = HostSession(container: try container(), configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
-        session.environment = io.environment  // this run's, as every other setting (tests inject it)
-        return session
+        configured(HostSession(container: try container(), configuration: vaultConfiguration, sessions: configuration.sessions, interaction: interaction),
+                   startsSessions: true)
     }
 
     /// The door for the vault this run opened: the provider of `fill`, the helpers, the pickers.
-    func hostSession(of vault: Vault, interaction: UserInteraction?) -> HostSession {
-        let session = HostSession(container: vault.container, configuration: vaultConfiguration, sessions: providerSessions, interaction: interaction)
+    /// - Parameter startsSessions: whether a password typed through it starts a keyring session
+    ///   (a picker's pinentry does; a command's terminal prompt does not: `coffer unlock` is the
+    ///   person's explicit choice to start one).
+    func hostSession(of vault: Vault, interaction: UserInteraction?, startsSessions: Bool = false) -> HostSession {
+        configured(HostSession(container: vault.container, configuration: vaultConfiguration, sessions: configuration.sessions, interaction: interaction),
+                   startsSessions: startsSessions)
+    }
+
+    /// This run's settings on a host's unlock policy: its environment (tests inject it), and a
+    /// supplied master password always read and checked, never replaced by a session.
+    private func configured(_ session: HostSession, startsSessions: Bool) -> HostSession {
         session.environment = io.environment
+        session.startsSessions = startsSessions
+        session.unlockPolicy.unlocksFromSessions = !suppliesMasterPassword
         return session
     }
 
@@ -198,10 +209,6 @@ final class CommandContext {
     /// is always read and checked, never replaced by a keyring session.
     var suppliesMasterPassword: Bool { arguments.has("password-stdin") || arguments.has("password-file") }
 
-    /// The keyring sessions a provider of this run may unlock from: none when the master
-    /// password is supplied, so the provider asks for (and checks) that password instead.
-    var providerSessions: KeyringSessions? { suppliesMasterPassword ? nil : configuration.sessions }
-
     /// Uses a `coffer unlock` session if one is live; where the keyring is unavailable, says
     /// why once and goes on without it.
     /// Never with a supplied master password, which is always the one that unlocks.
@@ -210,7 +217,7 @@ final class CommandContext {
         do {
             // One ask of the keyring; a team without a session of its own opens with its owner's
             // (SPEC.md §16.6).
-            _ = try hostSession(of: vault, interaction: nil).unlockFromSessionReportingErrors(vault)
+            _ = try hostSession(of: vault, interaction: nil).unlockPolicy.unlockFromSessionReportingErrors(vault)
         } catch {
             note("\(error); every command will ask for the master password")
         }
@@ -219,12 +226,11 @@ final class CommandContext {
     /// Unlocks with the master password from the chosen source through the hosts' one policy
     /// (`HostSession`: three attempts on a terminal; a supplied password gets one), or throws
     /// `.locked` when there is no source. A command never starts a keyring session by itself.
-    func unlock(_ vault: Vault) throws {
+    func unlock(_ vault: Vault, policy: UnlockPolicy? = nil) throws {
         guard suppliesMasterPassword || terminal != nil else { throw VaultError.locked }
-        let session = hostSession(of: vault, interaction: CommandLineInteraction(context: self))
-        session.startsSessions = false
-        let outcome: HostSession.UnlockOutcome
-        do { outcome = try session.unlock(vault, reason: "for \(vault.container.path)") } catch VaultError.wrongPassword { outcome = .wrongPassword }
+        let policy = policy ?? hostSession(of: vault, interaction: CommandLineInteraction(context: self)).unlockPolicy
+        let outcome: UnlockPolicy.Outcome
+        do { outcome = try policy.unlock(vault, reason: "for \(vault.container.path)") } catch VaultError.wrongPassword { outcome = .wrongPassword }
         switch outcome {
         case .unlocked: return
         case .noInteraction: throw VaultError.locked
