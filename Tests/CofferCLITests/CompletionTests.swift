@@ -78,4 +78,29 @@ final class CompletionTests: XCTestCase {
             XCTAssertEqual(shown.code, 0, "'\(candidate)' is offered but does not resolve: \(shown.stderr)")
         }
     }
+
+    /// The completion table offers only what resolves (issue 51, item 5): a Secret Service
+    /// item is offered by its name, never by its collection (`login`, `work_keys`), which no
+    /// ENTRY names; `coffer show` of what is offered finds the item.
+    func testASecretServiceItemIsOfferedByItsNameNotItsCollection() throws {
+        let cli = CLIHarness()
+        let environment = ["HOME": cli.environment["HOME"]!, "XDG_STATE_HOME": cli.environment["XDG_STATE_HOME"]!,
+                           "XDG_DATA_HOME": cli.environment["XDG_DATA_HOME"]!, "COFFER_CONTAINER": cli.container, "COFFER_AGENT": "off"]
+        // The real binary makes the vault: it opens only a vault of the standard KDF range.
+        let master = CLIHarness.master + "\n"
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["init", "--kdf", "interactive", "--password-stdin"], stdin: master, environment: environment).code, 0)
+        let record = #"[{"created":"2026-12-04T12:00:00Z","id":"00112233445566778899aabbccddeeff","kind":"secret","modified":"2026-12-04T12:00:00Z","name":"IMAP password","notes":"","password":"hunter2","revision":1,"secretService":{"attributes":{"service":"imap.example.com"},"collection":"work_keys"},"serviceIdentifiers":[],"user":""}]"#
+        let file = cli.container + "-secret.json"
+        try record.write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["import", file, "--password-stdin"], stdin: master, environment: environment).code, 0)
+        func offered(_ word: String) throws -> [String] {
+            let result = try runTool(EndToEndTests.binary, ["__complete", "entry", word], environment: environment)
+            XCTAssertEqual(result.stderr, "")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        XCTAssertEqual(try offered("work"), [], "the collection is no candidate")
+        XCTAssertEqual(try offered(""), ["IMAP password"])
+        let shown = try runTool(EndToEndTests.binary, ["show", "IMAP password", "--password-stdin"], stdin: master, environment: environment)
+        XCTAssertEqual(shown.code, 0, "what is offered resolves: " + shown.stderr)
+    }
 }

@@ -15,15 +15,20 @@ final class TerminalSafetyTests: XCTestCase {
     func hostileVault() throws -> CLIHarness {
         let cli = CLIHarness()
         cli.initVault()
+        let imported = cli.run(["import", try hostileCSV(beside: cli), "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        return cli
+    }
+
+    /// A CSV export whose names and users hold escape sequences and a line break.
+    func hostileCSV(beside cli: CLIHarness) throws -> String {
         let csv = cli.container + "-hostile.csv"
         var text = "name,url,username,password,note\n"
         text += "\"\(Self.title)\",https://title.example,\"user\u{1B}[2J\",pw1,\n"
         text += "\"\(Self.clipboard)\",https://clip.example,bob,pw2,\n"
         text += "\"\(Self.forged)\",https://row.example,\"\u{9B}31m\",pw3,\n"
         try text.write(toFile: csv, atomically: true, encoding: .utf8)
-        let imported = cli.run(["import", csv, "--password-stdin"], stdin: CLIHarness.master + "\n")
-        XCTAssertEqual(imported.code, 0, imported.stderr)
-        return cli
+        return csv
     }
 
     /// No ESC, BEL or C1 byte reaches the output, and no line break except between rows.
@@ -60,14 +65,22 @@ final class TerminalSafetyTests: XCTestCase {
     }
 
     func testCompletionNeverBreaksACandidate() throws {
-        let cli = try hostileVault()
+        let cli = CLIHarness()
         let environment = ["HOME": cli.environment["HOME"]!, "XDG_STATE_HOME": cli.environment["XDG_STATE_HOME"]!,
-                           "XDG_DATA_HOME": cli.environment["XDG_DATA_HOME"]!, "COFFER_CONTAINER": cli.container]
+                           "XDG_DATA_HOME": cli.environment["XDG_DATA_HOME"]!, "COFFER_CONTAINER": cli.container, "COFFER_AGENT": "off"]
+        // The real binary makes the vault and imports the hostile names (it opens only a vault of
+        // the standard KDF range, so the in-process harness's vault would complete nothing).
+        let master = CLIHarness.master + "\n"
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["init", "--kdf", "interactive", "--password-stdin"], stdin: master, environment: environment).code, 0)
+        let csv = try hostileCSV(beside: cli)
+        XCTAssertEqual(try runTool(EndToEndTests.binary, ["import", csv, "--password-stdin"], stdin: master, environment: environment).code, 0)
         for prefix in ["", "fake", "real", "evil", "clip"] {
             let offered = try runTool(EndToEndTests.binary, ["__complete", "entry", prefix], environment: environment).stdout
             XCTAssertFalse(offered.split(separator: "\n").contains { $0.hasPrefix("fake.example.com") }, "a forged candidate: \(offered.debugDescription)")
             assertSafe(offered, "__complete entry '\(prefix)'")
         }
+        let clean = try runTool(EndToEndTests.binary, ["__complete", "entry", "clip"], environment: environment).stdout
+        XCTAssertEqual(clean, "clip.example/bob\n", "the same vault's clean candidates are offered")
     }
 
     func testPinentryTextsAreEscapedAndFitOneAssuanLine() {

@@ -35,7 +35,7 @@ public enum FileMagic {
         switch type {
         case .indexManifest: 1...3
         case .identityListing: 3...3  // a device's own derived file: versions 1 and 2 are rebuilt, never read
-        case .completionTable: 2...2  // likewise
+        case .completionTable: 3...3  // likewise
         case .teamKeys: 1...2  // 2: with removal notices (SPEC.md §16.3)
         default: formatVersion...formatVersion
         }

@@ -88,7 +88,9 @@ enum CompletionCandidates {
     static func table(of listing: IdentityListing) -> [UInt8] {
         var entries: [UInt8] = [], services: [UInt8] = []
         func add(_ bytes: UnsafeBufferPointer<UInt8>, to list: inout [UInt8], user: UnsafeBufferPointer<UInt8>? = nil) {
-            guard !bytes.isEmpty, !bytes.contains(where: isControl), !(user?.contains(where: isControl) ?? false) else { return }
+            // A control character (C0, DEL or C1, as text for people escapes, SPEC.md §10) would
+            // drive the terminal or split the candidate: the candidate is left out.
+            guard !bytes.isEmpty, !DisplayText.needsEscaping(bytes), !(user.map(DisplayText.needsEscaping) ?? false) else { return }
             list += bytes
             if let user, !user.isEmpty { list.append(0x2F); list += user }
             list.append(0x0A)
@@ -111,7 +113,6 @@ enum CompletionCandidates {
     }
 
     /// C0 controls and DEL: a byte that could end a candidate's line or drive a terminal.
-    static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// The non-empty lines of `text`, sorted as bytes (memcmp over positions: a generic
     /// comparison of 150,000 substrings took 0.6 s), each once, each ending in LF.

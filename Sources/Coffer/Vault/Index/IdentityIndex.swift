@@ -211,9 +211,10 @@ struct IdentityIndex {
         try seal(table, as: .completionTable, version: Self.completionVersion, extra: manifestDigest)
     }
 
-    /// Version 2: URL hosts among the service candidates, no item row's service, no candidate
-    /// with a control character. A table of version 1 is rebuilt, never read.
-    static let completionVersion: UInt8 = 2
+    /// Version 3: no candidate with a control character of C1 either (version 2 left out C0
+    /// and DEL only); version 2 brought URL hosts among the service candidates and left out item
+    /// rows' services. A table of an older version is rebuilt, never read.
+    static let completionVersion: UInt8 = 3
 
     func openCompletionTable(_ bytes: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
         try open(bytes, as: .completionTable, extra: manifestDigest)
