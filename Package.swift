@@ -44,11 +44,13 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CProcessShims"),
 
-        // Crypto: the only importer of libsodium and libcrypto, and of nothing of Coffer's.
+        // Below everything: small helpers (hex, the environment, display text), naming nothing of
+        // Coffer's; and crypto, the only importer of libsodium and libcrypto.
+        .target(name: "CofferSupport"),
         .target(name: "CofferCrypto", dependencies: ["CSodium", "CCrypto"]),
         .target(
             name: "Coffer", dependencies: [
-                "CofferCrypto", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd",
+                "CofferSupport", "CofferCrypto", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd",
             ],
             swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),

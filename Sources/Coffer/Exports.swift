@@ -1,2 +1,3 @@
 /// The layers below the library, re-exported: `import Coffer` is all an embedder writes.
 @_exported import CofferCrypto
+@_exported import CofferSupport

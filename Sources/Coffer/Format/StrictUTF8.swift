@@ -19,14 +19,3 @@ extension String {
         self = text
     }
 }
-
-extension String {
-    /// Whether both strings are the same UTF-8 bytes: the equality of JSON member names and
-    /// environment variables. (`==` is Unicode canonical equivalence; `utf8.elementsEqual`
-    /// walks the views one index at a time.)
-    func hasSameUTF8(as other: String) -> Bool {
-        guard utf8.count == other.utf8.count else { return false }
-        var (a, b) = (self, other)
-        return a.withUTF8 { a in b.withUTF8 { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
-    }
-}

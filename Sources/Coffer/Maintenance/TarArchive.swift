@@ -93,9 +93,3 @@ enum TarArchive {
         return text.isEmpty ? 0 : Int(text, radix: 8)
     }
 }
-
-extension String {
-    func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
-    }
-}

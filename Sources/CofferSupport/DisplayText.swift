@@ -38,7 +38,7 @@ public enum DisplayText {
         return Array(escaped(String(decoding: bytes, as: UTF8.self)).utf8)
     }
 
-    static func isControl(_ scalar: Unicode.Scalar, _ keepingLineBreaks: Bool) -> Bool {
+    package static func isControl(_ scalar: Unicode.Scalar, _ keepingLineBreaks: Bool) -> Bool {
         let value = scalar.value
         if keepingLineBreaks && (value == 0x0A || value == 0x09) { return false }
         return value < 0x20 || value == 0x7F || (value >= 0x80 && value <= 0x9F)

@@ -7,7 +7,7 @@ package enum PercentEncoding {
     }
 
     /// The bytes behind `%XX` escapes (either case); `nil` for a truncated or non-hex escape.
-    static func decodeBytes(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    package static func decodeBytes(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.count)
         var iterator = text.makeIterator()

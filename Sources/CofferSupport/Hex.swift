@@ -1,13 +1,13 @@
 /// Hexadecimal digits: the one encoder and decoder for identifiers, file names and escapes.
 /// Coffer writes lowercase; `decode` is strict (lowercase, even length) because identifiers are
 /// compared as text, while escapes written by others (`%2F`, Assuan's `%0A`) accept either case.
-enum Hex {
+package enum Hex {
     private static let digits: StaticString = "0123456789abcdef"  // a static table, no array access in hot loops
 
     /// The lowercase digit for a value 0...15.
-    @inline(__always) static func digit(_ value: Int) -> UInt8 { digits.utf8Start[value & 0x0f] }
+    @inline(__always) package static func digit(_ value: Int) -> UInt8 { digits.utf8Start[value & 0x0f] }
 
-    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var characters = [UInt8]()
         for byte in bytes {
             characters.append(digit(Int(byte >> 4)))
@@ -17,7 +17,7 @@ enum Hex {
     }
 
     /// Lowercase digits only; `nil` for odd lengths, uppercase or any other character.
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var bytes = [UInt8]()
@@ -32,7 +32,7 @@ enum Hex {
     }
 
     /// The value of one digit; uppercase `A`–`F` only when `uppercase` allows it.
-    static func value(of digit: UInt8, uppercase: Bool = true) -> UInt8? {
+    package static func value(of digit: UInt8, uppercase: Bool = true) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

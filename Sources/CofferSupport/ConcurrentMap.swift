@@ -2,12 +2,12 @@ import Dispatch
 import Glibc
 
 /// How many threads bulk reads use: the online cores, at most 8 (more only queue on the disk).
-let concurrentWorkerCount = max(1, min(8, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+package let concurrentWorkerCount = max(1, min(8, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
 /// `(0..<count).map(transform)` on every core, in order. Used where one process reads and opens
 /// hundreds of files (a full listing, verify): each file is an independent system-call and
 /// decryption chain, so the cores divide the wall time. The first error (by index) is thrown.
-func concurrentMap<T>(_ count: Int, _ transform: (Int) throws -> T) throws -> [T] {
+package func concurrentMap<T>(_ count: Int, _ transform: (Int) throws -> T) throws -> [T] {
     let workers = min(concurrentWorkerCount, count)
     guard workers > 1 else { return try (0..<count).map(transform) }
     let results = UnsafeMutableBufferPointer<Result<T, any Error>?>.allocate(capacity: count)

@@ -3,7 +3,7 @@ import Glibc
 extension Array {
     /// The elements without later repeats, in order: for the handful of sites or buckets a
     /// request names, where a `Set` would cost more to set up than the quadratic scan.
-    func uniqued(by areEqual: (Element, Element) -> Bool) -> [Element] {
+    package func uniqued(by areEqual: (Element, Element) -> Bool) -> [Element] {
         var result: [Element] = []
         result.reserveCapacity(count)
         for element in self where !result.contains(where: { areEqual($0, element) }) { result.append(element) }
@@ -14,7 +14,7 @@ extension Array {
 extension Array where Element == UInt8 {
     /// Whether both arrays hold the same bytes, by `memcmp`: `==` on `[UInt8]` compares one
     /// element at a time (an 8 KiB manifest took 58,000 instructions, 5 % of a fill).
-    func hasSameBytes(as other: [UInt8]) -> Bool {
+    package func hasSameBytes(as other: [UInt8]) -> Bool {
         count == other.count && withUnsafeBytes { a in
             other.withUnsafeBytes { b in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
         }
