@@ -310,4 +310,55 @@ final class ShowEditRoundTripTests: XCTestCase {
         XCTAssertEqual(terminal.prompts.filter { $0.hasPrefix("Edit again?") }.count, 2, "reopened once, then declined")
         XCTAssertTrue(terminal.written.contains("unknown key 'usre'"), terminal.written)
     }
+
+    /// The item changes (another process, a sync) while the editor is open: the person is told
+    /// which members changed, and their text is written over it only on a yes (SPEC.md §6.6).
+    func testAnItemChangedWhileItWasEditedIsToldNotOverwritten() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let id = cli.add("example.com", "alice", password: "pw")
+        let started = cli.container + "/../editor-started", proceed = cli.container + "/../editor-proceed"
+        let script = cli.container + "/../slow-editor.sh"
+        try """
+        #!/bin/sh
+        touch "\(started)"
+        while [ ! -e "\(proceed)" ]; do sleep 0.02; done
+        rm -f "\(proceed)"
+        printf 'my note\\n' >> "$1"
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o700)
+        cli.environment["EDITOR"] = script
+        for answer in ["n", "y"] {
+            unlink(started)
+            // While the editor is open, another command changes the password.
+            nonisolated(unsafe) let elsewhere = cliCopy(cli)
+            let other = Thread {
+                while access(started, F_OK) != 0 { usleep(20_000) }
+                let changed = elsewhere.run(["edit", id, "--user", "bob-\(answer)", "--password-stdin"], stdin: CLIHarness.master + "\n")
+                precondition(changed.code == 0, changed.stderr)
+                FileManager.default.createFile(atPath: proceed, contents: nil)
+            }
+            other.start()
+            let terminal = ScriptedTerminal([CLIHarness.master, answer])
+            let result = cli.run(["edit", id], terminal: terminal)
+            XCTAssertTrue(terminal.written.contains("changed while you edited it") && terminal.written.contains("user"), terminal.written)
+            XCTAssertFalse(terminal.written.contains("bob"), "members are named, never their values")
+            let shown = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(unlocked(["show", id, "--json"], cli).stdout.utf8)) as? [String: Any])
+            if answer == "n" {
+                XCTAssertEqual(result.code, 1, result.stderr)
+                XCTAssertEqual(shown["user"] as? String, "bob-n", "the other change stands")
+                XCTAssertEqual(shown["notes"] as? String, "", "nothing of the stale text was written")
+            } else {
+                XCTAssertEqual(result.code, 0, result.stderr)
+                XCTAssertEqual(shown["notes"] as? String, "my note", "the person's text, written on a yes")
+            }
+        }
+    }
+
+    /// A second harness on the same container (its own in-process run, as another process).
+    private func cliCopy(_ cli: CLIHarness) -> CLIHarness {
+        let copy = CLIHarness(base: (cli.container as NSString).deletingLastPathComponent)
+        copy.environment = cli.environment
+        return copy
+    }
 }

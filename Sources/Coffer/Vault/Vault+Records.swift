@@ -268,16 +268,9 @@ extension Vault {
     }
 
     static func validate(_ draft: RecordDraft) throws(VaultError) {
-        for service in draft.serviceIdentifiers {
-            guard !service.identifier.isEmpty, service.identifier.utf8.count <= 2048,
-                  !service.identifier.utf8.contains(0)
-            else { throw .invalidInput("invalid service identifier") }
-        }
-        guard draft.user.utf8.count <= 4096 else { throw .invalidInput("user name longer than 4096 bytes") }
-        guard Set(draft.tags).count == draft.tags.count else { throw .invalidInput("a tag is given twice") }
-        if let otp = draft.otp {
-            do { _ = try OneTimeCodeParameters(parsing: otp) } catch { throw .invalidInput("\(error)") }
-        }
+        do {
+            try ItemRules.check(services: draft.serviceIdentifiers, user: draft.user, tags: draft.tags, otp: draft.otp)
+        } catch { throw .invalidInput(error.reason) }
         if draft.passkey != nil, draft.kind != .login { throw .invalidInput("only a login holds a passkey") }
         if draft.secretService != nil, draft.kind != .secret { throw .invalidInput("only a secret item holds Secret Service attributes") }
     }

@@ -28,6 +28,9 @@ public enum VaultError: Error, Equatable, Sendable {
     /// A write stopped by an interrupt (Ctrl-C) before anything of it was committed: nothing
     /// was written (`Interruption`).
     case interrupted
+    /// An edit made on the item as a person saw it (revision `expected`) found it changed since
+    /// (`current`): nothing was written, so neither change is lost (SPEC.md §6.6).
+    case editConflict(RecordID, expected: UInt64, current: UInt64)
 }
 
 extension VaultError: CustomStringConvertible {
@@ -48,6 +51,8 @@ extension VaultError: CustomStringConvertible {
         case .storage(let error): error.description
         case .crypto(let error): "cryptography failed: \(error)"
         case .interrupted: "interrupted: nothing was written"
+        case .editConflict(let id, let expected, let current):
+            "item \(id.hex.prefix(8)) changed while it was edited (revision \(expected), now \(current)): nothing was written"
         }
     }
 }

@@ -46,8 +46,8 @@ struct AddCommand: Command {
         if let team = arguments.value("team") { try context.useTeam(team) }
         let name = arguments.value("name") ?? ""
         guard !operands.isEmpty || !name.isEmpty else { throw UsageError("missing SERVICE (or --name for an item without one)") }
-        let kind = try parseKind(arguments.value("kind")) ?? .login
-        let services = operands.first.map { [CredentialServiceIdentifier(parsing: $0)] } ?? []
+        let kind = try arguments.value("kind").map(ItemRules.kind) ?? .login
+        let services = try operands.first.map { [try ItemRules.service($0)] } ?? []
         let user = operands.count > 1 ? operands[1] : ""
         let mode = try MatchModeOption.parse(arguments.value("match")) ?? .host
         let vault = try context.unlockedVault()
@@ -70,17 +70,14 @@ struct AddCommand: Command {
             if notes.hasSuffix("\n") { notes.removeLast() }
         }
         if let existing {
-            let updated = try vault.updateRecord(withID: existing) { record in
-                record.password = password
-                if let otp { record.otp = otp }
-            }
+            let updated = try vault.updateItem(withID: existing, applying: [.password(password)] + (otp.map { [.otp($0)] } ?? []))
             context.note("updated the password of \(user.isEmpty ? "" : user + "@")\(services[0].identifier) (\(updated.id.hex.prefix(8)))")
             if arguments.has("generate"), try GenerateCommand.reveal(password, context) == false, arguments.has("show") { context.print(password) }
             return .success
         }
-        let record = try vault.add(RecordDraft(
-            serviceIdentifiers: services, user: user, password: password,
-            notes: notes, matchMode: mode, name: name, kind: kind, tags: arguments.values("tag"), otp: otp))
+        let record = try vault.addItem(ItemContent(
+            kind: kind, name: name, user: user, password: password, services: services, tags: arguments.values("tag"),
+            matchMode: mode, otp: otp, notes: notes))
         if arguments.has("generate") {
             if try GenerateCommand.reveal(password, context) == false, arguments.has("show") { context.print(password) }
         }
@@ -112,13 +109,5 @@ struct AddCommand: Command {
               ["y", "yes"].contains(answer.lowercased())
         else { throw CLIError("nothing was added", hint: "--duplicate adds another login for it", code: .failure) }
         return id
-    }
-
-    static func parseKind(_ text: String?) throws -> ItemKind? {
-        guard let text else { return nil }
-        guard let kind = ItemKind(rawValue: text) else {
-            throw UsageError("--kind must be one of \(ItemKind.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        return kind
     }
 }

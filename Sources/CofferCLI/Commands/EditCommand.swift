@@ -60,29 +60,18 @@ struct EditCommand: Command {
             password = try context.newSecret(prompt: "New password: ", confirm: "Repeat new password: ").unsafeString()
         }
         let otp = arguments.has("otp") ? try context.oneTimeCodeSecret(account: arguments.value("user") ?? operand) : nil
-        // Each option may be repeated: every service named is added or removed, in order.
-        let removed = arguments.values("remove-service").map(CredentialServiceIdentifier.init(parsing:))
-        let added = arguments.values("add-service").map(CredentialServiceIdentifier.init(parsing:))
-        let record = try vault.updateRecord(withID: id) { record in
-            if let name = arguments.value("name") { record.name = name }
-            if let user = arguments.value("user") { record.user = user }
-            if let password { record.password = password }
-            if let mode { record.matchMode = mode }
-            for service in removed {
-                guard record.serviceIdentifiers.contains(service) else {
-                    throw VaultError.invalidInput("the item has no service \(service)")
-                }
-                record.serviceIdentifiers.removeAll { $0 == service }
-            }
-            for service in added where !record.serviceIdentifiers.contains(service) { record.serviceIdentifiers.append(service) }
-            for tag in arguments.values("tag") where !record.tags.contains(tag) { record.tags.append(tag) }
-            for tag in arguments.values("remove-tag") {
-                guard record.tags.contains(tag) else { throw VaultError.invalidInput("the item has no tag '\(tag)'") }
-                record.tags.removeAll { $0 == tag }
-            }
-            if let otp { record.otp = otp }
-            if arguments.has("remove-otp") { record.otp = nil }
-        }
+        // Each option may be repeated: every service and tag named is added or removed, in order.
+        var changes: [ItemChange] = []
+        if let name = arguments.value("name") { changes.append(.name(name)) }
+        if let user = arguments.value("user") { changes.append(.user(user)) }
+        if let password { changes.append(.password(password)) }
+        if let mode { changes.append(.matchMode(mode)) }
+        changes += try arguments.values("remove-service").map { .removeService(try ItemRules.service($0)) }
+        changes += try arguments.values("add-service").map { .addService(try ItemRules.service($0)) }
+        changes += arguments.values("tag").map(ItemChange.addTag) + arguments.values("remove-tag").map(ItemChange.removeTag)
+        if let otp { changes.append(.otp(otp)) }
+        if arguments.has("remove-otp") { changes.append(.otp(nil)) }
+        let record = try vault.updateItem(withID: id, applying: changes)
         if arguments.has("generate"), try GenerateCommand.reveal(record.password, context) == false, arguments.has("show") {
             context.print(record.password)
         }
@@ -138,8 +127,25 @@ struct EditCommand: Command {
                 try document.check(isOf: id)
             } catch { throw CLIError("\(error); nothing was changed", code: .usage) }
         }
-        let record = try vault.updateRecord(withID: id) { record in document.apply(to: &record) }
+        let record = try write(document.content, over: original, operand, vault, context)
         context.note("updated \(record.id) to revision \(record.revision)")
         return .success
+    }
+
+    /// Writes an edited item over the revision the person opened. When it changed meanwhile (a
+    /// sync, another host), a person at a terminal is told which members changed and writes
+    /// over it only on a yes; without one, nothing is written (`.editConflict`, exit 75).
+    static func write(_ content: ItemContent, over original: Record, _ operand: String, _ vault: Vault, _ context: CommandContext) throws -> Record {
+        do {
+            return try vault.updateItem(withID: original.id, to: content, ifRevision: original.revision)
+        } catch {
+            guard case .editConflict(_, _, let current) = error, let terminal = context.valueTerminal else { throw error }
+            let changed = ItemDocument.changedMembers(from: ItemContent(original), to: ItemContent(try vault.record(withID: original.id)))
+            terminal.write("coffer: the item changed while you edited it (now revision \(current): \(changed.joined(separator: ", ")))\n")
+            guard terminal.readLine(prompt: "Write your version over it? [y/N] ")?.lowercased() == "y" else {
+                throw CLIError("nothing was changed", hint: "'coffer edit \(operand)' opens it as it is now", code: .failure)
+            }
+            return try vault.updateItem(withID: original.id, to: content, ifRevision: current)
+        }
     }
 }

@@ -105,7 +105,7 @@ struct GenerateCommand: Command {
         let operand = context.scoped(entry)
         let vault = try context.unlockedVault()
         if let id = try? EntryOperand.resolve(operand, in: vault, context: context) {
-            let record = try vault.updateRecord(withID: id) { $0.password = password }
+            let record = try vault.updateItem(withID: id, applying: [.password(password)])
             context.note("saved as the new password of \(record.title) (\(record.id.hex.prefix(8)), revision \(record.revision))")
             return
         }

@@ -11,21 +11,16 @@ import Coffer
 /// A custom field named like a member key is written `field KEY: value`. A value that spans
 /// lines continues on lines that start with one tab (as mail headers fold), so an SSH key or a
 /// multi-line field round-trips; notes never need it.
+///
+/// The text is only a spelling: what an item's members may hold is `ItemContent`'s and
+/// `ItemRules`' (the library's, which every host shares); this type adds what only a text has —
+/// lines, the mask, a removed line.
 struct ItemDocument: Equatable {
     static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "secret service", "id", "revision", "modified", "password history"]
     static let hiddenMarker = " (hidden)"
     static let mask = "********"
 
-    var password: String
-    var name: String
-    var kind: ItemKind
-    var user: String
-    var services: [CredentialServiceIdentifier]
-    var tags: [String]
-    var matchMode: MatchMode
-    var fields: [RecordField]
-    var otp: String?
-    var notes: String
+    var content: ItemContent
     /// Read-only lines: shown for a person, checked (`id`) or ignored (the others) when read.
     var id: String?
     var revision: String?
@@ -35,16 +30,7 @@ struct ItemDocument: Equatable {
     var secretService: String?
 
     init(_ record: Record) {
-        password = record.password
-        name = record.name
-        kind = record.kind
-        user = record.user
-        services = record.serviceIdentifiers
-        tags = record.tags
-        matchMode = record.matchMode
-        fields = record.fields
-        otp = record.otp
-        notes = record.notes
+        content = ItemContent(record)
         id = record.id.hex
         revision = String(record.revision)
         modified = JSONOutput.date(record.modified)
@@ -69,25 +55,27 @@ struct ItemDocument: Equatable {
     /// The text. `masked` writes hidden fields as `********` (for a terminal: such text is for
     /// the eye, and is refused by `edit`).
     func text(masked: Bool = false) -> String {
-        var lines = [Self.folded(password)]
+        let content = content
+        var lines = [Self.folded(content.password)]
         func add(_ key: String, _ value: String) { lines.append(key + ": " + Self.folded(value)) }
-        if !name.isEmpty { add("name", name) }
-        if kind != .login { add("kind", kind.rawValue) }
-        if kind == .login || !user.isEmpty { add("user", user) }
-        for service in services { add("url", service.identifier) }
-        if !tags.isEmpty { add("tags", tags.joined(separator: ", ")) }
-        if matchMode != .host { add("match", matchMode.rawValue) }
-        for field in fields {
+        if !content.name.isEmpty { add("name", content.name) }
+        if content.kind != .login { add("kind", content.kind.rawValue) }
+        if content.kind == .login || !content.user.isEmpty { add("user", content.user) }
+        for service in content.services { add("url", service.identifier) }
+        if !content.tags.isEmpty { add("tags", content.tags.joined(separator: ", ")) }
+        if content.matchMode != .host { add("match", content.matchMode.rawValue) }
+        for field in content.fields {
             let key = (Self.memberKeys.contains(field.name.lowercased()) || field.name.hasPrefix("field ") ? "field " : "") + field.name
             add(Self.escapedKey(key) + (field.hidden ? Self.hiddenMarker : ""), field.hidden && masked ? Self.mask : field.value)
         }
-        if let otp { add("otp", masked ? Self.mask : otp) }
+        if let otp = content.otp { add("otp", masked ? Self.mask : otp) }
         if let passkey { add("passkey", passkey) }
         if let secretService { add("secret service", secretService) }
         if let id { add("id", id) }
         if let revision { add("revision", revision) }
         if let modified { add("modified", modified) }
         if let passwordHistory { add("password history", passwordHistory) }
+        let notes = content.notes
         return lines.joined(separator: "\n") + "\n\n" + notes + (notes.isEmpty || notes.hasSuffix("\n") ? "" : "\n")
     }
 
@@ -116,8 +104,9 @@ struct ItemDocument: Equatable {
         key.replacing("%3A", with: ":").replacing("%0A", with: "\n").replacing("%0D", with: "\r").replacing("%25", with: "%")
     }
 
-    /// Reads a text: an edited one, or what `show` printed. `kind`, `match`, `otp` and services
-    /// are checked here so a typo is shown, not stored.
+    /// Reads a text: an edited one, or what `show` printed. Each member is read by `ItemRules`,
+    /// so a typo is shown with its line, not stored; then the whole item is checked as every
+    /// host's is (`ItemContent.check()`).
     ///
     /// - Parameter original: the item as it was before the edit. Then a key that is no member
     ///   and no field the item had is refused (`usr: alice` is a typo, not a new field: a new
@@ -129,14 +118,15 @@ struct ItemDocument: Equatable {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
         if lines.last == "" { lines.removeLast() }
         guard !lines.isEmpty else { throw ParseError(line: 1, reason: "empty: the first line is the password") }
-        name = ""; kind = .login; user = ""; services = []; tags = []; matchMode = .host; fields = []; otp = nil; notes = ""
+        content = ItemContent()
         // Unfold first: (line number, key line with its continuations joined).
         var entries: [(number: Int, text: String)] = []
         var index = 0
         while index < lines.count {
             let line = lines[index]
             if index > 0 && line.trimmingSpaces().isEmpty {
-                notes = lines[(index + 1)...].joined(separator: "\n")
+                let notes = lines[(index + 1)...].joined(separator: "\n")
+                content.notes = notes.hasSuffix("\n") ? String(notes.dropLast()) : notes
                 break
             }
             if index > 0 && line.hasPrefix("\t") {
@@ -146,19 +136,25 @@ struct ItemDocument: Equatable {
             }
             index += 1
         }
-        password = entries[0].text
+        content.password = entries[0].text
         var keys: Set<String> = []
+        var lineOf: [ItemRuleViolation.Member: Int] = [:]
         for (number, line) in entries.dropFirst() {
-            keys.insert(try read(line, number: number, knownFields: original.map { Set($0.fields.map(\.name)) }))
+            let key = try read(line, number: number, knownFields: original.map { Set($0.content.fields.map(\.name)) })
+            keys.insert(key)
+            if let member = ItemRuleViolation.Member(rawValue: key == "url" ? "service" : key == "tags" ? "tag" : key) { lineOf[member] = number }
         }
         if let original {
-            let required = original.kind == .login ? "user" : "kind"
+            let required = original.content.kind == .login ? "user" : "kind"
             if !keys.contains(required) {
                 throw ParseError(line: 1, reason: "the '\(required):' line was removed; keep it (\(required == "user" ? "'user:' with nothing after it clears the user name" : "it says what the item is"))")
             }
         }
-        if password == Self.mask || fields.contains(where: { $0.hidden && $0.value == Self.mask }) || otp == Self.mask {
+        if content.password == Self.mask || content.fields.contains(where: { $0.hidden && $0.value == Self.mask }) || content.otp == Self.mask {
             throw ParseError(line: 1, reason: "hidden values are masked (********) in this text, as 'show' prints them on a terminal; use 'coffer show ENTRY | …' or 'coffer edit ENTRY'")
+        }
+        do { try content.check() } catch {
+            throw ParseError(line: lineOf[error.member] ?? 1, reason: error.reason)
         }
     }
 
@@ -172,49 +168,42 @@ struct ItemDocument: Equatable {
         var key = String(line[..<colon]).trimmingSpaces()
         var value = String(line[line.index(after: colon)...])
         if value.hasPrefix(" ") { value.removeFirst() }
-        switch key.lowercased() {
-        case "name": name = value
-        case "user": user = value
-        case "url", "service":
-            let trimmed = value.trimmingSpaces()
-            guard !trimmed.isEmpty else { throw ParseError(line: number, reason: "an empty url") }
-            services.append(CredentialServiceIdentifier(parsing: trimmed))
-        case "tags": tags = value.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
-        case "kind":
-            guard let parsed = ItemKind(rawValue: value.trimmingSpaces()) else {
-                throw ParseError(line: number, reason: "kind must be one of \(ItemKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        do {
+            switch key.lowercased() {
+            case "name": content.name = value
+            case "user": content.user = value
+            case "url", "service": content.services.append(try ItemRules.service(value)); return "url"
+            case "tags": content.tags = ItemRules.tags(value)
+            case "kind": content.kind = try ItemRules.kind(value)
+            case "match": content.matchMode = try ItemRules.matchMode(value)
+            case "otp":
+                // The mask is kept as written, to be refused with the others after the last line.
+                content.otp = value.trimmingSpaces() == Self.mask ? Self.mask : try ItemRules.oneTimeCode(value, account: content.user)
+            case "id": id = value.trimmingSpaces()
+            case "revision": revision = value.trimmingSpaces()
+            case "modified": modified = value.trimmingSpaces()
+            case "password history": passwordHistory = value.trimmingSpaces()
+            case "passkey": passkey = value.trimmingSpaces()  // read-only: an edit keeps the record's passkey
+            case "secret service": secretService = value.trimmingSpaces()  // read-only, as the passkey line
+            default:
+                let hidden = key.hasSuffix(Self.hiddenMarker)
+                if hidden { key.removeLast(Self.hiddenMarker.count) }
+                let declared = key.hasPrefix("field ")
+                if declared { key.removeFirst("field ".count) }
+                guard !key.isEmpty else { throw ParseError(line: number, reason: "a field without a name") }
+                let name = Self.unescapedKey(key)
+                if let knownFields, !declared, !knownFields.contains(name) {
+                    throw ParseError(line: number, reason: "unknown key '\(String(name.prefix(40)))'; the keys are \(Self.editableKeys.joined(separator: ", ")), and a new custom field is written 'field \(String(name.prefix(40))): value'")
+                }
+                content.fields.append(RecordField(name: name, value: value, hidden: hidden))
+                return "field"
             }
-            kind = parsed
-        case "match":
-            guard let parsed = MatchMode(rawValue: value.trimmingSpaces()) else {
-                throw ParseError(line: number, reason: "match must be site, host, exact or never")
-            }
-            matchMode = parsed
-        case "otp":
-            let trimmed = value.trimmingSpaces()
-            if trimmed.isEmpty { otp = nil; return "otp" }
-            if trimmed == Self.mask { otp = trimmed; return "otp" }
-            do { otp = try OneTimeCodeParameters.storedValue(of: trimmed, account: user) } catch {
-                throw ParseError(line: number, reason: "\(error)")
-            }
-        case "id": id = value.trimmingSpaces()
-        case "revision": revision = value.trimmingSpaces()
-        case "modified": modified = value.trimmingSpaces()
-        case "password history": passwordHistory = value.trimmingSpaces()
-        case "passkey": passkey = value.trimmingSpaces()  // read-only: an edit keeps the record's passkey
-        case "secret service": secretService = value.trimmingSpaces()  // read-only, as the passkey line
-        default:
-            let hidden = key.hasSuffix(Self.hiddenMarker)
-            if hidden { key.removeLast(Self.hiddenMarker.count) }
-            let declared = key.hasPrefix("field ")
-            if declared { key.removeFirst("field ".count) }
-            guard !key.isEmpty else { throw ParseError(line: number, reason: "a field without a name") }
-            let name = Self.unescapedKey(key)
-            if let knownFields, !declared, !knownFields.contains(name) {
-                throw ParseError(line: number, reason: "unknown key '\(String(name.prefix(40)))'; the keys are \(Self.editableKeys.joined(separator: ", ")), and a new custom field is written 'field \(String(name.prefix(40))): value'")
-            }
-            fields.append(RecordField(name: name, value: value, hidden: hidden))
-            return "field"
+        } catch let violation as ItemRuleViolation {
+            throw ParseError(line: number, reason: violation.reason)
+        } catch let error as ParseError {
+            throw error
+        } catch {
+            throw ParseError(line: number, reason: "\(error)")
         }
         return key.lowercased()
     }
@@ -229,17 +218,16 @@ struct ItemDocument: Equatable {
         }
     }
 
-    /// Writes the document's members into `record`; the read-only lines are not members.
-    func apply(to record: inout Record) {
-        record.password = password
-        record.name = name
-        record.kind = kind
-        record.user = user
-        record.serviceIdentifiers = services
-        record.tags = tags
-        record.matchMode = matchMode
-        record.fields = fields
-        record.otp = otp
-        record.notes = notes.hasSuffix("\n") ? String(notes.dropLast()) : notes
+    /// The member keys whose values differ between two versions of an item (for a person told
+    /// that it changed while they edited it; never the values).
+    static func changedMembers(from old: ItemContent, to new: ItemContent) -> [String] {
+        let members: [(String, Bool)] = [
+            ("password", old.password != new.password), ("name", old.name != new.name), ("kind", old.kind != new.kind),
+            ("user", old.user != new.user), ("url", old.services != new.services), ("tags", old.tags != new.tags),
+            ("match", old.matchMode != new.matchMode), ("fields", old.fields != new.fields), ("otp", old.otp != new.otp),
+            ("notes", old.notes != new.notes),
+        ]
+        let changed = members.filter(\.1).map(\.0)
+        return changed.isEmpty ? ["no member you edit"] : changed
     }
 }

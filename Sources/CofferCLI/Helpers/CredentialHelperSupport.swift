@@ -42,7 +42,7 @@ struct CredentialHelperSupport {
         if let existing = try matchingRecords(in: vault, service: service, user: user, rules: rules).first {
             let record = try vault.record(withID: existing)
             guard record.password != password else { return }
-            try vault.updateRecord(withID: existing) { $0.password = password }
+            try vault.updateItem(withID: existing, applying: [.password(password)])
         } else {
             try vault.add(RecordDraft(serviceIdentifiers: [service], user: user, password: password, fields: fields))
         }

@@ -44,6 +44,10 @@ extension BackgroundAgent.Failure: CommandFailure {
 
 // MARK: The vault and its store
 
+extension ItemRuleViolation: CommandFailure {
+    var failure: CLIError { CLIError(reason, code: .usage) }
+}
+
 extension VaultError: CommandFailure {
     var failure: CLIError {
         switch self {
@@ -71,6 +75,8 @@ extension VaultError: CommandFailure {
             error.failure
         case .interrupted:
             CLIError(description, code: .interrupted)
+        case .editConflict:
+            CLIError(description, hint: "'coffer show' prints it as it is now; edit that", code: .temporaryFailure)
         case .storage(let storage):
             storage.failure
         }

@@ -1,0 +1,73 @@
+/// The members of an item a person writes: what every host creates and edits items with — the
+/// CLI's `add` and `edit` (its options and its text form), a vault page's form. The rules are
+/// `ItemRules`'; a host shows their reasons and keeps none of its own (SPEC.md §6.6).
+///
+/// What is not here is not a person's to write, and an edit keeps it: the id, the dates and
+/// revision, the password history (the vault adds to it), a passkey, a Secret Service item's
+/// collection and attributes.
+public struct ItemContent: Equatable, Sendable {
+    public var kind: ItemKind
+    public var name: String
+    public var user: String
+    public var password: String
+    public var services: [CredentialServiceIdentifier]
+    public var tags: [String]
+    public var matchMode: MatchMode
+    public var fields: [RecordField]
+    /// The one-time code as stored (`ItemRules.oneTimeCode` reads what a person gives).
+    public var otp: String?
+    public var notes: String
+
+    public init(
+        kind: ItemKind = .login, name: String = "", user: String = "", password: String = "",
+        services: [CredentialServiceIdentifier] = [], tags: [String] = [], matchMode: MatchMode = .host,
+        fields: [RecordField] = [], otp: String? = nil, notes: String = ""
+    ) {
+        self.kind = kind
+        self.name = name
+        self.user = user
+        self.password = password
+        self.services = services
+        self.tags = tags
+        self.matchMode = matchMode
+        self.fields = fields
+        self.otp = otp
+        self.notes = notes
+    }
+
+    /// The item's members as they are.
+    public init(_ record: Record) {
+        self.init(
+            kind: record.kind, name: record.name, user: record.user, password: record.password, services: record.serviceIdentifiers,
+            tags: record.tags, matchMode: record.matchMode, fields: record.fields, otp: record.otp, notes: record.notes)
+    }
+
+    /// Checks every member: the rules of every write, and those of a person's (no empty tag, no
+    /// field without a name). Throws the first member that breaks one.
+    public func check() throws(ItemRuleViolation) {
+        try ItemRules.check(services: services, user: user, tags: tags, otp: otp)
+        guard !tags.contains(where: { $0.trimmingSpaces().isEmpty }) else { throw ItemRuleViolation(.tag, "an empty tag") }
+        guard !fields.contains(where: \.name.isEmpty) else { throw ItemRuleViolation(.field, "a field without a name") }
+    }
+
+    /// Writes the members into `record`; what is not a member here stays.
+    public func apply(to record: inout Record) {
+        record.kind = kind
+        record.name = name
+        record.user = user
+        record.password = password
+        record.serviceIdentifiers = services
+        record.tags = tags
+        record.matchMode = matchMode
+        record.fields = fields
+        record.otp = otp
+        record.notes = notes
+    }
+
+    /// A new item of these members.
+    public var draft: RecordDraft {
+        RecordDraft(
+            serviceIdentifiers: services, user: user, password: password, notes: notes, fields: fields, matchMode: matchMode,
+            name: name, kind: kind, tags: tags, otp: otp)
+    }
+}
