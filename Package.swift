@@ -1,14 +1,21 @@
 // swift-tools-version:6.0
 // Coffer: an encrypted, file-based credential vault toolkit for Linux.
 //
-// Dependencies point one way: hosts (CLI, helpers, examples) → provider → identity store →
-// vault and records → format → crypto. Each C library is imported by exactly one folder:
-// CSodium and CCrypto (OpenSSL's libcrypto: P-256 only) by the CofferCrypto target, CKeyutils by Keyring/, CPSL and CIDN2 by ServiceMatching/,
-// COath (liboath) by OneTimeCodes/; CZxcvbn by Audit/; CZlib and CZstd by Compression/ (backups); CLibXML2 and CZip by Interchange/Readers/; CQRencode by
-// CofferCLI/QRCode/ (the last three types only: loaded on use, see LoadedLibrary),
-// CLinux (header-only shims for prctl and syncfs) by Process/ and Storage/FileSystem.swift;
-// CProcessShims (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by Process/.
-// CDBus (libdbus-1) by CofferSecretService/Bus/: the Secret Service is a host of its own target.
+// Dependencies point one way, and each arrow below is a target dependency (a back-reference does
+// not build: scripts/check-layers): hosts (the CLI, the credential helpers, the browser host, the
+// Secret Service, the fill and SSH agents) → the terminal kit and features (import and export,
+// backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferCore (model,
+// format, store, provider) → CofferCrypto → CofferSupport. `Coffer` re-exports every library
+// layer for an embedder.
+//
+// Each C library is imported by exactly one folder: CSodium and CCrypto (OpenSSL's libcrypto:
+// P-256 only) by CofferCrypto; CKeyutils by CofferCore/Keyring/, CPSL and CIDN2 by
+// CofferCore/ServiceMatching/, COath (liboath) by CofferCore/OneTimeCodes/, CLinux (prctl and
+// syncfs shims) by CofferCore/Process/ and CofferCore/Storage/FileSystem.swift, CProcessShims
+// (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by CofferCore/Process/ and
+// CofferFillAgent/; CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
+// CLibXML2 and CZip by CofferInterchange/Readers/; CQRencode by CofferCLI/QRCode/ (the last
+// three loaded on use, see LoadedLibrary); CDBus (libdbus-1) by CofferSecretService/Bus/.
 import PackageDescription
 
 /// libxml2's headers include each other as <libxml/…> from /usr/include/libxml2: every target that
@@ -48,17 +55,36 @@ let package = Package(
         // Coffer's; and crypto, the only importer of libsodium and libcrypto.
         .target(name: "CofferSupport"),
         .target(name: "CofferCrypto", dependencies: ["CSodium", "CCrypto"]),
+        // The vault and everything it stands on: model, format, store, provider (one target for
+        // now; the layers inside it are folders).
+        .target(
+            name: "CofferCore", dependencies: [
+                "CofferSupport", "CofferCrypto", "CKeyutils", "CPSL", "CIDN2", "COath", "CLinux", "CProcessShims",
+            ]),
+        // The host kit: HostSession (every host's one door), pinentry, the AutoFill host.
+        .target(name: "CofferHostKit", dependencies: ["CofferCore"]),
+        // Features above the vault, each with the C library only it needs.
+        .target(name: "CofferInterchange", dependencies: ["CofferCore", "CLibXML2", "CZip"], swiftSettings: libxml2Headers),
+        .target(name: "CofferAudit", dependencies: ["CofferCore", "CZxcvbn"]),
+        .target(name: "CofferMaintenance", dependencies: ["CofferCore", "CZlib", "CZstd"]),
+        // Long-lived hosts of the provider.
+        .target(name: "CofferFillAgent", dependencies: ["CofferHostKit", "CProcessShims"]),
+        .target(name: "CofferSSHAgent", dependencies: ["CofferHostKit"]),
+        // What a host at a terminal shares: arguments, IO, the terminal and the master
+        // password's sources, the command context, exit codes. The CLI and the small helpers.
+        .target(name: "CofferTerminalKit", dependencies: ["CofferHostKit"]),
+        .target(name: "CofferCredentialHelpers", dependencies: ["CofferTerminalKit"]),
+        // `import Coffer`: the umbrella an embedder imports, re-exporting every layer.
         .target(
             name: "Coffer", dependencies: [
-                "CofferSupport", "CofferCrypto", "CKeyutils", "CPSL", "CIDN2", "COath", "CZxcvbn", "CLibXML2", "CZip", "CLinux", "CProcessShims", "CZlib", "CZstd",
-            ],
-            swiftSettings: libxml2Headers),
-        .target(name: "CofferBrowserHost", dependencies: ["Coffer"]),
-        .target(name: "CofferSecretService", dependencies: ["Coffer", "CDBus"]),
-        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferBrowserHost", "CofferSecretService", "CQRencode"]),
+                "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent",
+            ], swiftSettings: libxml2Headers),
+        .target(name: "CofferBrowserHost", dependencies: ["CofferHostKit", "CofferAudit"]),
+        .target(name: "CofferSecretService", dependencies: ["CofferHostKit", "CofferInterchange", "CDBus"], swiftSettings: libxml2Headers),
+        .target(name: "CofferCLI", dependencies: ["Coffer", "CofferTerminalKit", "CofferBrowserHost", "CofferSecretService", "CQRencode"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
-        .executableTarget(name: "git-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
-        .executableTarget(name: "docker-credential-coffer", dependencies: ["CofferCLI", "Coffer"]),
+        .executableTarget(name: "git-credential-coffer", dependencies: ["CofferCredentialHelpers"]),
+        .executableTarget(name: "docker-credential-coffer", dependencies: ["CofferCredentialHelpers"]),
         .executableTarget(name: "coffer-browser-host", dependencies: ["CofferBrowserHost"]),
 
         .executableTarget(name: "embed-vault", dependencies: ["Coffer"], path: "Examples/EmbedVault"),
@@ -68,9 +94,9 @@ let package = Package(
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
         .testTarget(
-            name: "CofferTests", dependencies: ["Coffer", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
-        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferTests", dependencies: ["Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
+        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
         .testTarget(
-            name: "CofferCLITests", dependencies: ["CofferCLI", "Coffer", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
     ]
 )

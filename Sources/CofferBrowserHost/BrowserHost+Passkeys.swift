@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 
 /// The passkey requests (SPEC.md §13.3): Coffer as the authenticator of the extension's WebAuthn
 /// client. The service worker takes the origin from the browser and hashes the `clientDataJSON`

@@ -1,4 +1,6 @@
-import Coffer
+import CofferCore
+import CofferHostKit
+import CofferAudit
 import FoundationEssentials
 
 /// The browser's AutoFill host (SPEC.md §13): answers the extension's requests with the

@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 
 /// Why a request was not answered with what it asked for (SPEC.md §13.4). `code` is what the
 /// extension branches on; the message is for a person and never holds a secret.

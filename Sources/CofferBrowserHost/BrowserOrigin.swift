@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 
 /// The origin of the frame a request is about, as the extension's service worker took it from
 /// the browser (`sender.origin`), never from the page: `scheme://host[:port]`, scheme http or

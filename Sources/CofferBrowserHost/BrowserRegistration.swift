@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 import Glibc
 
 /// Where each browser reads native-messaging host manifests, and what Coffer's says (SPEC.md

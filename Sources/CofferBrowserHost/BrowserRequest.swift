@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 
 /// One request of the extension (SPEC.md §13.2), validated: every member of the right type and
 /// within its limits, the origin in its one form. Parsing is pure.

@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 import Glibc
 
 /// The host process: checks its caller, then answers framed requests on stdin until the

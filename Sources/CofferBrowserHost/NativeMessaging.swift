@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 import Glibc
 
 /// The browsers' native-messaging framing (Chromium and Firefox alike): each message is a u32

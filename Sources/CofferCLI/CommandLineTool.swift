@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// The `coffer` command line as a library: parse, dispatch, report, return an exit code.
 /// `main.swift` only calls `CommandLineTool.main`.

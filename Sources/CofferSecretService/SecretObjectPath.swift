@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 
 /// The objects of the Secret Service API and their paths (SPEC.md §17.1): the service, a
 /// collection (`/org/freedesktop/secrets/collection/login`, or through an alias

@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 import FoundationEssentials
 
 /// The process behind a bus connection, as the kernel names it: its pid, the program it runs

@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 import FoundationEssentials
 
 extension SecretServiceProvider {

@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 import FoundationEssentials
 
 /// Coffer as the desktop's keyring: the freedesktop Secret Service's `Service`, `Collection`,

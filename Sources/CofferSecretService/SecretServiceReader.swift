@@ -1,4 +1,6 @@
-import Coffer
+import CofferCore
+import CofferHostKit
+import CofferInterchange
 import FoundationEssentials
 
 /// Reads every item of the Secret Service provider that owns the name now (gnome-keyring,

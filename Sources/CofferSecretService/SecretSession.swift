@@ -1,4 +1,5 @@
-import Coffer
+import CofferCore
+import CofferHostKit
 
 /// A client's session (`OpenSession`): how secrets travel between it and the service. It belongs
 /// to the connection that opened it: another connection naming it is refused (`NoSession`), and

@@ -1,5 +1,5 @@
-import Coffer
-import CofferCLI
+import CofferCore
+import CofferCredentialHelpers
 import Glibc
 
 ProcessHardening.apply()

@@ -1,6 +1,8 @@
 import Coffer
 import CofferBrowserHost
 @testable import CofferCLI
+@testable import CofferCredentialHelpers
+@testable import CofferTerminalKit
 import Foundation
 import XCTest
 

@@ -1,5 +1,7 @@
 import Coffer
 @testable import CofferCLI
+@testable import CofferCredentialHelpers
+@testable import CofferTerminalKit
 import Foundation
 import XCTest
 

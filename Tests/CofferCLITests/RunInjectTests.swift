@@ -3,6 +3,8 @@ import Foundation
 import XCTest
 
 @testable import CofferCLI
+@testable import CofferCredentialHelpers
+@testable import CofferTerminalKit
 
 /// `coffer run` (the real binary: it spawns, waits and forwards signals as a process) and
 /// `coffer inject` (in-process), with the reference syntax and the masker underneath.

@@ -1,4 +1,6 @@
 @testable import CofferCLI
+@testable import CofferCredentialHelpers
+@testable import CofferTerminalKit
 import XCTest
 
 final class SearchMatchingTests: XCTestCase {

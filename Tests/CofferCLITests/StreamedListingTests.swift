@@ -1,5 +1,7 @@
 import Coffer
 @testable import CofferCLI
+@testable import CofferCredentialHelpers
+@testable import CofferTerminalKit
 import XCTest
 
 /// `list --json` is written row by row (a listing of 100,000 is never one string); it must be

@@ -1,5 +1,8 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 @testable import CofferCLI
+@testable import CofferCredentialHelpers
+@testable import CofferTerminalKit
 import Foundation
 import XCTest
 

@@ -1,6 +1,8 @@
 import Coffer
 @testable import CofferBrowserHost
 @testable import CofferCLI
+@testable import CofferCredentialHelpers
+@testable import CofferTerminalKit
 import XCTest
 
 /// A code (exit status, browser-host error) is a property of the error's type, decided where

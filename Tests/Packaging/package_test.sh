@@ -42,6 +42,13 @@ for program in usr/bin/coffer; do
 done
 
 dpkg -x "$deb" "$scratch/root"
+# The credential helpers are small executables of their own: neither the CLI's commands nor
+# D-Bus are linked into them (their targets do not depend on either; README, "What is where").
+for helper in git-credential-coffer docker-credential-coffer; do
+    text=$(strings "$scratch/root/usr/bin/$helper")
+    if grep -F "org.freedesktop.DBus" <<< "$text" >/dev/null; then fail "$helper carries D-Bus"; fi
+    if grep -F "change an item's name" <<< "$text" >/dev/null; then fail "$helper carries the CLI's commands"; fi
+done
 "$scratch/root/usr/bin/coffer" --version | grep "^coffer " >/dev/null || fail "installed coffer --version"
 "$scratch/root/usr/bin/coffer" help | grep "ssh-agent" >/dev/null || fail "installed coffer help"
 grep -qx 'Exec=/usr/bin/coffer secret-service' "$scratch/root/usr/share/dbus-1/services/coffer-secret-service.service" || fail "D-Bus activation Exec"

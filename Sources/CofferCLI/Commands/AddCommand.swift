@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct AddCommand: Command {
     static let name = "add"

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// `coffer agent`: the fill agent (SPEC.md §8.5), which `coffer unlock` starts in the background

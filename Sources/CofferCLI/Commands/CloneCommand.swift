@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// `coffer clone URL`: a new device joins a synced vault.
 struct CloneCommand: Command {

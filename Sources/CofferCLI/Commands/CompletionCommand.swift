@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct CompletionCommand: Command {
     static let subcommands = ["bash", "zsh", "fish"]

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct EditCommand: Command {
     static let name = "edit"

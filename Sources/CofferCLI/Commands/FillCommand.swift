@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct FillCommand: Command {
     static let name = "fill"

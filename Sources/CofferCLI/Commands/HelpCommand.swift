@@ -1,3 +1,4 @@
+import CofferTerminalKit
 import FoundationEssentials
 
 struct HelpCommand: Command {

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct InitCommand: Command {
     static let name = "init"

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// `coffer inject`: a template with `{{ coffer://… }}` references made into the real file (as

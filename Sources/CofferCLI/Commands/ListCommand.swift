@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct ListCommand: Command {
     static let name = "list"

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct MenuCommand: Command {
     static let name = "menu"

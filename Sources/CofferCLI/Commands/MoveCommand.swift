@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// `coffer move ENTRY --team NAME`: an item from one's own vault into a team, or back.
 struct MoveCommand: Command {

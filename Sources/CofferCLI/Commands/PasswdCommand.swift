@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct PasswdCommand: Command {
     static let name = "passwd"

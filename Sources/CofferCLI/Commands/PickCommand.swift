@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct PickCommand: Command {
     static let name = "pick"

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct RemoveCommand: Command {
     static let name = "rm"

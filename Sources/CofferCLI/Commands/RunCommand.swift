@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// `coffer run`: a command with secrets in its environment and nowhere else (as `op run`,

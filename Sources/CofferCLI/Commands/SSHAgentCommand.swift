@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// `coffer ssh-agent`: the vault's SSH keys for ssh, git and everything that speaks the agent

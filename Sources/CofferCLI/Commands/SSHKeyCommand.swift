@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// `coffer ssh-key`: SSH keys kept in the vault as ssh-key items (SPEC.md §6.3), for the agent.

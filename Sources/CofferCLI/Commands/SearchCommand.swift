@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct SearchCommand: Command {
     static let name = "search"

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import CofferSecretService
 
 /// `coffer secret-service`: Coffer as the desktop's keyring (SPEC.md §17), so secret-tool,

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 struct ShowCommand: Command {
     static let name = "show"

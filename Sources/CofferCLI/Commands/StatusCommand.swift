@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import FoundationEssentials
 
 struct StatusCommand: Command {

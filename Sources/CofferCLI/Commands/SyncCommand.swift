@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// `coffer sync`: one vault on several devices through a git remote (SPEC.md §15).
 struct SyncCommand: Command {

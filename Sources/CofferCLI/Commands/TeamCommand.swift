@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import FoundationEssentials
 
 /// `coffer team …`: vaults shared with other people, with members, admins and key rotation,

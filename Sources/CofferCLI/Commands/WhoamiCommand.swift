@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import FoundationEssentials
 
 /// `coffer whoami`: the recipient string and fingerprint of this person's identity (SPEC.md §16.1).

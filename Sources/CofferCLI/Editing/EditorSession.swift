@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// Runs `$VISUAL`/`$EDITOR` (then `editor`, then `vi`) on a document holding secrets, as `pass

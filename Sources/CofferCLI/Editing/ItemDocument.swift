@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// An item as plain text: what `coffer show` prints and what `coffer edit` opens in `$EDITOR`
 /// or reads from stdin — one format, so `coffer show X | coffer edit X` changes nothing

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// What `coffer pick` and `coffer menu` share: the entries a person picks from (identities from

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// Runs the child of `coffer run` to its end: signals sent to Coffer go on to the child (a

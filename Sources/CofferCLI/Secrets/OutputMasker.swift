@@ -1,3 +1,4 @@
+import CofferTerminalKit
 /// Replaces every occurrence of a secret in a stream with `<concealed by coffer>`, as `op run`
 /// does, across chunk boundaries: bytes that could be the start of a secret are held back until
 /// the next chunk (or the end) decides. Values shorter than `minimumLength` bytes are not

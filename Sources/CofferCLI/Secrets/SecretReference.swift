@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// `coffer://ENTRY[/password|/user|/otp|/notes|/field/NAME]`: one member of one entry, as
 /// `coffer run` and `coffer inject` name them (SPEC.md §10.2). ENTRY is resolved as every command

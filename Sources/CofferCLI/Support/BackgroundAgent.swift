@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// Starts this program again as a background agent (the SSH agent, the fill agent): in a new

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// One CLI command: its name, its help, its options and what it does. One type per command,
 /// one file per command (swift-argument-parser's shape, without the dependency).

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import Glibc
 
 /// `coffer __complete entry|service|reference|team WORD`: what a shell's Tab offers after an

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 import FoundationEssentials
 
 /// Durations as users type them: `90`, `90s`, `15m`, `2h`, `1d`.

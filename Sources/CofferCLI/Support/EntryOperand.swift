@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// An ENTRY operand, resolved the same way by every command that takes one (docs/cli.md "Naming an
 /// entry"), in this order:

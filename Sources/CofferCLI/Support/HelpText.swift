@@ -1,3 +1,4 @@
+import CofferTerminalKit
 import FoundationEssentials
 
 /// Help texts built from the command types, so `coffer help`, `--help` and the man page share

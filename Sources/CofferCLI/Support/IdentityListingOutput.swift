@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 extension CommandContext {
     /// Identities from the store: locked through this device's index key when the store is

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// `--match MODE` of `add` and `edit`: when a login may be filled without asking you (SPEC.md §8.1).
 enum MatchModeOption {

@@ -1,4 +1,5 @@
 import Coffer
+import CofferTerminalKit
 
 /// `COFFER_AUTOSYNC=1`: a sync after every command that changed a synced vault, with the keys
 /// that command already holds (it never asks again). A change is never undone by a failed sync:

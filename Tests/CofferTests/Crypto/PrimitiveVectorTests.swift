@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// Known answers for every libsodium call Coffer makes, from vectors made by an independent

@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// The Secret Service's DH session (SPEC.md §17.2): both sides derive one key; bad public values

@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// Secrets are redacted, compared by content, and (up to 64 bytes) share one guarded page whose

@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// The reference writer's container (SPEC.md §18) opens in Swift, and Swift reproduces its bytes.

@@ -1,4 +1,6 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
+@testable import CofferAudit
 import Foundation
 import XCTest
 

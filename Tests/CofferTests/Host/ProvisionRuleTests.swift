@@ -1,4 +1,7 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
+@testable import CofferHostKit
+@testable import CofferFillAgent
 import Foundation
 import XCTest
 

@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// The library's item model (SPEC.md §6.6): the rules every host's edits follow, changes applied

@@ -1,7 +1,10 @@
 import Foundation
 import XCTest
 
-@testable import Coffer
+import Coffer
+@testable import CofferCore
+@testable import CofferSSHAgent
+@testable import CofferHostKit
 
 /// The key formats against OpenSSH itself: a key file Coffer writes is one ssh-keygen reads,
 /// and one ssh-keygen writes is one Coffer reads; fingerprints agree; RFC 8032's vector signs.

@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// Secret Service items in the format and the index (SPEC.md §6.5, §7.3): the reference's bytes,

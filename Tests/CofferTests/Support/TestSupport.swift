@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import Foundation
 import ScratchDirectories
 import XCTest

@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// Every write step can fail (a full disk, a dying device): the vault must end in the old state

@@ -1,4 +1,5 @@
-@testable import Coffer
+import Coffer
+@testable import CofferCore
 import XCTest
 
 /// Promise 2 at the record level: every modification of a record file is detected.

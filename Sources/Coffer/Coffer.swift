@@ -1,0 +1,10 @@
+// `import Coffer`: the whole library for an embedder, one import — every layer's public API,
+// re-exported. Coffer's own targets import the layers they stand on instead, so that the
+// compiler holds the arrows (README, "What is where"; scripts/check-layers).
+@_exported import CofferAudit
+@_exported import CofferCore
+@_exported import CofferFillAgent
+@_exported import CofferHostKit
+@_exported import CofferInterchange
+@_exported import CofferMaintenance
+@_exported import CofferSSHAgent

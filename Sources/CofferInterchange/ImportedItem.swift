@@ -1,0 +1,105 @@
+/// One item read from an export, before it becomes a record.
+import CofferCore
+public struct ImportedItem: Equatable, Sendable {
+    /// Where it was in the source, for messages: "line 12", "item 3", "Work/github.com.gpg".
+    public let origin: String
+    public var draft: RecordDraft
+
+    public init(origin: String, draft: RecordDraft) {
+        self.origin = origin
+        self.draft = draft
+    }
+}
+
+public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unknownFormat
+    /// Something that cannot be read, at `location` ("line 7", "item 3 'GitLab'", a path).
+    case malformed(location: String, reason: String)
+    /// A program the format needs is not installed (gpg for a pass store): SPEC.md §10's 69.
+    case programMissing(program: String, package: String)
+    /// A program the format needs ran and failed on the item at `location` (gpg could not
+    /// decrypt it): SPEC.md §10's 71.
+    case programFailed(location: String, program: String, status: Int32)
+
+    public var description: String {
+        switch self {
+        case .unknownFormat: "unrecognised export: the header matches no known format (use --format)"
+        case .malformed(let location, let reason): "\(location): \(reason)"
+        case .programMissing(let program, let package): "\(program) is not installed (apt install \(package))"
+        case .programFailed(let location, let program, let status): "\(location): \(program) could not read it (exit \(status))"
+        }
+    }
+
+    static func malformed(line: Int, _ reason: String) -> ImportError { .malformed(location: "line \(line)", reason: reason) }
+
+    /// What is wrong, without where.
+    var reason: String {
+        switch self {
+        case .unknownFormat, .programMissing: description
+        case .malformed(_, let reason): reason
+        case .programFailed(_, let program, let status): "\(program) could not read it (exit \(status))"
+        }
+    }
+}
+
+extension RecordDraft: Hashable {
+    /// Equal in every member a person sees; the dates are not compared (a re-export of the same
+    /// item may carry other ones).
+    public static func == (a: RecordDraft, b: RecordDraft) -> Bool {
+        a.serviceIdentifiers == b.serviceIdentifiers && a.user == b.user && a.password == b.password && a.notes == b.notes
+            && a.fields == b.fields && a.matchMode == b.matchMode && a.name == b.name && a.kind == b.kind && a.tags == b.tags
+            && a.otp == b.otp && a.passwordHistory == b.passwordHistory && a.passkey == b.passkey && a.secretService == b.secretService
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(serviceIdentifiers.first?.identifier)
+        hasher.combine(user)
+        hasher.combine(password)
+        hasher.combine(name)
+    }
+
+    /// The draft that would store `record` again (what an import compares with).
+    public init(_ record: Record) {
+        self.init(
+            serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, notes: record.notes,
+            fields: record.fields, matchMode: record.matchMode, name: record.name, kind: record.kind, tags: record.tags,
+            otp: record.otp, passwordHistory: record.passwordHistory, created: record.created, modified: record.modified,
+            passkey: record.passkey, secretService: record.secretService)
+    }
+}
+
+extension ImportedItem {
+    /// Applies SPEC.md §12's duplicate rule: an item equal in every member to a stored one (or
+    /// to one earlier in the source) is skipped and counted; items that only share their first
+    /// service and user are all kept and named as possible duplicates.
+    public static func removingDuplicates(
+        _ items: [ImportedItem], existing: [Record], report: inout ImportReport
+    ) -> [ImportedItem] {
+        var seen = Set(existing.map(RecordDraft.init))
+        var byLogin: [String: String] = [:]  // service + user → first origin, for the report
+        for record in existing { byLogin[loginKey(RecordDraft(record))] = "'\(record.title)' already in the vault" }
+        var kept: [ImportedItem] = []
+        for item in items {
+            guard seen.insert(item.draft).inserted else {
+                report.skippedDuplicates += 1
+                continue
+            }
+            let key = loginKey(item.draft)
+            if !key.isEmpty {
+                if let first = byLogin[key] {
+                    report.possibleDuplicates.append("\(item.origin) and \(first): \(item.draft.user)@\(item.draft.serviceIdentifiers[0].identifier)")
+                } else {
+                    byLogin[key] = item.origin
+                }
+            }
+            kept.append(item)
+        }
+        return kept
+    }
+
+    /// First service (case-folded) and user; empty for an item without a service.
+    private static func loginKey(_ draft: RecordDraft) -> String {
+        guard let service = draft.serviceIdentifiers.first else { return "" }
+        return service.identifier.lowercased() + "\u{0}" + draft.user
+    }
+}
