@@ -5,15 +5,14 @@
 // not build: scripts/check-layers): hosts (the CLI, the credential helpers, the browser host, the
 // Secret Service, the fill and SSH agents) → the terminal kit and features (import and export,
 // backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferCore (model,
-// format, store, provider) → CofferCrypto → CofferSupport. `Coffer` re-exports every library
+// format, store, provider) → CofferCrypto, CofferSystem (system calls) → CofferSupport. `Coffer` re-exports every library
 // layer for an embedder.
 //
 // Each C library is imported by exactly one folder: CSodium and CCrypto (OpenSSL's libcrypto:
 // P-256 only) by CofferCrypto; CKeyutils by CofferCore/Keyring/, CPSL and CIDN2 by
 // CofferCore/ServiceMatching/, COath (liboath) by CofferCore/OneTimeCodes/, CLinux (prctl and
-// syncfs shims) by CofferCore/Process/ and CofferCore/Storage/FileSystem.swift, CProcessShims
-// (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by CofferCore/Process/ and
-// CofferFillAgent/; CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
+// syncfs shims) by CofferSystem and CofferCore/Storage/FileSystem.swift, CProcessShims
+// (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by CofferSystem; CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
 // CLibXML2 and CZip by CofferInterchange/Readers/; CQRencode by CofferCLI/QRCode/ (the last
 // three loaded on use, see LoadedLibrary); CDBus (libdbus-1) by CofferSecretService/Bus/.
 import PackageDescription
@@ -55,11 +54,15 @@ let package = Package(
         // Coffer's; and crypto, the only importer of libsodium and libcrypto.
         .target(name: "CofferSupport"),
         .target(name: "CofferCrypto", dependencies: ["CSodium", "CCrypto"]),
+        // The system-call layer: each call wrapped once (EINTR retried in one place, errors as
+        // values), whole reads and writes, processes, signals and sockets; the only importer of
+        // the process shims.
+        .target(name: "CofferSystem", dependencies: ["CofferSupport", "CProcessShims", "CLinux"]),
         // The vault and everything it stands on: model, format, store, provider (one target for
         // now; the layers inside it are folders).
         .target(
             name: "CofferCore", dependencies: [
-                "CofferSupport", "CofferCrypto", "CKeyutils", "CPSL", "CIDN2", "COath", "CLinux", "CProcessShims",
+                "CofferSupport", "CofferCrypto", "CofferSystem", "CKeyutils", "CPSL", "CIDN2", "COath", "CLinux",
             ]),
         // The host kit: HostSession (every host's one door), pinentry, the AutoFill host.
         .target(name: "CofferHostKit", dependencies: ["CofferCore"]),
@@ -68,7 +71,7 @@ let package = Package(
         .target(name: "CofferAudit", dependencies: ["CofferCore", "CZxcvbn"]),
         .target(name: "CofferMaintenance", dependencies: ["CofferCore", "CZlib", "CZstd"]),
         // Long-lived hosts of the provider.
-        .target(name: "CofferFillAgent", dependencies: ["CofferHostKit", "CProcessShims"]),
+        .target(name: "CofferFillAgent", dependencies: ["CofferHostKit"]),
         .target(name: "CofferSSHAgent", dependencies: ["CofferHostKit"]),
         // What a host at a terminal shares: arguments, IO, the terminal and the master
         // password's sources, the command context, exit codes. The CLI and the small helpers.
@@ -94,7 +97,7 @@ let package = Package(
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
         .testTarget(
-            name: "CofferTests", dependencies: ["Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
+            name: "CofferTests", dependencies: ["Coffer", "CofferCore", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
         .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
         .testTarget(
             name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),

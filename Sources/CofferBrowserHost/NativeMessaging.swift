@@ -47,26 +47,21 @@ public enum NativeMessaging {
 
         /// Fills `buffer`; `false` at a clean end of input before the first byte.
         private func readExactly(_ buffer: inout [UInt8]) throws(BrowserHostError) -> Bool {
-            var offset = 0
-            while offset < buffer.count {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 {
-                    if offset == 0 && buffer.count > 0 { return false }
-                    throw .truncated
-                }
-                offset += count
+            switch buffer.withUnsafeMutableBytes({ Descriptor.readExactly(fd, into: $0) }) {
+            case .complete: return true
+            case .endOfInput: return false
+            case .truncated, .timedOut, .failed: throw .truncated
             }
-            return true
         }
 
         private func skip(_ length: Int) throws(BrowserHostError) {
             var left = length
             var chunk = [UInt8](repeating: 0, count: 65536)
             while left > 0 {
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, min($0.count, left)) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { throw .truncated }
+                let wanted = min(chunk.count, left)
+                guard case .success(let count) = chunk.withUnsafeMutableBytes({ Descriptor.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<wanted])) }),
+                      count > 0
+                else { throw .truncated }
                 left -= count
             }
         }
@@ -74,12 +69,6 @@ public enum NativeMessaging {
 
     /// Writes one frame to `fd` (the browser's pipe on stdout).
     public static func write(_ frame: [UInt8], to fd: Int32) throws(BrowserHostError) {
-        var offset = 0
-        while offset < frame.count {
-            let count = frame.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw .truncated }
-            offset += count
-        }
+        guard Descriptor.writeAll(fd, frame) == nil else { throw .truncated }
     }
 }

@@ -54,14 +54,9 @@ public final class IO: @unchecked Sendable {
         text.withUTF8 { writeAll(fd, $0) }  // in place: a long output is not copied again
     }
 
+    /// Output that cannot be written (a closed pipe) is dropped: the command's exit status says the rest.
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return }
-            offset += count
-        }
+        Descriptor.writeAll(fd, UnsafeRawBufferPointer(bytes))
     }
 }
 
@@ -96,9 +91,9 @@ public final class FileDescriptorLineReader: LineReader {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while true {
-            let count = read(fd, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return line.isEmpty ? nil : line }
+            guard case .success(1) = withUnsafeMutableBytes(of: &byte, { Descriptor.read(fd, into: $0) }) else {
+                return line.isEmpty ? nil : line
+            }
             if byte == UInt8(ascii: "\n") { break }
             line.append(byte)
         }
@@ -110,9 +105,10 @@ public final class FileDescriptorLineReader: LineReader {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while bytes.count < limit {
-            let count = read(fd, &chunk, min(chunk.count, limit - bytes.count))
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
+            let wanted = min(chunk.count, limit - bytes.count)
+            guard case .success(let count) = chunk.withUnsafeMutableBytes({ Descriptor.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<wanted])) }),
+                  count > 0
+            else { break }
             bytes += chunk[..<count]
         }
         return bytes

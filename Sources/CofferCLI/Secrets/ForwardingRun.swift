@@ -44,19 +44,9 @@ struct ForwardingRun {
                 let text = isOutput
                     ? outputMasker.feed(chunk.prefix(max(count, 0)), final: final)
                     : errorMasker.feed(chunk.prefix(max(count, 0)), final: final)
-                Self.writeAll(isOutput ? 1 : 2, text)
+                Descriptor.writeAll(isOutput ? 1 : 2, text)
                 if final { child.closeOutput(isOutput ? 1 : 2) }
             }
-        }
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return }
-            offset += count
         }
     }
 }

@@ -24,8 +24,8 @@ public struct FileLock: Sendable {
     public func withLock<Result>(_ mode: Mode, _ body: () throws -> Result) throws -> Result {
         let fd = try fileSystem.openFile(name, in: directory, flags: O_RDWR | O_CREAT)
         defer { close(fd) }  // closing the descriptor releases the lock
-        while flock(fd, mode == .exclusive ? LOCK_EX : LOCK_SH) != 0 {
-            guard errno == EINTR else { throw fileSystem.error("lock", directory.path(of: name)) }
+        if case .failure(let failure) = SystemCall.retryingInterrupts({ flock(fd, mode == .exclusive ? LOCK_EX : LOCK_SH) }) {
+            throw StorageError.system(operation: "lock", path: directory.path(of: name), errno: failure.rawValue)
         }
         return try body()
     }

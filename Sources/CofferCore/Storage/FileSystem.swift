@@ -123,15 +123,11 @@ public struct FileSystem: Sendable {
         // Not zeroed first: a full identity bucket is tens of kilobytes a fill would clear for nothing.
         var failure: Int32 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: Int(info.st_size)) { buffer, initialized in
-            var offset = 0
-            while offset < buffer.count {
-                let count = read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                if count < 0 { failure = errno; break }
-                if count == 0 { break }  // shrank under us: return what is there, decoding will judge it
-                offset += count
+            // A file that shrank under us: what is there is returned, and decoding judges it.
+            switch Descriptor.readUntilFullOrEnd(fd, into: UnsafeMutableRawBufferPointer(buffer)) {
+            case .success(let count): initialized = count
+            case .failure(let error): failure = error.rawValue; initialized = 0
             }
-            initialized = offset
         }
         if failure != 0 {
             errno = failure
@@ -287,13 +283,7 @@ public struct FileSystem: Sendable {
     }
 
     private func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(StorageError) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw error("write", path) }
-            offset += count
-        }
+        if let failure = Descriptor.writeAll(fd, bytes) { throw .system(operation: "write", path: path, errno: failure.rawValue) }
     }
 
     package func error(_ operation: String, _ path: String) -> StorageError {
@@ -406,14 +396,9 @@ public final class OpenedFile {
         guard offset >= 0, count >= 0, offset <= size - count else { return nil }
         var failed = false
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var done = 0
-            while done < count {
-                let got = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
-                if got < 0 && errno == EINTR { continue }
-                if got <= 0 { failed = true; break }
-                done += got
-            }
-            initialized = done
+            let read = Descriptor.readUntilFullOrEnd(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+            initialized = (try? read.get()) ?? 0
+            failed = initialized < count
         }
         return failed ? nil : bytes
     }

@@ -1,3 +1,4 @@
+import CofferSupport
 import CLinux
 import CProcessShims
 import Glibc

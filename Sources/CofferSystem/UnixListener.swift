@@ -1,3 +1,4 @@
+import CofferSupport
 import CProcessShims
 import Glibc
 
@@ -15,7 +16,7 @@ public final class UnixListener {
     public init(path: String) throws(UnixListenerError) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         try Self.preparePrivateDirectory(directory.isEmpty ? "/" : directory)
-        guard var address = Self.address(path) else { throw .pathTooLong(path) }
+        guard var address = UnixSocket.address(path) else { throw .pathTooLong(path) }
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
@@ -73,8 +74,7 @@ public final class UnixListener {
     public func accept() -> (descriptor: Int32, uid: uid_t?)? {
         let fd = coffer_accept(descriptor)
         guard fd >= 0 else { return nil }
-        let uid = coffer_peer_uid(fd)
-        return (fd, uid < 0 ? nil : uid_t(uid))
+        return (fd, UnixSocket.peerUID(fd))
     }
 
     /// Makes `directory` (0700) if missing; refuses one that is not this user's or that others
@@ -92,7 +92,7 @@ public final class UnixListener {
     /// does not wait: a listener whose backlog is full (a wedged agent) is one at once, where a
     /// blocking `connect` would wait for it for ever.
     public static func isListening(at path: String) -> Bool {
-        guard var address = address(path) else { return false }
+        guard var address = UnixSocket.address(path) else { return false }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard probe >= 0 else { return false }
         defer { close(probe) }
@@ -100,16 +100,6 @@ public final class UnixListener {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
         return connected || errno == EAGAIN
-    }
-
-    /// The socket address of `path`; `nil` when it is too long for one (108 bytes).
-    package static func address(_ path: String) -> sockaddr_un? {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
-        return address
     }
 }
 

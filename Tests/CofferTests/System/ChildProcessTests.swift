@@ -1,5 +1,5 @@
 import Coffer
-@testable import CofferCore
+@testable import CofferSystem
 import XCTest
 
 /// The pipes to a child (how Coffer runs git and pinentry).

@@ -96,7 +96,7 @@ public final class FramedSocketServer {
             return false
         }
         clients[index].inbound += chunk[..<count]
-        chunk.withUnsafeMutableBytes { Sodium.wipe(UnsafeMutableRawBufferPointer(rebasing: $0[..<count])) }
+        chunk.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, count) } }
         var answered = false
         while clients[index].inbound.count >= 4, !clients[index].closing {
             let length = clients[index].inbound.prefix(4).reduce(0) { $0 << 8 | Int($1) }

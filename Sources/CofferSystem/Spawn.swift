@@ -1,3 +1,4 @@
+import CofferSupport
 import CProcessShims
 import Glibc
 
