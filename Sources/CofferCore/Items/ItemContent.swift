@@ -65,9 +65,5 @@ public struct ItemContent: Equatable, Sendable {
     }
 
     /// A new item of these members.
-    public var draft: RecordDraft {
-        RecordDraft(
-            serviceIdentifiers: services, user: user, password: password, notes: notes, fields: fields, matchMode: matchMode,
-            name: name, kind: kind, tags: tags, otp: otp)
-    }
+    public var draft: RecordDraft { RecordDraft(self) }
 }

@@ -1,18 +1,10 @@
 import FoundationEssentials
 
-/// What a caller supplies to add an item; the vault assigns id, dates and revision.
+/// What a caller supplies to add an item; the vault assigns id, dates and revision. It is the
+/// item a person writes (`ItemContent`) and what only an import or a registration brings along:
+/// history, dates, a passkey, a Secret Service item's attributes.
 public struct RecordDraft: Sendable {
-    public var serviceIdentifiers: [CredentialServiceIdentifier]
-    public var user: String
-    public var password: String
-    public var notes: String
-    public var fields: [RecordField]
-    /// When a host may fill it without a person choosing (SPEC.md §8.1).
-    public var matchMode: MatchMode
-    public var name: String
-    public var kind: ItemKind
-    public var tags: [String]
-    public var otp: String?
+    public var content: ItemContent
     /// Previous passwords an importer brings along (newest first).
     public var passwordHistory: [PasswordHistoryEntry]
     /// When the item was made and last changed, for an import that knows (default: now).
@@ -24,27 +16,42 @@ public struct RecordDraft: Sendable {
     public var secretService: SecretServiceMember?
 
     public init(
-        serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
-        notes: String = "", fields: [RecordField] = [], matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login,
-        tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil,
+        _ content: ItemContent, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil,
         passkey: Passkey? = nil, secretService: SecretServiceMember? = nil
     ) {
-        self.serviceIdentifiers = serviceIdentifiers
-        self.user = user
-        self.password = password
-        self.notes = notes
-        self.fields = fields
-        self.matchMode = matchMode
-        self.name = name
-        self.kind = kind
-        self.tags = tags
-        self.otp = otp
+        self.content = content
         self.passwordHistory = passwordHistory
         self.created = created
         self.modified = modified
         self.passkey = passkey
         self.secretService = secretService
     }
+
+    public init(
+        serviceIdentifiers: [CredentialServiceIdentifier], user: String, password: String,
+        notes: String = "", fields: [RecordField] = [], matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login,
+        tags: [String] = [], otp: String? = nil, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil,
+        passkey: Passkey? = nil, secretService: SecretServiceMember? = nil
+    ) {
+        self.init(
+            ItemContent(
+                kind: kind, name: name, user: user, password: password, services: serviceIdentifiers, tags: tags, matchMode: matchMode,
+                fields: fields, otp: otp, notes: notes),
+            passwordHistory: passwordHistory, created: created, modified: modified, passkey: passkey, secretService: secretService)
+    }
+
+    // The item's members, by the names a record has.
+    public var serviceIdentifiers: [CredentialServiceIdentifier] { get { content.services } set { content.services = newValue } }
+    public var user: String { get { content.user } set { content.user = newValue } }
+    public var password: String { get { content.password } set { content.password = newValue } }
+    public var notes: String { get { content.notes } set { content.notes = newValue } }
+    public var fields: [RecordField] { get { content.fields } set { content.fields = newValue } }
+    /// When a host may fill it without a person choosing (SPEC.md §8.1).
+    public var matchMode: MatchMode { get { content.matchMode } set { content.matchMode = newValue } }
+    public var name: String { get { content.name } set { content.name = newValue } }
+    public var kind: ItemKind { get { content.kind } set { content.kind = newValue } }
+    public var tags: [String] { get { content.tags } set { content.tags = newValue } }
+    public var otp: String? { get { content.otp } set { content.otp = newValue } }
 }
 
 extension Vault {
