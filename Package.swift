@@ -4,13 +4,13 @@
 // Dependencies point one way, and each arrow below is a target dependency (a back-reference does
 // not build: scripts/check-layers): hosts (the CLI, the credential helpers, the browser host, the
 // Secret Service, the fill and SSH agents) → the terminal kit and features (import and export,
-// backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferCore (model,
-// format, store, provider) → CofferCrypto, CofferSystem (system calls) → CofferSupport. `Coffer` re-exports every library
-// layer for an embedder.
+// backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferCore (store,
+// provider) → CofferFormat (the bytes and the model) → CofferCrypto, CofferSystem (system calls)
+// → CofferSupport. `Coffer` re-exports every library layer for an embedder.
 //
 // Each C library is imported by exactly one folder: CSodium and CCrypto (OpenSSL's libcrypto:
-// P-256 only) by CofferCrypto; CKeyutils by CofferCore/Keyring/, CPSL and CIDN2 by
-// CofferCore/ServiceMatching/, COath (liboath) by CofferCore/OneTimeCodes/, CLinux (prctl and
+// P-256 only) by CofferCrypto; CKeyutils by CofferCore/Keyring/, CPSL by
+// CofferCore/ServiceMatching/, CIDN2 by CofferFormat/Names/, COath (liboath) by CofferCore/OneTimeCodes/, CLinux (prctl and
 // syncfs shims) by CofferSystem and CofferCore/Storage/FileSystem.swift, CProcessShims
 // (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by CofferSystem; CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
 // CLibXML2 and CZip by CofferInterchange/Readers/; CQRencode by CofferCLI/QRCode/ (the last
@@ -58,11 +58,14 @@ let package = Package(
         // values), whole reads and writes, processes, signals and sockets; the only importer of
         // the process shims.
         .target(name: "CofferSystem", dependencies: ["CofferSupport", "CProcessShims", "CLinux"]),
+        // The bytes of every file and the model they carry (records, credentials, their members),
+        // without I/O; libidn2 for the canonical host names a record's passkey must have.
+        .target(name: "CofferFormat", dependencies: ["CofferSupport", "CofferCrypto", "CIDN2"]),
         // The vault and everything it stands on: model, format, store, provider (one target for
         // now; the layers inside it are folders).
         .target(
             name: "CofferCore", dependencies: [
-                "CofferSupport", "CofferCrypto", "CofferSystem", "CKeyutils", "CPSL", "CIDN2", "COath", "CLinux",
+                "CofferSupport", "CofferCrypto", "CofferSystem", "CofferFormat", "CKeyutils", "CPSL", "COath", "CLinux",
             ]),
         // The host kit: HostSession (every host's one door), pinentry, the AutoFill host.
         .target(name: "CofferHostKit", dependencies: ["CofferCore"]),
@@ -97,9 +100,9 @@ let package = Package(
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
         .testTarget(
-            name: "CofferTests", dependencies: ["Coffer", "CofferCore", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
-        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferTests", dependencies: ["Coffer", "CofferCore", "CofferFormat", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
+        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferCore", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
         .testTarget(
-            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferCore", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
     ]
 )

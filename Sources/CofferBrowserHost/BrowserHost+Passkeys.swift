@@ -12,7 +12,7 @@ extension BrowserHost {
     static func checkRelyingParty(_ rpId: String, for origin: BrowserOrigin) throws(BrowserHostError) {
         guard origin.isSecure || origin.host == "localhost" else { throw .relyingParty("passkeys are only for https pages") }
         guard RelyingPartyIdentifier.isDomain(host: origin.host) else { throw .relyingParty("passkeys are only for pages of a domain, not of an IP address") }
-        guard let host = DomainNames.canonicalHost(origin.host), RelyingPartyIdentifier.isCanonical(rpId) else {
+        guard let host = HostNames.canonicalHost(origin.host), RelyingPartyIdentifier.isCanonical(rpId) else {
             throw .relyingParty("the relying party id is not a domain in canonical form")
         }
         let isParent = host.hasSuffix("." + rpId) && DomainNames.registrableDomain(ofCanonicalHost: rpId) != nil

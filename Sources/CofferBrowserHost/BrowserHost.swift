@@ -69,7 +69,7 @@ public final class BrowserHost {
 
     func handle(_ request: BrowserRequest) throws -> JSONObject {
         if case .generate(let length, let origin, let rules) = request {  // needs no vault
-            let host = origin.flatMap { DomainNames.canonicalHost($0.host) }
+            let host = origin.flatMap { HostNames.canonicalHost($0.host) }
             let quirks = host == nil ? nil : session.webQuirks
             let chosen = ChosenPasswordRule(pageRules: rules, host: host, quirks: quirks)
             let generated = try chosen.generate(length: length)
@@ -236,7 +236,7 @@ public final class BrowserHost {
     /// that is no change (SPEC.md §13.3).
     func saveState(_ origin: BrowserOrigin, user: String, password: String, topOrigin: BrowserOrigin?, in vault: Vault) throws -> JSONObject {
         let quirks = session.webQuirks
-        if let topOrigin, let host = DomainNames.canonicalHost(origin.host), let top = DomainNames.canonicalHost(topOrigin.host),
+        if let topOrigin, let host = HostNames.canonicalHost(origin.host), let top = HostNames.canonicalHost(topOrigin.host),
            (DomainNames.registrableDomain(ofCanonicalHost: host) ?? host) != (DomainNames.registrableDomain(ofCanonicalHost: top) ?? top),
            (try? quirks?.asksForOtherServicesWhenEmbedded(host: host)) == true {
             return ["state": "embedded"]
@@ -251,7 +251,7 @@ public final class BrowserHost {
         guard vault.isUnlocked else { return ["state": "unknown", "recordIdentifier": .string(id.hex)] }
         let stored = try vault.record(withID: id)
         if stored.password == password { return ["state": "unchanged", "recordIdentifier": .string(id.hex)] }
-        if Self.isCodeAppended(to: stored.password, in: password), let host = DomainNames.canonicalHost(origin.host),
+        if Self.isCodeAppended(to: stored.password, in: password), let host = HostNames.canonicalHost(origin.host),
            (try? quirks?.appendsCodeToPassword(host: host)) == true {
             return ["state": "unchanged", "recordIdentifier": .string(id.hex), "appendedCode": true]
         }

@@ -24,7 +24,7 @@ public struct BrowserOrigin: Equatable, Sendable {
             port = number
             rest = rest[..<colon]
         }
-        guard DomainNames.canonicalHost(String(rest)) != nil else { throw .badRequest("origin host") }
+        guard HostNames.canonicalHost(String(rest)) != nil else { throw .badRequest("origin host") }
         scheme = String(parts[0])
         host = String(rest)
         self.port = port

@@ -1,1 +1,2 @@
+import CofferFormat
 public let cofferVersion = "0.1.0"

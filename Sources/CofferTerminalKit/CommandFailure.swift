@@ -231,6 +231,10 @@ extension OpenSSHKeyError: CommandFailure {
     }
 }
 
+extension Errno: CommandFailure {
+    package var failure: CLIError { CLIError("a system call failed: \(description)", code: .osError) }
+}
+
 extension ChildProcessError: CommandFailure {
     package var failure: CLIError {
         switch self {

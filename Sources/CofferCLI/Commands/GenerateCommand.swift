@@ -90,7 +90,7 @@ struct GenerateCommand: Command {
         }
         guard let site = context.arguments.value("for") else { return nil }
         let service = CredentialServiceIdentifier(identifier: site, type: site.contains("://") ? .URL : .domain)
-        guard case let key = ServiceKey(parsing: service), !key.host.isEmpty, DomainNames.canonicalHost(key.host) != nil else {
+        guard case let key = ServiceKey(parsing: service), !key.host.isEmpty, HostNames.canonicalHost(key.host) != nil else {
             throw UsageError("--for takes a host or URL, not '\(site)'")
         }
         let quirks = WebQuirks.installed(environment: context.io.environment)

@@ -1,3 +1,4 @@
+import CofferFormat
 import Glibc
 import Synchronization
 

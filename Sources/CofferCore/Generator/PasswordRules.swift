@@ -1,3 +1,4 @@
+import CofferFormat
 /// A site's password requirements in Apple's Password Rules language (SPEC.md §12.1): what
 /// Safari reads from a field's `passwordrules` attribute, iOS apps set as
 /// `UITextInputPasswordRules`, and Apple's Password Manager Resources publishes per site.

@@ -1,3 +1,4 @@
+import CofferFormat
 /// One Secret Service item as the identity store knows it while locked: which record, in which
 /// collection (SPEC.md §6.5). The label is its item entry's name.
 public struct SecretItemReference: Hashable, Sendable {

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Coffer's `ASCredentialIdentityStore`: the identities (service + user, never a password) a
 /// host may suggest, kept in the sealed index of one vault.
 ///

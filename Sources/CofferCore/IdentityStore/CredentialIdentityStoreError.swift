@@ -1,3 +1,4 @@
+import CofferFormat
 /// Apple's `ASCredentialIdentityStoreError.Code`, with the same raw values.
 public enum CredentialIdentityStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Something failed underneath; the vault error says what (never a secret).

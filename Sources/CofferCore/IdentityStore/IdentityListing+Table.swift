@@ -1,3 +1,4 @@
+import CofferFormat
 /// The listing table (SPEC.md §7.6): a whole listing's rows in service order, as the device's
 /// listing snapshot keeps them, so `coffer list` of 100,000 identities is one read, one decrypt
 /// and one pass — no bucket parsing, no sort.

@@ -1,3 +1,4 @@
+import CofferFormat
 import Glibc
 
 /// Identities in suggestion order, kept as the decrypted bucket payloads (one buffer, as read)

@@ -1,3 +1,4 @@
+import CofferFormat
 /// One change a person names to an item (`coffer edit GitHub --tag work --remove-otp`; a form
 /// that saves one member): applied to the item as it is when the write happens, so two people
 /// changing different members both keep theirs.

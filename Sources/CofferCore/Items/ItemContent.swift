@@ -1,3 +1,4 @@
+import CofferFormat
 /// The members of an item a person writes: what every host creates and edits items with — the
 /// CLI's `add` and `edit` (its options and its text form), a vault page's form. The rules are
 /// `ItemRules`'; a host shows their reasons and keeps none of its own (SPEC.md §6.6).

@@ -1,3 +1,4 @@
+import CofferFormat
 /// A member of an item that broke a rule, and why: what a host shows beside the member (the
 /// CLI names the text's line, a form the field). SPEC.md §6.6.
 public struct ItemRuleViolation: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Creating and editing items as a person does, through `ItemContent` and `ItemChange`: the
 /// rules are checked before anything is written, and an edit made on a copy a person looked at
 /// is written only over the revision they saw (SPEC.md §6.6).

@@ -1,3 +1,4 @@
+import CofferFormat
 import CKeyutils
 import FoundationEssentials
 import Glibc

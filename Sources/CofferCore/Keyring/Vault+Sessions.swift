@@ -1,3 +1,4 @@
+import CofferFormat
 extension Vault {
     /// Unlocks with the vault key of a live `coffer unlock` session (SPEC.md §8.4): the one way
     /// the provider, every host and the CLI take a session.

@@ -1,3 +1,4 @@
+import CofferFormat
 import COath
 import Glibc
 

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Why a one-time-code secret or URI was refused. Messages name the part, never the secret.
 public enum OneTimeCodeError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAnOTPAuthURI(String)

@@ -1,3 +1,4 @@
+import CofferFormat
 /// A one-time-code secret and how to turn it into codes, read from the `otp` member of a record
 /// (SPEC.md §6.2): an `otpauth://` URI in Google Authenticator's Key Uri Format, as every
 /// authenticator app and password manager exports it, or a bare base32 secret (a TOTP of the

@@ -1,3 +1,4 @@
+import CofferFormat
 /// What an authenticator signs and returns (WebAuthn Level 3 §6.1): the relying party's hash,
 /// flags, the counter and, on registration, the new credential.
 public enum AuthenticatorData {

@@ -1,3 +1,4 @@
+import CofferFormat
 /// The part of CBOR (RFC 8949) an authenticator writes: integers, byte and text strings, arrays
 /// and maps, in CTAP2's canonical form — shortest lengths, definite lengths, map keys ordered by
 /// their encodings (shorter first, then byte by byte; CTAP2 §8 "CTAP2 canonical CBOR encoding").

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// The passkey forms of Apple's entry points (iOS 17; SPEC.md §8.2.1). The provider's rules hold

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// Coffer's `ASCredentialProviderViewController`: the extension logic, with Apple's four entry

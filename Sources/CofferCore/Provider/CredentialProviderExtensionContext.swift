@@ -1,3 +1,4 @@
+import CofferFormat
 import Synchronization
 
 /// Apple's `ASCredentialProviderExtensionContext`: how the provider answers the host. Each

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Apple's `ASExtensionError`: why a provider cancelled a request. Raw values are Apple's.
 public struct ExtensionError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Code: Int, Sendable {

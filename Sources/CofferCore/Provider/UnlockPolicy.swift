@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// The one way a locked vault becomes unlocked, for the provider and every host — the CLI's

@@ -1,3 +1,4 @@
+import CofferFormat
 /// The provider's user interface, injected: a terminal prompt in the CLI, a script in tests, a
 /// window in an embedding app. The provider calls it only from its interface entry points.
 public protocol UserInteraction: AnyObject {

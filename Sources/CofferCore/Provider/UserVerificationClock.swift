@@ -1,3 +1,4 @@
+import CofferFormat
 import Synchronization
 
 /// When a person last proved the master password (an unlock or a re-entry), so that a passkey

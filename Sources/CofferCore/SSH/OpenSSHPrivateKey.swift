@@ -1,3 +1,4 @@
+import CofferFormat
 /// OpenSSH's private key file (`openssh-key-v1`, OpenSSH's PROTOCOL.key) for one Ed25519 key:
 /// what `ssh-keygen -t ed25519` writes and what an ssh-key item keeps, sealed, in its
 /// `privateKey` field (SPEC.md §6.3). Only unencrypted files are read here: the record's seal is

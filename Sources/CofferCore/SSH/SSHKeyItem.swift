@@ -1,3 +1,4 @@
+import CofferFormat
 /// What makes an item of kind `ssh-key` an SSH key (SPEC.md §6.3): its private key in a hidden
 /// field `privateKey` (an unencrypted OpenSSH key file — the record's seal protects it), its
 /// public key in a field `publicKey` (an `authorized_keys` line), and a field `confirm` set to

@@ -1,3 +1,4 @@
+import CofferFormat
 /// An SSH public key as the agent protocol, `authorized_keys` and fingerprints show it
 /// (RFC 4253 §6.6, RFC 8709 for Ed25519): the *blob* is `string "ssh-ed25519" ‖ string key`.
 public struct SSHPublicKey: Equatable, Hashable, Sendable {

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Which programs may read Secret Service items they did not store (SPEC.md §17.4): an ordinary
 /// note named "Secret Service clients", tagged `secret-service-clients`, one field per approved
 /// executable — sealed and authenticated like every item, so no other process of the user can

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 import Glibc
 
@@ -54,7 +55,7 @@ extension ServiceKey {
                 hostText = String(hostText[..<colon])
             }
         }
-        guard let host = DomainNames.canonicalHost(hostText) else {
+        guard let host = HostNames.canonicalHost(hostText) else {
             self = .unparsed(site: service.identifier.lowercased())
             return
         }

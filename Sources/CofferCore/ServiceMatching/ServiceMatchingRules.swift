@@ -1,3 +1,4 @@
+import CofferFormat
 /// What a host's own protocol adds to the matching of SPEC.md §8.1 before it fills anything
 /// (§12): git and docker name their servers more strictly than a web page does.
 public enum ServiceMatchingRules: Sendable {

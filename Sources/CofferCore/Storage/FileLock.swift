@@ -1,3 +1,4 @@
+import CofferFormat
 import Glibc
 
 /// An advisory `flock(2)` on the container's lock file: exclusive for writers, shared for

@@ -1,3 +1,4 @@
+import CofferFormat
 import CLinux
 import Glibc
 

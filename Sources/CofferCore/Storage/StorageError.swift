@@ -1,3 +1,4 @@
+import CofferFormat
 import Glibc
 
 /// Failures of the file layer. Messages name the file, never its contents.

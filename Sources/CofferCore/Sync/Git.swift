@@ -1,3 +1,4 @@
+import CofferFormat
 import Glibc
 
 /// Every call Coffer makes to `git` (SPEC.md §15.1): plumbing only, so git never merges,

@@ -1,3 +1,4 @@
+import CofferFormat
 /// `.git/config` as Coffer owns it (SPEC.md §15.1).
 ///
 /// The container is untrusted (SPEC.md §2): whoever can write it can write `.git/config`, and

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Why a sync could not run. What a remote holds that fails authentication is not here: it is
 /// `VaultError.corrupt`, like any other file that fails it (SPEC.md §15.4).
 public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {

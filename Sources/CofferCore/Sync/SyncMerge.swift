@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// One side's copy of a record file in a merge: the git object (for a cheap comparison), its

@@ -1,3 +1,4 @@
+import CofferFormat
 /// How `sync` runs: whether it pushes, the environment git gets (transport and credentials are
 /// the user's own), and a hook at each step for the crash tests.
 public struct SyncOptions: Sendable {

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// Writing a decided merge into the container and committing it (SPEC.md §15.4, step 3).

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// Reading and deciding a merge (SPEC.md §15.3): every changed file of the three states,

@@ -1,3 +1,4 @@
+import CofferFormat
 /// A path a vault repository may hold (SPEC.md §15.1): the header, its seal, a team's key
 /// file, a record or a tombstone. Everything else a remote offers is refused.
 enum SyncedPath: Hashable {

@@ -1,3 +1,4 @@
+import CofferFormat
 /// A team's membership as its chain of signed entries says it is (SPEC.md §16.2): verified
 /// from the founding entry, entry by entry, by pure code (no keys, no files), like `SyncMerge`.
 public struct TeamMembership: Equatable, Sendable {

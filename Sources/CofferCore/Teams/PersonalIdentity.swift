@@ -1,3 +1,4 @@
+import CofferFormat
 /// A person's identity for teams (SPEC.md §16.1): an Ed25519 key pair that signs membership
 /// entries and an X25519 key pair that team keys are sealed to, both derived from the personal
 /// vault key (subkeys 3 and 4). Every device of the vault has the same identity without a new

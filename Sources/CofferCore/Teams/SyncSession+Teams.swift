@@ -1,3 +1,4 @@
+import CofferFormat
 /// A team's key file in a sync (SPEC.md §16.5): judged and taken before the records are merged,
 /// because a new team key changes what the records must open under.
 extension SyncSession {

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// Why a team operation cannot go on. Each case maps to one exit code (SPEC.md §16.7).

@@ -1,3 +1,4 @@
+import CofferFormat
 /// The public half of a person's identity (SPEC.md §16.1): an Ed25519 key that signs
 /// membership entries and an X25519 key that team vault keys are sealed to.
 ///

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Joining a team from its git remote (SPEC.md §16.6).
 extension Vault {
     /// Reads the membership list the remote at `url` holds — opened with `identity`'s sealed

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// A team vault (SPEC.md §16): an ordinary container whose vault key reaches its members

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Seals and opens record files: padding, AEAD with the record associated data, canonical JSON
 /// (SPEC.md §6). No file I/O here.
 public enum RecordSealing {

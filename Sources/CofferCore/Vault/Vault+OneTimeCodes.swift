@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 extension Vault {

@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// What a caller supplies to add an item; the vault assigns id, dates and revision. It is the

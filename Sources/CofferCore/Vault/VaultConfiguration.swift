@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 
 /// Where a vault keeps device-local state and how strictly it reads headers. Hosts use

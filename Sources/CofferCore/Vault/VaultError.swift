@@ -1,3 +1,4 @@
+import CofferFormat
 /// Failures of vault operations. Wrong password, tampering, absence and lock state are distinct
 /// cases so hosts can map them to distinct exit codes (SPEC.md §10).
 public enum VaultError: Error, Equatable, Sendable {

@@ -1,3 +1,4 @@
+import CofferFormat
 /// The unlocked vault key and the subkeys derived from it once per unlock (SPEC.md §5.1).
 ///
 /// Held only in guarded memory; dropping the last reference wipes every key.

@@ -1,3 +1,4 @@
+import CofferFormat
 /// The rule a generated password for a page follows (SPEC.md §12.1): the page's own
 /// `passwordrules`, else the rule published for its host, else none (the default generator).
 /// A rule that is malformed or cannot be met is passed over with a warning, never an error: a

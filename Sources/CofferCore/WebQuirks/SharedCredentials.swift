@@ -1,3 +1,4 @@
+import CofferFormat
 /// Which sites share one account (SPEC.md §8.1.1): Apple's `shared-credentials.json` (or its
 /// `-historical` sibling), indexed once. A `shared` group's domains all share; a `from` → `to`
 /// relation lets a login saved for a `from` domain be offered on a `to` domain, not the reverse
@@ -92,7 +93,7 @@ public struct SharedCredentials: Sendable {
         guard let array = value.arrayValue else { throw .malformed(file: file, reason: "a domain list is not an array") }
         var domains: [String] = []
         for item in array {
-            guard let text = item.stringValue, let host = DomainNames.canonicalHost(text) else {
+            guard let text = item.stringValue, let host = HostNames.canonicalHost(text) else {
                 throw .malformed(file: file, reason: "'\(item.stringValue?.prefix(80) ?? "?")' is not a domain")
             }
             domains.append(host)

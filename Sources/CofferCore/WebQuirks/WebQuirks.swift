@@ -1,3 +1,4 @@
+import CofferFormat
 import FoundationEssentials
 import Glibc
 
@@ -86,7 +87,7 @@ public struct WebQuirks: Sendable {
         guard case .array(let items) = try document(name) else { throw .malformed(file: name, reason: "not a JSON array") }
         var domains: [String] = []
         for item in items {
-            guard let text = item.stringValue, let host = DomainNames.canonicalHost(text) else {
+            guard let text = item.stringValue, let host = HostNames.canonicalHost(text) else {
                 throw .malformed(file: name, reason: "an entry is not a domain")
             }
             domains.append(host)

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Why the web's quirks data cannot be used. A host that meets it goes on without the data (a
 /// default password, no shared-site suggestions), saying so: a damaged data file must not stop
 /// anyone from signing in.

@@ -1,4 +1,5 @@
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// Apple's `ASCredentialServiceIdentifier` as a person types one (SPEC.md §8.1).

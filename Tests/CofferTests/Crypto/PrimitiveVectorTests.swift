@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// Known answers for every libsodium call Coffer makes, from vectors made by an independent

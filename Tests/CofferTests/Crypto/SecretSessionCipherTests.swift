@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// The Secret Service's DH session (SPEC.md §17.2): both sides derive one key; bad public values

@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// Secrets are redacted, compared by content, and (up to 64 bytes) share one guarded page whose

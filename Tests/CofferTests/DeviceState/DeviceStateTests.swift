@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// This device's state beside a vault (SPEC.md §7.6): what it keeps survives a reopen, what it

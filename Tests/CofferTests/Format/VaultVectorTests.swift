@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// The reference writer's container (SPEC.md §18) opens in Swift, and Swift reproduces its bytes.

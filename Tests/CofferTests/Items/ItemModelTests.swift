@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// The library's item model (SPEC.md §6.6): the rules every host's edits follow, changes applied

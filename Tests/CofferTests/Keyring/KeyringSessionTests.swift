@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// `coffer unlock`'s sessions in the kernel keyring (SPEC.md §8.4): one vault's key, for this

@@ -3,6 +3,7 @@ import XCTest
 
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 @testable import CofferSSHAgent
 @testable import CofferHostKit
 

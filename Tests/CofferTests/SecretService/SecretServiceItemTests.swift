@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// Secret Service items in the format and the index (SPEC.md §6.5, §7.3): the reference's bytes,

@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import Foundation
 import XCTest
 
@@ -44,11 +45,11 @@ final class MatchingTableTests: XCTestCase {
     }
 
     func testCanonicalHosts() {
-        XCTAssertEqual(DomainNames.canonicalHost("Bücher.DE."), "xn--bcher-kva.de")
-        XCTAssertEqual(DomainNames.canonicalHost("xn--bcher-kva.de"), "xn--bcher-kva.de")
-        XCTAssertNil(DomainNames.canonicalHost("exa mple.com"))
-        XCTAssertNil(DomainNames.canonicalHost("a/b"))
-        XCTAssertNil(DomainNames.canonicalHost(""))
+        XCTAssertEqual(HostNames.canonicalHost("Bücher.DE."), "xn--bcher-kva.de")
+        XCTAssertEqual(HostNames.canonicalHost("xn--bcher-kva.de"), "xn--bcher-kva.de")
+        XCTAssertNil(HostNames.canonicalHost("exa mple.com"))
+        XCTAssertNil(HostNames.canonicalHost("a/b"))
+        XCTAssertNil(HostNames.canonicalHost(""))
         XCTAssertEqual(DomainNames.registrableDomain(ofCanonicalHost: "login.example.co.uk"), "example.co.uk")
         XCTAssertNil(DomainNames.registrableDomain(ofCanonicalHost: "co.uk"))
     }

@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// Every write step can fail (a full disk, a dying device): the vault must end in the old state

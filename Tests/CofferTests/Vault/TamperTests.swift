@@ -1,5 +1,6 @@
 import Coffer
 @testable import CofferCore
+@testable import CofferFormat
 import XCTest
 
 /// Promise 2 at the record level: every modification of a record file is detected.

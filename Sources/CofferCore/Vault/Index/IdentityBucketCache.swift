@@ -1,3 +1,4 @@
+import CofferFormat
 import Synchronization
 
 /// Identity bucket payloads a long-lived host (the browser host, the SSH agent, the Secret

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Bucket parts (SPEC.md §7.6): a large index shard, split on this device into 16 sealed parts
 /// by a second byte of the same keyed hash that chose its slot, so a lookup of one host, one
 /// name, one attribute or one record reads and decrypts 1/16 of the bucket. A bucket holds 1/256

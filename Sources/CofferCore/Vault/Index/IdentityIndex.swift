@@ -1,3 +1,4 @@
+import CofferFormat
 /// The sealed identity index in `<container>/index/` (SPEC.md §7): the manifest, immutable
 /// shard files, and the journal of an unfinished transaction.
 ///

@@ -1,3 +1,4 @@
+import CofferFormat
 /// Edits a copy of the index in memory and commits it as a new generation: touched slots are
 /// written as new shard files, then the manifest is replaced, then the old shards are removed.
 /// Nothing a reader can see changes before the manifest rename (SPEC.md §7.5).

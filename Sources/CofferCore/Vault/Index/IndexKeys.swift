@@ -1,3 +1,4 @@
+import CofferFormat
 /// The identity index's keys (SPEC.md §5.1, §7.1): the index key is subkey 2 of the vault key,
 /// so an unlocked vault can always derive it, and a device with the identity store enabled keeps
 /// a copy of it (never the vault key) to suggest logins while locked.

@@ -1,3 +1,4 @@
+import CofferFormat
 /// One record's part in a write transaction: its new sealed bytes (or deletion) and identities.
 struct RecordChange {
     let id: RecordID
