@@ -25,11 +25,6 @@ public struct IdentifierWords: Hashable, Comparable, Sendable {
 public let identifierByteCount = 16
 
 extension RandomIdentifier {
-    /// A fresh random identifier.
-    public static func random() throws(CryptoError) -> Self {
-        Self(validatedBytes: try SecureRandom.bytes(identifierByteCount))
-    }
-
     /// Parses the canonical spelling.
     /// - Throws: `FormatError.invalidIdentifier` for anything but exactly 32 lowercase hex digits.
     public init(hex: String) throws(FormatError) {

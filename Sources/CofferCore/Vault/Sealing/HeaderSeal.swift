@@ -1,3 +1,4 @@
+import CofferFormat
 import CofferSupport
 import CofferCrypto
 /// `vault.seal` (SPEC.md §15.2): proof, under the record key, that a vault header was written by
