@@ -192,6 +192,14 @@ extension OneTimeCodeError: CommandFailure {
     }
 }
 
+extension GeneratorError: CommandFailure {
+    package var failure: CLIError {
+        switch self {
+        case .noCharacterClass, .lengthOutOfRange, .wordCountOutOfRange, .wordListTooSmall: CLIError(description, code: .usage)
+        }
+    }
+}
+
 extension PasswordRulesError: CommandFailure {
     package var failure: CLIError { CLIError("password rules: \(description)", code: .usage) }
 }

@@ -39,9 +39,9 @@ public enum PasswordGenerator {
     /// `length` characters from `classes`, containing at least one of each class.
     public static func characters(length: Int = 20, classes: CharacterClasses = .all) throws -> Generated {
         let chosen = alphabets.filter { classes.contains($0.0) }.map(\.1)
-        guard !chosen.isEmpty else { throw VaultError.invalidInput("choose at least one character class") }
+        guard !chosen.isEmpty else { throw GeneratorError.noCharacterClass }
         guard length >= chosen.count, length <= 4096 else {
-            throw VaultError.invalidInput("length must be between \(chosen.count) and 4096")
+            throw GeneratorError.lengthOutOfRange(chosen.count...4096)
         }
         let pool = chosen.flatMap { $0 }
         while true {  // rejection sampling keeps every accepted password equally likely
@@ -73,12 +73,12 @@ public enum PasswordGenerator {
     }
 
     /// `count` words drawn uniformly from `wordList` (duplicates removed first), joined by `-`.
-    /// - Throws: `VaultError.invalidInput` for fewer than 1,000 distinct words, which would make
+    /// - Throws: `GeneratorError.wordListTooSmall` for fewer than 1,000 distinct words, which would make
     ///   each word worth under 10 bits.
     public static func passphrase(words count: Int = 6, from wordList: [String]) throws -> Generated {
         let words = Array(Set(wordList)).sorted()
-        guard words.count >= 1000 else { throw VaultError.invalidInput("the word list has \(words.count) distinct words; at least 1,000 are needed") }
-        guard (3...40).contains(count) else { throw VaultError.invalidInput("use between 3 and 40 words") }
+        guard words.count >= 1000 else { throw GeneratorError.wordListTooSmall(words.count) }
+        guard (3...40).contains(count) else { throw GeneratorError.wordCountOutOfRange(3...40) }
         var chosen: [String] = []
         for _ in 0..<count { chosen.append(words[Int(try SecureRandom.uniform(UInt32(words.count)))]) }
         let bits = Double(count) * log2(Double(words.count))
@@ -102,5 +102,23 @@ public enum PasswordGenerator {
             probability += sign * pow(remaining / total, Double(length))
         }
         return probability
+    }
+}
+
+/// What a generator was asked that it cannot make (its own error: a generator needs no vault).
+public enum GeneratorError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noCharacterClass
+    case lengthOutOfRange(ClosedRange<Int>)
+    /// Fewer than 1,000 distinct words: each would be worth under 10 bits.
+    case wordListTooSmall(Int)
+    case wordCountOutOfRange(ClosedRange<Int>)
+
+    public var description: String {
+        switch self {
+        case .noCharacterClass: "choose at least one character class"
+        case .lengthOutOfRange(let range): "length must be between \(range.lowerBound) and \(range.upperBound)"
+        case .wordListTooSmall(let count): "the word list has \(count) distinct words; at least 1,000 are needed"
+        case .wordCountOutOfRange(let range): "use between \(range.lowerBound) and \(range.upperBound) words"
+        }
     }
 }

@@ -1,6 +1,8 @@
-import CofferFormat
+import CofferSupport
 /// The SSH wire encoding (RFC 4251 §5) that agent messages, public key blobs and OpenSSH key
-/// files share: `uint32` big-endian, `string` as a `uint32` length and its bytes.
+/// files share: `uint32` big-endian, `string` as a `uint32` length and its bytes. A format of its
+/// own, below both agents: the SSH agent speaks it, and the fill agent's messages are framed in it
+/// (SPEC.md §8.5) without borrowing from the SSH key code.
 public struct SSHWireWriter {
     public private(set) var bytes: [UInt8] = []
 
