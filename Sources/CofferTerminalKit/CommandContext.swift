@@ -38,6 +38,16 @@ package final class CommandContext {
         return try HostSession.resolveContainer(path: arguments.value("container"), group: arguments.value("group"), environment: io.environment)
     }
 
+    /// `--container DIR` (made absolute) or `--group ID` as this run was given them, for a
+    /// process it starts or registers to find the same vault (a daemon that leaves the working
+    /// directory, a browser's host wrapper); empty when neither was given. Read here only, in
+    /// `container()`'s order.
+    package var vaultLocationArguments: [String] {
+        if let path = arguments.value("container") { return ["--container", FileSystem.absolutePath(path)] }
+        if let group = arguments.value("group") { return ["--group", group] }
+        return []
+    }
+
     /// The team this run works in (`TEAM:ENTRY`, `add --team`), if any.
     package private(set) var team: String?
 

@@ -41,7 +41,7 @@ struct AgentCommand: Command {
         }
         let listener = try BackgroundAgent.listener(inherited, path: path)
         let agent = FillAgent(log: { context.note($0) })
-        if context.arguments.has("container") || context.arguments.has("group") || environment["COFFER_CONTAINER"] != nil {
+        if !context.vaultLocationArguments.isEmpty || environment["COFFER_CONTAINER"] != nil {
             let vault = try context.openVault()
             agent.watch(vault, owner: context.hostSession(of: vault, interaction: nil).unlockPolicy.openTeamOwner(of: vault))
         }

@@ -72,9 +72,7 @@ struct BrowserCommand: Command {
         let environment = context.io.environment
         let host = try hostPath(context)
         // The manifest's path takes no arguments: a chosen container goes into a small wrapper.
-        var arguments: [String] = []
-        if let container = context.arguments.value("container") { arguments = ["--container", FileSystem.absolutePath(container)] }
-        if let group = context.arguments.value("group") { arguments = ["--group", group] }
+        let arguments = context.vaultLocationArguments
         let sharedWrapper = dataHome(environment) + "/coffer/browser-host"
         if !arguments.isEmpty {
             try FileSystem.standard.replaceUserFile(Array(BrowserRegistration.containerWrapper(hostPath: host, arguments: arguments).utf8), at: sharedWrapper, mode: 0o755)

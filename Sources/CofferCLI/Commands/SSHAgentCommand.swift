@@ -64,8 +64,7 @@ struct SSHAgentCommand: Command {
         }
         var arguments = ["ssh-agent", "--socket", path]
         if context.arguments.has("no-pinentry") { arguments.append("--no-pinentry") }
-        if let container = context.arguments.value("container") { arguments += ["--container", container] }
-        if let group = context.arguments.value("group") { arguments += ["--group", group] }
+        arguments += context.vaultLocationArguments  // the same vault, named absolutely
         do {
             let pid = try BackgroundAgent.start(arguments, socket: path, environment: context.io.environment)
             context.print(shellLines(path, environment: context.io.environment, pid: pid))
