@@ -4,14 +4,14 @@
 // Dependencies point one way, and each arrow below is a target dependency (a back-reference does
 // not build: scripts/check-layers): hosts (the CLI, the credential helpers, the browser host, the
 // Secret Service, the fill and SSH agents) → the terminal kit and features (import and export,
-// backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferCore (store,
-// provider) → CofferFormat (the bytes and the model) → CofferCrypto, CofferSystem (system calls)
+// backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferProvider →
+// CofferStore (vault, index, sync, teams) → CofferFormat (the bytes and the model) → CofferCrypto, CofferSystem (system calls)
 // → CofferSupport. `Coffer` re-exports every library layer for an embedder.
 //
 // Each C library is imported by exactly one folder: CSodium and CCrypto (OpenSSL's libcrypto:
-// P-256 only) by CofferCrypto; CKeyutils by CofferCore/Keyring/, CPSL by
-// CofferCore/ServiceMatching/, CIDN2 by CofferFormat/Names/, COath (liboath) by CofferCore/OneTimeCodes/, CLinux (prctl and
-// syncfs shims) by CofferSystem and CofferCore/Storage/FileSystem.swift, CProcessShims
+// P-256 only) by CofferCrypto; CKeyutils by CofferStore/Keyring/, CPSL by
+// CofferStore/Names/ (registrable domains: the index files identities by site), CIDN2 by CofferFormat/Names/, COath (liboath) by CofferStore/OneTimeCodes/, CLinux (prctl and
+// syncfs shims) by CofferSystem and CofferStore/Storage/FileSystem.swift, CProcessShims
 // (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by CofferSystem; CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
 // CLibXML2 and CZip by CofferInterchange/Readers/; CQRencode by CofferCLI/QRCode/ (the last
 // three loaded on use, see LoadedLibrary); CDBus (libdbus-1) by CofferSecretService/Bus/.
@@ -64,15 +64,18 @@ let package = Package(
         // The vault and everything it stands on: model, format, store, provider (one target for
         // now; the layers inside it are folders).
         .target(
-            name: "CofferCore", dependencies: [
+            name: "CofferStore", dependencies: [
                 "CofferSupport", "CofferCrypto", "CofferSystem", "CofferFormat", "CKeyutils", "CPSL", "COath", "CLinux",
             ]),
+        // The provider: Apple's entry points, the identity store over the index, matching,
+        // passkeys, the web's rules, the generator.
+        .target(name: "CofferProvider", dependencies: ["CofferStore"]),
         // The host kit: HostSession (every host's one door), pinentry, the AutoFill host.
-        .target(name: "CofferHostKit", dependencies: ["CofferCore"]),
+        .target(name: "CofferHostKit", dependencies: ["CofferProvider"]),
         // Features above the vault, each with the C library only it needs.
-        .target(name: "CofferInterchange", dependencies: ["CofferCore", "CLibXML2", "CZip"], swiftSettings: libxml2Headers),
-        .target(name: "CofferAudit", dependencies: ["CofferCore", "CZxcvbn"]),
-        .target(name: "CofferMaintenance", dependencies: ["CofferCore", "CZlib", "CZstd"]),
+        .target(name: "CofferInterchange", dependencies: ["CofferProvider", "CLibXML2", "CZip"], swiftSettings: libxml2Headers),
+        .target(name: "CofferAudit", dependencies: ["CofferProvider", "CZxcvbn"]),
+        .target(name: "CofferMaintenance", dependencies: ["CofferProvider", "CZlib", "CZstd"]),
         // Long-lived hosts of the provider.
         .target(name: "CofferFillAgent", dependencies: ["CofferHostKit"]),
         .target(name: "CofferSSHAgent", dependencies: ["CofferHostKit"]),
@@ -83,7 +86,7 @@ let package = Package(
         // `import Coffer`: the umbrella an embedder imports, re-exporting every layer.
         .target(
             name: "Coffer", dependencies: [
-                "CofferCore", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent",
+                "CofferStore", "CofferProvider", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent",
             ], swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["CofferHostKit", "CofferAudit"]),
         .target(name: "CofferSecretService", dependencies: ["CofferHostKit", "CofferInterchange", "CDBus"], swiftSettings: libxml2Headers),
@@ -100,9 +103,9 @@ let package = Package(
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
         .testTarget(
-            name: "CofferTests", dependencies: ["Coffer", "CofferCore", "CofferFormat", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
-        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferCore", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferTests", dependencies: ["Coffer", "CofferStore", "CofferProvider", "CofferFormat", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
+        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferStore", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
         .testTarget(
-            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferCore", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferStore", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
     ]
 )

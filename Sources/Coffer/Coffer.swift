@@ -2,7 +2,8 @@
 // re-exported. Coffer's own targets import the layers they stand on instead, so that the
 // compiler holds the arrows (README, "What is where"; scripts/check-layers).
 @_exported import CofferAudit
-@_exported import CofferCore
+@_exported import CofferProvider
+@_exported import CofferStore
 @_exported import CofferFillAgent
 @_exported import CofferHostKit
 @_exported import CofferInterchange

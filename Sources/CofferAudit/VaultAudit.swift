@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// What `coffer audit` finds in the logins of a vault (never printing a password): weak ones

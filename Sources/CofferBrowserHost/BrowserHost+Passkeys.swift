@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// The passkey requests (SPEC.md §13.3): Coffer as the authenticator of the extension's WebAuthn

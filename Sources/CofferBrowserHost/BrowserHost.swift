@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 import CofferAudit
 import FoundationEssentials

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// Why a request was not answered with what it asked for (SPEC.md §13.4). `code` is what the

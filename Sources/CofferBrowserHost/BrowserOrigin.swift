@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// The origin of the frame a request is about, as the extension's service worker took it from

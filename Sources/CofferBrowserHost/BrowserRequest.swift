@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// One request of the extension (SPEC.md §13.2), validated: every member of the right type and

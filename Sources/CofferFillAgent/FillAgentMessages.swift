@@ -1,6 +1,6 @@
 /// The fill agent's messages (SPEC.md §8.5): `FramedSocketServer` frames whose bodies use the
 /// SSH wire encoding (`byte`, `uint32`, `string`). Pure: no I/O, tested apart from the socket.
-import CofferCore
+import CofferProvider
 import CofferHostKit
 public enum FillAgentRequest: Equatable, Sendable {
     /// A silent fill, exactly as `coffer fill` would run it in the client's place.

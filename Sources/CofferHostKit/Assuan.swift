@@ -4,7 +4,7 @@
 ///
 /// Data lines and command parameters are percent-escaped: `%`, CR and LF (and here every
 /// other control character) as `%XX`. A line is at most 1,000 bytes.
-import CofferCore
+import CofferProvider
 public enum Assuan {
     /// The longest line either side may send (Assuan's `ASSUAN_LINELENGTH`).
     public static let maximumLineLength = 1000

@@ -10,7 +10,7 @@
 ///
 /// `coffer fill`, the git and docker credential helpers, the browser host and the examples
 /// are all this host.
-import CofferCore
+import CofferProvider
 public struct AutoFillHost {
     /// What a fill hands over: a password, or the one-time code of the same login. (A passkey is
     /// never filled: it signs a relying party's challenge, `CredentialProvider+Passkeys`.)

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// The one door every host enters by (the CLI, the git and docker helpers, the browser host, the

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import Glibc
 
 /// The desktop's prompt as the provider's `UserInteraction`: the master password is asked by

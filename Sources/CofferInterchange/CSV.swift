@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// RFC 4180 CSV: fields separated by commas, optionally quoted; quotes doubled inside quotes;

@@ -1,7 +1,7 @@
 /// A CSV export read against its header, the way exports really are: a row may have fewer
 /// fields than the header (older Chrome exports under a newer header) or more; what is there is
 /// read and the oddity reported. Columns are found by lower-cased, trimmed name.
-import CofferCore
+import CofferProvider
 struct CSVTable {
     let header: [String]
     let rows: [CSV.Row]

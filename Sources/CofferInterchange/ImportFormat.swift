@@ -1,5 +1,5 @@
 /// The exports Coffer imports (SPEC.md §12).
-import CofferCore
+import CofferProvider
 public enum ImportFormat: String, CaseIterable, Sendable {
     case chrome, firefox, safari, bitwarden, bitwardenJSON = "bitwarden-json", onePassword = "1password", onePUX = "1pux"
     case keepassxc, keepassXML = "keepass-xml", pass, coffer, cofferCSV = "coffer-csv", cxf

@@ -1,7 +1,7 @@
 /// What an import did with every column or member of its source (SPEC.md §12): where each went,
 /// or that it was dropped and how often, plus the oddities it met. Printed by every import,
 /// `--dry-run` included: a migrant sees what happened to their data, not just a count.
-import CofferCore
+import CofferProvider
 public struct ImportReport: Sendable {
     /// One source column or member and what became of its non-empty values.
     public struct Member: Sendable, Equatable {

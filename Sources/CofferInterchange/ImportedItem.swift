@@ -1,5 +1,5 @@
 /// One item read from an export, before it becomes a record.
-import CofferCore
+import CofferProvider
 public struct ImportedItem: Equatable, Sendable {
     /// Where it was in the source, for messages: "line 12", "item 3", "Work/github.com.gpg".
     public let origin: String

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// The formats `coffer export` writes (SPEC.md §12).

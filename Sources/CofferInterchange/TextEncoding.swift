@@ -1,7 +1,7 @@
 /// The text of an export, decoded exactly: import never changes a byte of a secret (SPEC.md §12).
 /// Input that is not valid in its encoding is refused, naming the line and column (never the
 /// value), instead of being "repaired" with U+FFFD, which would silently replace a password.
-import CofferCore
+import CofferProvider
 public enum TextEncoding: String, CaseIterable, Sendable {
     /// The default. A byte-order mark is accepted and dropped.
     case utf8 = "utf-8"

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 import Glibc
 

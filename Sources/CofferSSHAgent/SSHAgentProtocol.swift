@@ -2,7 +2,7 @@
 /// A message on the socket is `uint32 length ‖ type byte ‖ contents`; this type sees the part
 /// after the length. Keys are managed in the vault, so requests to add, remove or lock keys are
 /// answered with `SSH_AGENT_FAILURE`, as the draft says for a request an agent does not support.
-import CofferCore
+import CofferProvider
 import CofferHostKit
 public enum SSHAgentRequest: Equatable, Sendable {
     /// `SSH_AGENTC_REQUEST_IDENTITIES` (11).

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// The objects of the Secret Service API and their paths (SPEC.md §17.1): the service, a

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// A client's session (`OpenSession`): how secrets travel between it and the service. It belongs

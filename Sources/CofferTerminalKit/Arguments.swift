@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 /// One option a command accepts.
 package struct OptionSpec {

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// Library-level settings a host (or a test) chooses; not reachable from argv or the environment.

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// What a running command can use: its arguments, the IO, and the vault behind the options.

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferHostKit
 
 /// sysexits(3) codes, as the CLI contract promises (SPEC.md §10).

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CofferCredentialHelpers
 import Glibc
 

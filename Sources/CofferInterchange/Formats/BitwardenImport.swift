@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// Bitwarden's exports: the CSV (logins and secure notes) and the unencrypted JSON (every item

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// The password exports of browsers: Chrome, Chromium and Edge (`name,url,username,password,note`),

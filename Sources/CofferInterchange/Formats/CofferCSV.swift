@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// Coffer's CSV (`export --format csv`, SPEC.md §12): Chrome's five columns first — so Chrome,

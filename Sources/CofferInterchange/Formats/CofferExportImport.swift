@@ -1,7 +1,7 @@
 /// Coffer's own `export --format json`: an array of record documents (SPEC.md §6.2) with every
 /// member present. Read back exactly, so export → import round-trips every member; the id, dates
 /// and revision are the new vault's.
-import CofferCore
+import CofferProvider
 enum CofferExportImport {
     /// The members of an exported record document this version reads (SPEC.md §6.2).
     static let knownMembers: Set<String> = [

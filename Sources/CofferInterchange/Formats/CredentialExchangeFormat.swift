@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// The FIDO Alliance's Credential Exchange Format (CXF 1.0, JSON): `export --format cxf` and its

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// KeePassXC's CSV (`keepassxc-cli export --format csv`) and KeePass 2 XML (KeePass's "KeePass

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// 1Password's exports: the CSV of 1Password 8 (`Title,Url,Username,Password,OTPAuth,Favorite,

@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import Glibc
 
 /// A pass store (passwordstore.org): a directory tree of `.gpg` files, each decrypted with the

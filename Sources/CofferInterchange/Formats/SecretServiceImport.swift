@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import FoundationEssentials
 
 /// One item as another Secret Service provider (gnome-keyring, KWallet's bridge, KeePassXC) hands

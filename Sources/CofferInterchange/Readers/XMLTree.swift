@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CLibXML2
 
 /// An XML document as a tree of plain values, read with libxml2 (loaded on use) and freed at

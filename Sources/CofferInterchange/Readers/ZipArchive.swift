@@ -1,4 +1,4 @@
-import CofferCore
+import CofferProvider
 import CZip
 
 /// Reads one member of a zip archive held in memory (1Password's 1PUX), with libzip loaded on

@@ -1,4 +1,5 @@
-@testable import CofferCore
+@testable import CofferProvider
+@testable import CofferStore
 @testable import CofferFormat
 import XCTest
 

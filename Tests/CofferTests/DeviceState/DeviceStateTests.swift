@@ -1,5 +1,6 @@
 import Coffer
-@testable import CofferCore
+@testable import CofferProvider
+@testable import CofferStore
 @testable import CofferFormat
 import XCTest
 

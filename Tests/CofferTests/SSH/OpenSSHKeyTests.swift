@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 
 import Coffer
-@testable import CofferCore
+@testable import CofferProvider
+@testable import CofferStore
 @testable import CofferFormat
 @testable import CofferSSHAgent
 @testable import CofferHostKit

@@ -1,0 +1,43 @@
+import CofferStore
+import CofferFormat
+/// The provider's user interface, injected: a terminal prompt in the CLI, a script in tests, a
+/// window in an embedding app. The provider calls it only from its interface entry points.
+public protocol UserInteraction: AnyObject {
+    /// Asks for the master password. `nil` means the user cancelled.
+    /// - Parameter attempt: 1 for the first try, then 2, 3 after wrong passwords.
+    func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes?
+
+    /// Lets the user pick one of `identities` (best first, each with its match level). `nil`
+    /// means the user cancelled.
+    /// - Warning: an interface with nobody to ask must not pick one whose `allowsAutomaticFill`
+    ///   is false: that would release a password to a host no person chose (SPEC.md §8.1).
+    func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity?
+
+    /// Lets the person pick one of a relying party's passkeys (best first); `nil` means cancelled.
+    /// The default asks nobody and picks none: a passkey is never chosen for a person.
+    func choosePasskey(from identities: [PasskeyCredentialIdentity]) -> PasskeyCredentialIdentity?
+
+    /// Whether a person can pick among suggestions here (default: yes).
+    var canChooseIdentity: Bool { get }
+    /// Asks the person to allow something (the SSH agent, before a signature with a key marked
+    /// `confirm`). `false` when they decline, or when nobody can be asked (the default).
+    func requestConfirmation(_ description: String) throws -> Bool
+    /// Called as the key is about to be derived from a password just given (Argon2id takes up
+    /// to seconds at the sensitive costs): an interface may show progress until the returned
+    /// closure is called. The default shows nothing.
+    func willDeriveKey(_ parameters: KDFParameters) -> () -> Void
+}
+
+extension UserInteraction {
+    /// Whether a person can pick among suggestions here (a terminal, a window). A script that
+    /// only supplies the master password can authenticate but cannot choose; the host then
+    /// fills nothing that needs a choice (SPEC.md §8.3).
+    public var canChooseIdentity: Bool { true }
+
+    public func choosePasskey(from identities: [PasskeyCredentialIdentity]) -> PasskeyCredentialIdentity? { nil }
+
+    /// Nobody to ask: declined.
+    public func requestConfirmation(_ description: String) throws -> Bool { false }
+
+    public func willDeriveKey(_ parameters: KDFParameters) -> () -> Void { {} }
+}
