@@ -38,8 +38,9 @@ struct ForwardingRun {
             for entry in descriptors.dropFirst() where entry.revents != 0 {
                 let isOutput = entry.fd == child.standardOutput
                 var chunk = [UInt8](repeating: 0, count: 65536)
-                let count = read(entry.fd, &chunk, chunk.count)
-                if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                let read = chunk.withUnsafeMutableBytes { Descriptor.read(entry.fd, into: $0) }
+                if case .failure(.wouldBlock) = read { continue }  // nothing yet: poll again
+                let count = (try? read.get()) ?? -1
                 let final = count <= 0
                 let text = isOutput
                     ? outputMasker.feed(chunk.prefix(max(count, 0)), final: final)
