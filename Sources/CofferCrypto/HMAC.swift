@@ -77,5 +77,5 @@ package enum SHA1 {
 }
 
 private extension UInt32 {
-    package func rotatedLeft(_ count: UInt32) -> UInt32 { self << count | self >> (32 - count) }
+    func rotatedLeft(_ count: UInt32) -> UInt32 { self << count | self >> (32 - count) }
 }
