@@ -141,8 +141,9 @@ struct EditCommand: Command {
             return try vault.updateItem(withID: original.id, to: content, ifRevision: original.revision)
         } catch {
             guard case .editConflict(_, _, let current) = error, let terminal = context.valueTerminal else { throw error }
-            let changed = ItemDocument.changedMembers(from: ItemContent(original), to: ItemContent(try vault.record(withID: original.id)))
-            terminal.write("coffer: the item changed while you edited it (now revision \(current): \(changed.joined(separator: ", ")))\n")
+            let changed = ItemContent(original).changedMembers(in: ItemContent(try vault.record(withID: original.id))).map(\.rawValue)
+            let names = changed.isEmpty ? "no member you edit" : changed.joined(separator: ", ")
+            terminal.write("coffer: the item changed while you edited it (now revision \(current): \(names))\n")
             guard terminal.readLine(prompt: "Write your version over it? [y/N] ")?.lowercased() == "y" else {
                 throw CLIError("nothing was changed", hint: "'coffer edit \(operand)' opens it as it is now", code: .failure)
             }

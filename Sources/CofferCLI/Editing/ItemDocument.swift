@@ -218,17 +218,4 @@ struct ItemDocument: Equatable {
             throw ParseError(line: 1, reason: "this text is of item \(id.prefix(8)), not \(recordID.hex.prefix(8))")
         }
     }
-
-    /// The member keys whose values differ between two versions of an item (for a person told
-    /// that it changed while they edited it; never the values).
-    static func changedMembers(from old: ItemContent, to new: ItemContent) -> [String] {
-        let members: [(String, Bool)] = [
-            ("password", old.password != new.password), ("name", old.name != new.name), ("kind", old.kind != new.kind),
-            ("user", old.user != new.user), ("url", old.services != new.services), ("tags", old.tags != new.tags),
-            ("match", old.matchMode != new.matchMode), ("fields", old.fields != new.fields), ("otp", old.otp != new.otp),
-            ("notes", old.notes != new.notes),
-        ]
-        let changed = members.filter(\.1).map(\.0)
-        return changed.isEmpty ? ["no member you edit"] : changed
-    }
 }

@@ -67,4 +67,16 @@ public struct ItemContent: Equatable, Sendable {
 
     /// A new item of these members.
     public var draft: RecordDraft { RecordDraft(self) }
+
+    /// The members whose values differ in `other` (for a person told that an item changed while
+    /// they edited it: which members, never their values).
+    public func changedMembers(in other: ItemContent) -> [ItemRuleViolation.Member] {
+        let members: [(ItemRuleViolation.Member, Bool)] = [
+            (.password, password != other.password), (.name, name != other.name), (.kind, kind != other.kind),
+            (.user, user != other.user), (.service, services != other.services), (.tag, tags != other.tags),
+            (.match, matchMode != other.matchMode), (.field, fields != other.fields), (.otp, otp != other.otp),
+            (.notes, notes != other.notes),
+        ]
+        return members.filter(\.1).map(\.0)
+    }
 }

@@ -67,6 +67,7 @@ final class ItemModelTests: XCTestCase {
         let current = try vault.record(withID: opened.id)
         XCTAssertEqual(current.password, "theirs")
         XCTAssertEqual(current.notes, "", "nothing of the stale edit was written")
+        XCTAssertEqual(ItemContent(opened).changedMembers(in: ItemContent(current)), [.password], "what a person is told changed")
         let written = try vault.updateItem(withID: opened.id, to: mine, ifRevision: current.revision)
         XCTAssertEqual(written.notes, "my note")
         XCTAssertEqual(written.password, "pw", "the person chose theirs over the other: written whole")
