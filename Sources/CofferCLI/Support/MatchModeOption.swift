@@ -5,11 +5,9 @@ import CofferTerminalKit
 enum MatchModeOption {
     static let help = "when it fills without asking: site (any host of the registrable domain), host (the default), exact (same URL), never"
 
+    /// Read by the library's one rule (`ItemRules.matchMode`), as `edit`'s text form reads it.
     static func parse(_ text: String?) throws -> MatchMode? {
         guard let text else { return nil }
-        guard let mode = MatchMode(rawValue: text) else {
-            throw UsageError("unknown --match '\(text.prefix(20))'; use site, host, exact or never")
-        }
-        return mode
+        do { return try ItemRules.matchMode(text) } catch { throw UsageError("--\(error.reason)") }
     }
 }
