@@ -10,9 +10,9 @@
 //
 // Each C library is imported by exactly one folder: CSodium and CCrypto (OpenSSL's libcrypto:
 // P-256 only) by CofferCrypto; CKeyutils by CofferStore/Keyring/, CPSL by
-// CofferStore/Names/ (registrable domains: the index files identities by site), CIDN2 by CofferFormat/Names/, COath (liboath) by CofferStore/OneTimeCodes/, CLinux (prctl and
-// syncfs shims) by CofferSystem and CofferStore/Storage/FileSystem.swift, CProcessShims
-// (signalfd, peer credentials, accept, setsid; without _GNU_SOURCE) by CofferSystem; CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
+// CofferStore/Names/ (registrable domains: the index files identities by site), CIDN2 by CofferFormat/Names/, COath (liboath) by CofferStore/OneTimeCodes/, CLinux (prctl, syncfs,
+// openat2, renameat2, getrandom) and CProcessShims (signalfd, peer credentials, accept, setsid;
+// without _GNU_SOURCE) by CofferSystem, the only importer of Glibc (scripts/check-layers); CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
 // CLibXML2 and CZip by CofferInterchange/Readers/; CQRencode by CofferCLI/QRCode/ (the last
 // three loaded on use, see LoadedLibrary); CDBus (libdbus-1) by CofferSecretService/Bus/.
 import PackageDescription
@@ -55,17 +55,16 @@ let package = Package(
         .target(name: "CofferSupport"),
         .target(name: "CofferCrypto", dependencies: ["CSodium", "CCrypto"]),
         // The system-call layer: each call wrapped once (EINTR retried in one place, errors as
-        // values), whole reads and writes, processes, signals and sockets; the only importer of
-        // the process shims.
+        // values), files beneath a directory without links, whole reads and writes, processes,
+        // signals, sockets, the terminal; the only importer of Glibc and the Linux shims.
         .target(name: "CofferSystem", dependencies: ["CofferSupport", "CProcessShims", "CLinux"]),
         // The bytes of every file and the model they carry (records, credentials, their members),
         // without I/O; libidn2 for the canonical host names a record's passkey must have.
         .target(name: "CofferFormat", dependencies: ["CofferSupport", "CofferCrypto", "CIDN2"]),
-        // The vault and everything it stands on: model, format, store, provider (one target for
-        // now; the layers inside it are folders).
+        // The store: the vault, its index, sync and teams, the keyring's sessions, device state.
         .target(
             name: "CofferStore", dependencies: [
-                "CofferSupport", "CofferCrypto", "CofferSystem", "CofferFormat", "CKeyutils", "CPSL", "COath", "CLinux",
+                "CofferSupport", "CofferCrypto", "CofferSystem", "CofferFormat", "CKeyutils", "CPSL", "COath",
             ]),
         // The provider: Apple's entry points, the identity store over the index, matching,
         // passkeys, the web's rules, the generator.

@@ -79,3 +79,11 @@ static inline int coffer_directory_is_empty(int fd) {
         }
     }
 }
+
+#include <sys/random.h>
+
+/// getrandom(2): bytes from the kernel's generator, for names that must not collide (a temporary
+/// file's); never for keys, which come from libsodium.
+static inline long coffer_getrandom(void *buffer, unsigned long count) {
+    return (long)getrandom(buffer, count, 0);
+}

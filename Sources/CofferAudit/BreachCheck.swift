@@ -1,6 +1,5 @@
 import CofferProvider
 import FoundationEssentials
-import Glibc
 
 /// Have I Been Pwned's Pwned Passwords with k-anonymity: only the first 5 hex digits of a
 /// password's SHA-1 leave the machine (`GET {base}/range/{prefix}`, answered with every
@@ -63,48 +62,49 @@ public enum BreachCheck {
     /// Counts from a local copy of the list (`SHA1:COUNT` lines, sorted by hash), each found by
     /// bisection over byte offsets: a 40 GB file costs a few dozen reads per password.
     public static func counts(of passwords: [String], inFile path: String) throws(Failure) -> [Int] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .badList("cannot open \(path)") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .badList("\(path) is not a regular file") }
-        let size = Int(info.st_size)
+        let file: OpenedFile
+        do {
+            file = try FileSystem.standard.openUserFileForReading(path)
+        } catch .wrongFileType {
+            throw .badList("\(path) is not a regular file")
+        } catch {
+            throw .badList("cannot open \(path)")
+        }
         var results: [Int] = []
         for password in passwords {
-            results.append(try search(digest(password), fd: fd, size: size))
+            results.append(try search(digest(password), in: file))
         }
         return results
     }
 
     /// The first full line starting at or after `offset`, with where the next line starts.
-    private static func line(at offset: Int, fd: Int32, size: Int) -> (text: String, next: Int)? {
+    private static func line(at offset: Int, in file: OpenedFile) -> (text: String, next: Int)? {
         var start = offset
-        var buffer = [UInt8](repeating: 0, count: 256)
         if start > 0 {
             // Skip to the start of the next line.
-            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 256, off_t(start - 1)) }
-            guard got > 0, let newline = buffer[..<got].firstIndex(of: 0x0A) else { return nil }
+            let skipped = file.read(upTo: 256, at: start - 1)
+            guard let newline = skipped.firstIndex(of: 0x0A) else { return nil }
             start += newline
         }
-        guard start < size else { return nil }
-        let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 256, off_t(start)) }
-        guard got > 0 else { return nil }
-        let end = buffer[..<got].firstIndex(of: 0x0A) ?? got
-        return (String(decoding: buffer[..<end], as: UTF8.self).trimmingWhitespace, start + end + 1)
+        guard start < file.size else { return nil }
+        let bytes = file.read(upTo: 256, at: start)
+        guard !bytes.isEmpty else { return nil }
+        let end = bytes.firstIndex(of: 0x0A) ?? bytes.count
+        return (String(decoding: bytes[..<end], as: UTF8.self).trimmingWhitespace, start + end + 1)
     }
 
-    private static func search(_ digest: String, fd: Int32, size: Int) throws(Failure) -> Int {
-        var low = 0, high = size
+    private static func search(_ digest: String, in file: OpenedFile) throws(Failure) -> Int {
+        var low = 0, high = file.size
         while low < high {
             let middle = (low + high) / 2
-            guard let (text, next) = line(at: middle, fd: fd, size: size) else { high = middle; continue }
+            guard let (text, next) = line(at: middle, in: file) else { high = middle; continue }
             let hash = String(text.prefix(40)).uppercased()
             guard hash.count == 40, hash.allSatisfy(\.isHexDigit) else { throw .badList("a line without a SHA-1 near byte \(middle)") }
             if hash == digest { return Int(text.split(separator: ":").last ?? "") ?? 1 }
             if hash < digest { low = next } else { high = middle }
         }
         // The first line of the file (bisection never reads it as "the line after").
-        if let (text, _) = line(at: 0, fd: fd, size: size), text.uppercased().hasPrefix(digest) {
+        if let (text, _) = line(at: 0, in: file), text.uppercased().hasPrefix(digest) {
             return Int(text.split(separator: ":").last ?? "") ?? 1
         }
         return 0

@@ -1,6 +1,5 @@
 import CofferProvider
 import CZxcvbn
-import Glibc
 
 /// How hard a password is to guess, as zxcvbn estimates it (libzxcvbn, Dropbox's estimator in C):
 /// dictionary words, names, keyboard walks, dates, repeats and l33t are priced as an attacker
@@ -18,8 +17,13 @@ public struct PasswordStrength: Equatable, Sendable {
     /// - Parameter context: words that make this password easy for someone who knows the item
     ///   (its user, site, name), matched as zxcvbn's user dictionary.
     public init(of password: String, context: [String] = []) {
-        let words = context.filter { !$0.isEmpty }.map { strdup($0) }
-        defer { words.forEach { free($0) } }
+        let words = context.filter { !$0.isEmpty }.map { word in
+            let text = Array(word.utf8CString)
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: text.count)
+            copy.initialize(from: text, count: text.count)
+            return copy
+        }
+        defer { words.forEach { $0.deallocate() } }
         var dictionary: [UnsafePointer<CChar>?] = words.map { UnsafePointer($0) } + [nil]
         bits = password.withCString { text in
             dictionary.withUnsafeMutableBufferPointer { ZxcvbnMatch(text, $0.baseAddress, nil) }

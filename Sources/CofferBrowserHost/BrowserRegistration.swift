@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// Where each browser reads native-messaging host manifests, and what Coffer's says (SPEC.md
 /// §13.1): the one place that knows browser paths, used by `coffer browser install`,
@@ -104,12 +103,11 @@ public enum BrowserRegistration {
     }
 
     static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
+        FileSystem.exists(path)
     }
 
     static func onPath(_ program: String, _ environment: Environment) -> Bool {
-        (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
+        environment.programPath(program) != nil
     }
 
     /// The wrapper a Flatpak browser starts instead of the host: it runs the host outside the

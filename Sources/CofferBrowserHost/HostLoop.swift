@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// The host process: checks its caller, then answers framed requests on stdin until the
 /// browser closes the connection (one long-lived `connectNative` port).

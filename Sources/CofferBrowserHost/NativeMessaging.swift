@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// The browsers' native-messaging framing (Chromium and Firefox alike): each message is a u32
 /// length in native byte order (little endian on every Linux Coffer runs on) followed by that

@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// The fill agent (SPEC.md §8.5): a host of the provider that stays resident while an unlock
 /// session lives, so that `coffer fill` — a process started for one answer — asks a warm

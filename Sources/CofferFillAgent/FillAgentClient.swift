@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// How `coffer fill` asks the fill agent (SPEC.md §8.5): connect to the socket, make sure the
 /// kernel says the other end is this user, send one request, read one answer — all bounded by a
@@ -47,7 +46,7 @@ public struct FillAgentClient: Sendable {
         case .absent: return .absent
         case .unusable: return .unusable
         }
-        defer { close(fd) }
+        defer { Descriptor.close(fd) }
         var framed = request.encoded
         defer { framed.withUnsafeMutableBytes { Sodium.wipe($0) } }
         // Sent at once after the connect: the agent, woken by the connection, finds it waiting.

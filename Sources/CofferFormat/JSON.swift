@@ -1,6 +1,5 @@
 import CofferSupport
 import CofferCrypto
-import Glibc
 
 /// JSON as the format uses it (SPEC.md §6.2, §7.5): a strict RFC 8259 reader and a canonical
 /// writer, by hand.
@@ -315,9 +314,7 @@ extension JSONValue {
         var (first, second) = (first, second)
         return first.withUTF8 { a in
             second.withUTF8 { b in
-                let common = min(a.count, b.count)
-                let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
-                return order != 0 ? order < 0 : a.count < b.count
+                a.lexicographicallyPrecedes(b)
             }
         }
     }

@@ -1,5 +1,4 @@
 import CofferSupport
-import Glibc
 
 extension String {
     /// `bytes` as a string when they are valid UTF-8, else `nil`: what `String(validating:as:)`
@@ -9,7 +8,7 @@ extension String {
     package init?(strictUTF8 bytes: UnsafeBufferPointer<UInt8>) {
         var decoded = String(decoding: bytes, as: UTF8.self)
         let identical = decoded.withUTF8 { copy in
-            copy.count == bytes.count && (copy.isEmpty || memcmp(copy.baseAddress!, bytes.baseAddress!, copy.count) == 0)
+            UnsafeRawBufferPointer(copy).hasSameBytes(as: UnsafeRawBufferPointer(bytes))
         }
         guard identical else { return nil }
         self = decoded

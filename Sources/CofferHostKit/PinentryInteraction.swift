@@ -1,5 +1,4 @@
 import CofferProvider
-import Glibc
 
 /// The desktop's prompt as the provider's `UserInteraction`: the master password is asked by
 /// pinentry, the program gpg-agent and rbw use (pinentry-gnome3, -qt, -gtk, -curses …), over
@@ -25,14 +24,7 @@ public final class PinentryInteraction: UserInteraction {
 
     /// The program's path as it would run (`program` itself when it names a path), or `nil` when
     /// `$PATH` has no such program.
-    public var resolvedPath: String? {
-        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
-        for directory in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") where !directory.isEmpty {
-            let candidate = directory + "/" + program
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
+    public var resolvedPath: String? { environment.programPath(program) }
 
     /// What a service tells at start (SPEC.md §17): the pinentry it will run, or why none can
     /// show a question — no such program, or nothing to show it on.

@@ -1,6 +1,5 @@
 import CofferProvider
 import FoundationEssentials
-import Glibc
 
 /// The POSIX ustar format, enough for vault backups that GNU tar reads (and for reading them
 /// back): regular files and directories, paths under 100 bytes, no links. Pure: bytes in, bytes out.
@@ -27,8 +26,8 @@ enum TarArchive {
             }
             put(entry.kind == .directory ? entry.path + "/" : entry.path, at: 0, length: 100)
             octal(entry.mode, at: 100, length: 8)
-            octal(Int(getuid()), at: 108, length: 8)
-            octal(Int(getgid()), at: 116, length: 8)
+            octal(Int(CurrentUser.id), at: 108, length: 8)
+            octal(Int(CurrentUser.groupID), at: 116, length: 8)
             octal(entry.kind == .file ? entry.contents.count : 0, at: 124, length: 12)
             octal(modificationTime, at: 136, length: 12)
             put("        ", at: 148, length: 8)  // checksum field counts as spaces while summing

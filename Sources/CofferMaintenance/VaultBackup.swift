@@ -1,6 +1,5 @@
 import CofferProvider
 import FoundationEssentials
-import Glibc
 
 /// Offline backup and restore of a vault directory (SPEC.md §11). A backup is the container's
 /// sealed files as they are: it needs no key to make, and reveals nothing a copy would not.
@@ -78,7 +77,7 @@ public enum VaultBackup {
             } else {
                 let parent = try fileSystem.openDirectory(atPath: FileSystem.parentDirectory(of: destination), check: .anyOwner)
                 let name = FileSystem.lastComponent(of: destination)
-                guard mkdirat(parent.descriptor, name, 0o700) == 0 else { throw fileSystem.error("create directory", destination) }
+                try fileSystem.makeNewDirectory(name, in: parent)
                 try write(entries, into: fileSystem.directory(name, in: parent), fileSystem: fileSystem)
             }
             return entries.filter { $0.path.hasPrefix("records/") && $0.kind == .file }.count
@@ -107,14 +106,14 @@ public enum VaultBackup {
                 atPath: FileSystem.parentDirectory(of: container.path), create: true, createParents: true, check: .anyOwner)
             let name = FileSystem.lastComponent(of: container.path)
             if let existing = try fileSystem.status(name, in: parent) {
-                guard existing.st_mode & S_IFMT == S_IFDIR else { throw StorageError.wrongFileType(path: container.path) }
+                guard existing.kind == .directory else { throw StorageError.wrongFileType(path: container.path) }
                 let isEmpty = try fileSystem.contents(of: fileSystem.directory(name, in: parent)).isEmpty
                 guard replacing || isEmpty else {
                     throw VaultError.vaultExists(container: container.path)
                 }
             }
             let staging = name + ".restoring-" + Hex.encode(try SecureRandom.bytes(4))
-            guard mkdirat(parent.descriptor, staging, 0o700) == 0 else { throw fileSystem.error("create directory", parent.path(of: staging)) }
+            try fileSystem.makeNewDirectory(staging, in: parent)
             do {
                 try write(entries, into: fileSystem.directory(staging, in: parent), fileSystem: fileSystem, durable: durable)
             } catch {
@@ -136,8 +135,8 @@ public enum VaultBackup {
     /// copy of a quiet vault, read as it is without taking its lock: it may sit on read-only
     /// media), or a tar.
     static func readBackup(_ source: String, fileSystem: FileSystem) throws -> [TarArchive.Entry] {
-        guard let info = try fileSystem.userPathStatus(source) else { throw StorageError.system(operation: "open", path: source, errno: ENOENT) }
-        if info.st_mode & S_IFMT == S_IFDIR {
+        guard let info = try fileSystem.userPathStatus(source) else { throw StorageError.system(operation: "open", path: source, errno: Errno.notFound.rawValue) }
+        if info.kind == .directory {
             return try snapshot(of: fileSystem.openDirectory(atPath: source, check: .anyOwner), fileSystem: fileSystem, check: .anyOwner)
         }
         let stored = try fileSystem.readUserFile(source, limit: 4 << 30)

@@ -1,6 +1,5 @@
 import CofferProvider
 import FoundationEssentials
-import Glibc
 
 /// What `verify` found: every problem with the file it concerns.
 public struct VerificationReport: Sendable {
@@ -99,14 +98,14 @@ struct VaultVerifier {
     /// misplaced directories are named. Returns every well-formed record file.
     private func checkLayout(_ opened: OpenContainer, _ report: inout VerificationReport) -> [RecordID: String] {
         let root = opened.root
-        let expected: [(String, mode_t)] = [
-            (GroupContainer.headerName, S_IFREG), (GroupContainer.lockName, S_IFREG), (GroupContainer.recordsName, S_IFDIR),
-            (GroupContainer.indexName, S_IFDIR), (GroupContainer.temporaryName, S_IFDIR),
+        let expected: [(String, FileStatus.Kind)] = [
+            (GroupContainer.headerName, .regular), (GroupContainer.lockName, .regular), (GroupContainer.recordsName, .directory),
+            (GroupContainer.indexName, .directory), (GroupContainer.temporaryName, .directory),
             // A synced container (SPEC.md §15): git's own directory (not walked), the header
             // seal and the tombstones of deleted records.
-            (GroupContainer.gitName, S_IFDIR), (GroupContainer.headerSealName, S_IFREG), (GroupContainer.tombstonesName, S_IFDIR),
+            (GroupContainer.gitName, .directory), (GroupContainer.headerSealName, .regular), (GroupContainer.tombstonesName, .directory),
             // A team's (SPEC.md §16.3): judged below when the team is unlocked.
-            (GroupContainer.teamKeysName, S_IFREG),
+            (GroupContainer.teamKeysName, .regular),
         ]
         for name in (try? fileSystem.contents(of: root)) ?? [] {
             guard let kind = expected.first(where: { $0.0 == name })?.1 else {
@@ -121,12 +120,12 @@ struct VaultVerifier {
             // killed one that the next write removes (SPEC.md §3.4): never read, never a problem.
             // Anything else (a link, a FIFO, a directory) was put there by someone else.
             for name in (try? fileSystem.contents(of: temporary)) ?? [] {
-                guard let status = try? fileSystem.status(name, in: temporary), status.st_mode & S_IFMT != S_IFREG else { continue }
+                guard let status = try? fileSystem.status(name, in: temporary), status.kind != .regular else { continue }
                 report.add(temporary.path(of: name), "unexpected entry in tmp/ (\(describe(name, in: temporary)))")
             }
         }
         if let index = subdirectory(GroupContainer.indexName, in: root, &report) {
-            let kinds: [(String, mode_t)] = [(IdentityIndex.manifestName, S_IFREG), (IdentityIndex.journalName, S_IFREG), ("shards", S_IFDIR)]
+            let kinds: [(String, FileStatus.Kind)] = [(IdentityIndex.manifestName, .regular), (IdentityIndex.journalName, .regular), ("shards", .directory)]
             for name in (try? fileSystem.contents(of: index)) ?? [] {
                 guard let kind = kinds.first(where: { $0.0 == name })?.1 else {
                     report.add(index.path(of: name), "unexpected entry in index/ (\(describe(name, in: index)))")
@@ -135,7 +134,7 @@ struct VaultVerifier {
                 checkEntry(name, in: index, kind: kind, &report)
             }
             if let shards = subdirectory("shards", in: index, &report) {
-                for name in (try? fileSystem.contents(of: shards)) ?? [] { checkEntry(name, in: shards, kind: S_IFREG, &report) }
+                for name in (try? fileSystem.contents(of: shards)) ?? [] { checkEntry(name, in: shards, kind: .regular, &report) }
             }
         }
         checkTombstones(in: root, &report)
@@ -148,7 +147,7 @@ struct VaultVerifier {
         guard let tombstones = subdirectory(GroupContainer.tombstonesName, in: root, &report) else { return }
         let keys = try? vault.keys()
         for shard in (try? fileSystem.contents(of: tombstones)) ?? [] {
-            guard shard.utf8.count == 2, Hex.decode(shard) != nil, checkEntry(shard, in: tombstones, kind: S_IFDIR, &report),
+            guard shard.utf8.count == 2, Hex.decode(shard) != nil, checkEntry(shard, in: tombstones, kind: .directory, &report),
                   let directory = subdirectory(shard, in: tombstones, &report)
             else {
                 if !(shard.utf8.count == 2 && Hex.decode(shard) != nil) {
@@ -161,7 +160,7 @@ struct VaultVerifier {
                     report.add(directory.path(of: name), "not a tombstone file name (\(describe(name, in: directory)))")
                     continue
                 }
-                guard checkEntry(name, in: directory, kind: S_IFREG, &report) else { continue }
+                guard checkEntry(name, in: directory, kind: .regular, &report) else { continue }
                 do {
                     let bytes = try fileSystem.readFile(name, in: directory, limit: Tombstone.fileLength)
                     if let keys, let id = try? RecordID(hex: name) {
@@ -187,7 +186,7 @@ struct VaultVerifier {
                 report.add(records.path(of: shard), "unexpected entry in records/ (\(describe(shard, in: records)))")
                 continue
             }
-            guard checkEntry(shard, in: records, kind: S_IFDIR, &report), let directory = subdirectory(shard, in: records, &report) else {
+            guard checkEntry(shard, in: records, kind: .directory, &report), let directory = subdirectory(shard, in: records, &report) else {
                 continue
             }
             for name in (try? fileSystem.contents(of: directory)) ?? [] {
@@ -196,7 +195,7 @@ struct VaultVerifier {
                     report.add(path, "not a record file name (32 lowercase hex digits in the shard of its first byte; \(describe(name, in: directory)))")
                     continue
                 }
-                guard checkEntry(name, in: directory, kind: S_IFREG, &report) else { continue }
+                guard checkEntry(name, in: directory, kind: .regular, &report) else { continue }
                 do {
                     _ = try RecordEnvelope.decode(fileSystem.readFile(name, in: directory, limit: RecordEnvelope.maximumFileLength))
                     files[id] = path
@@ -222,18 +221,18 @@ struct VaultVerifier {
 
     /// Whether `name` in `directory` is of `kind` (reported otherwise), and private.
     @discardableResult
-    private func checkEntry(_ name: String, in directory: Directory, kind: mode_t, _ report: inout VerificationReport) -> Bool {
+    private func checkEntry(_ name: String, in directory: Directory, kind: FileStatus.Kind, _ report: inout VerificationReport) -> Bool {
         let path = directory.path(of: name)
         guard let info = try? fileSystem.status(name, in: directory) else {
             report.add(path, "missing")
             return false
         }
-        guard info.st_mode & S_IFMT == kind else {
-            report.add(path, "is \(Self.kindName(info.st_mode)) where \(kind == S_IFDIR ? "a directory" : "a regular file") belongs; never followed or read")
+        guard info.kind == kind else {
+            report.add(path, "is \(info.kind) where \(kind) belongs; never followed or read")
             return false
         }
-        if kind == S_IFREG, info.st_mode & 0o077 != 0 {
-            report.add(path, "mode \(String(info.st_mode & 0o777, radix: 8)) is open to group or others", unsafeOwnership: true)
+        if kind == .regular, info.permissions & 0o077 != 0 {
+            report.add(path, "mode \(String(info.permissions & 0o777, radix: 8)) is open to group or others", unsafeOwnership: true)
         }
         return true
     }
@@ -241,19 +240,7 @@ struct VaultVerifier {
     /// What an entry is, for a message.
     private func describe(_ name: String, in directory: Directory) -> String {
         guard let info = try? fileSystem.status(name, in: directory) else { return "gone" }
-        return Self.kindName(info.st_mode)
-    }
-
-    static func kindName(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFREG: "a regular file"
-        case S_IFDIR: "a directory"
-        case S_IFLNK: "a symbolic link"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        case S_IFCHR, S_IFBLK: "a device node"
-        default: "an unknown kind of file"
-        }
+        return info.kind.description
     }
 
     // MARK: With the index key

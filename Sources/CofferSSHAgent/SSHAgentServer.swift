@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// The SSH agent: `FramedSocketServer`'s loop (one request at a time, as OpenSSH's ssh-agent;
 /// a pinentry prompt holds the others until it is answered) with the agent protocol's answers.

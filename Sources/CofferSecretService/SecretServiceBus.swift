@@ -1,7 +1,6 @@
 import CofferProvider
 import CofferHostKit
 import FoundationEssentials
-import Glibc
 
 /// `coffer secret-service`'s loop: owns `org.freedesktop.secrets` on the session bus and hands
 /// each call to the `SecretServiceProvider`, one at a time (a pinentry prompt holds the others,
@@ -51,7 +50,7 @@ public final class SecretServiceBus {
     /// Serves until SIGINT, SIGTERM or SIGHUP, the bus going away, or another provider taking
     /// the name with `--replace`. Returns why it stopped.
     public func serve() throws -> String {
-        let signals = try SignalDescriptor([SIGINT, SIGTERM, SIGHUP])
+        let signals = try SignalDescriptor(SignalDescriptor.endOfService)
         var lastCheck = 0.0
         provider.checkLockState()
         while true {
@@ -81,37 +80,13 @@ public final class SecretServiceBus {
     }
 
     /// A process as the kernel describes it: its program and its start time.
-    static func process(_ pid: pid_t) -> PeerProcess? {
-        guard let executable = executable(ofProcess: pid), let started = startTime(ofProcess: pid) else { return nil }
+    static func process(_ pid: Int32) -> PeerProcess? {
+        guard let executable = KernelProcess.executable(ofProcess: pid), let started = KernelProcess.startTime(ofProcess: pid) else { return nil }
         return PeerProcess(pid: pid, executable: executable, startTime: started)
     }
 
-    /// Field 22 of `/proc/PID/stat`, counted after the parenthesised command name (which may
-    /// hold spaces and parentheses of its own).
-    static func startTime(ofProcess pid: pid_t) -> UInt64? {
-        // Read as a stream: a /proc file states its size as 0.
-        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        let text = String(decoding: buffer[..<count], as: UTF8.self)
-        guard let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        return fields.count > 19 ? UInt64(fields[19]) : nil
-    }
-
-    /// `/proc/PID/exe`: the program a process runs, from the kernel (never from the client).
-    static func executable(ofProcess pid: pid_t) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     private static func describeOwner(_ connection: DBusConnection) -> String {
-        guard let owner = connection.owner(of: busName), let pid = connection.processID(of: owner), let program = executable(ofProcess: pid)
+        guard let owner = connection.owner(of: busName), let pid = connection.processID(of: owner), let program = KernelProcess.executable(ofProcess: pid)
         else { return "" }
         return "\(program), pid \(pid)"
     }

@@ -45,7 +45,7 @@ public enum SecretServiceReader {
         let connection = try DBusConnection.session()
         try connection.addMatch("type='signal',interface='org.freedesktop.Secret.Prompt',member='Completed'")
         guard let ownerName = connection.owner(of: service) else { throw ReadError.noProvider }
-        if let ownExecutable, let pid = connection.processID(of: ownerName), SecretServiceBus.executable(ofProcess: pid) == ownExecutable {
+        if let ownExecutable, let pid = connection.processID(of: ownerName), KernelProcess.executable(ofProcess: pid) == ownExecutable {
             throw ReadError.isCoffer
         }
         let (publicKey, complete) = try SecretSessionCipher.client()

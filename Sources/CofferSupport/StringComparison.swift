@@ -1,4 +1,3 @@
-import Glibc
 
 extension String {
     /// Whether both strings are the same UTF-8 bytes: the equality of JSON member names and
@@ -7,7 +6,7 @@ extension String {
     package func hasSameUTF8(as other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         var (a, b) = (self, other)
-        return a.withUTF8 { a in b.withUTF8 { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+        return a.withUTF8 { a in b.withUTF8 { b in UnsafeRawBufferPointer(a).hasSameBytes(as: UnsafeRawBufferPointer(b)) } }
     }
 
     /// Padded on the left with zeros to `length` characters (a tar header's octal numbers, a

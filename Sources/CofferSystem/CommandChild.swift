@@ -60,4 +60,42 @@ public final class CommandChild {
         return code
     }
 
+    /// The signals a run passes on to its child: what a terminal, a service manager or a
+    /// script sends to end, stop reading or resize it.
+    public static let forwardedSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH]
+
+    /// Waits for the child's end in one `poll` loop over a signalfd and its captured output:
+    /// signals sent to this process go on to the child (a terminal's Ctrl-C, which reaches both
+    /// by itself, is not sent twice), and each chunk of captured output or error passes through
+    /// `pass` to this process's own. No Swift code runs in a signal handler.
+    /// - Parameter pass: the stream (1 or 2), a chunk read from it, and whether it is the last;
+    ///   returns the bytes to write on.
+    /// - Returns: the exit status (128 + signal when killed).
+    public func runForwardingSignals(
+        _ signals: SignalDescriptor, passing pass: (_ stream: Int32, _ chunk: ArraySlice<UInt8>, _ final: Bool) -> [UInt8]
+    ) throws(Errno) -> Int32 {
+        while true {
+            var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)]
+            for stream in [standardOutput, standardError] where stream >= 0 {
+                descriptors.append(pollfd(fd: stream, events: Int16(POLLIN), revents: 0))
+            }
+            if descriptors.count == 1, let status = exitStatus(wait: false) { return status }
+            if case .failure(let failure) = SystemCall.retryingInterrupts({ poll(&descriptors, nfds_t(descriptors.count), -1) }) {
+                throw failure
+            }
+            while let (signal, sentByProcess) = signals.next() {
+                if signal != SIGCHLD && (sentByProcess || signal == SIGHUP || signal == SIGTERM) { kill(pid, signal) }
+            }
+            for entry in descriptors.dropFirst() where entry.revents != 0 {
+                let stream: Int32 = entry.fd == standardOutput ? 1 : 2
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                let read = chunk.withUnsafeMutableBytes { Descriptor.read(entry.fd, into: $0) }
+                if case .failure(.wouldBlock) = read { continue }  // nothing yet: poll again
+                let count = (try? read.get()) ?? -1
+                let final = count <= 0
+                Descriptor.writeAll(stream, pass(stream, chunk.prefix(max(count, 0)), final))
+                if final { closeOutput(stream) }
+            }
+        }
+    }
 }

@@ -4,6 +4,11 @@ import Glibc
 /// write is continued, an interrupted one retried (`SystemCall`), and the end of input or a
 /// failure is told apart.
 public enum Descriptor {
+    /// Closes `fd` (never retried: after `EINTR` Linux has already closed it).
+    public static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
     /// Writes every byte of `bytes`.
     /// - Parameter noSignal: for a socket, `send` with `MSG_NOSIGNAL`: a peer that went away is
     ///   an error (`EPIPE`), not a SIGPIPE that ends the process.

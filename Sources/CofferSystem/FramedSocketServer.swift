@@ -37,7 +37,7 @@ public final class FramedSocketServer {
     /// `checkEvery` seconds while idle, and after each answer) says the work is done.
     /// - Parameter respond: a frame's body in, the whole answer (framed) out; never throws.
     public func serve(checkEvery: Int32? = nil, stillNeeded: () -> Bool = { true }, respond: ([UInt8]) -> [UInt8]) throws {
-        let signals = try SignalDescriptor([SIGINT, SIGTERM, SIGHUP])
+        let signals = try SignalDescriptor(SignalDescriptor.endOfService)
         signal(SIGPIPE, SIG_IGN)
         defer { for client in clients { close(client.descriptor) } }
         while true {

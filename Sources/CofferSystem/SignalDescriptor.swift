@@ -7,6 +7,11 @@ import Glibc
 /// back when it goes.
 public final class SignalDescriptor {
     public let descriptor: Int32
+
+    /// The signals that end a service (a terminal closed, Ctrl-C, `kill`): it stops cleanly.
+    public static let endOfService: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    /// A child process ended (`SIGCHLD`): a loop waiting for it wakes.
+    public static let childEnded = SIGCHLD
     private var previousMask = sigset_t()
 
     public init(_ signals: [Int32]) throws(ChildProcessError) {

@@ -11,6 +11,7 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static var current: Errno { Errno(errno) }
 
     public static let interrupted = Errno(EINTR)
+    public static let notFound = Errno(ENOENT)
     public static let wouldBlock = Errno(EAGAIN)
 
     public var description: String { String(cString: strerror(rawValue)) }
@@ -30,5 +31,13 @@ public enum SystemCall {
             let error = Errno.current
             if error != .interrupted { return .failure(error) }
         }
+    }
+}
+
+extension Result {
+    /// Whether a call succeeded, for the calls whose result is only "0 or -1".
+    public var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
     }
 }

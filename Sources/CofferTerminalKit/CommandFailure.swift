@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 
 /// An error a command can end with, stating its exit code and its words (SPEC.md §10). Every
@@ -246,7 +245,7 @@ extension Errno: CommandFailure {
 extension ChildProcessError: CommandFailure {
     package var failure: CLIError {
         switch self {
-        case .launch(_, let code) where code == ENOENT: CLIError(description, code: .unavailable)
+        case .launch(_, let code) where code == Errno.notFound.rawValue: CLIError(description, code: .unavailable)
         case .launch, .io, .lineTooLong: CLIError(description, code: .osError)
         }
     }

@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// Where the CLI reads and writes. Injected so tests run commands in-process and see exactly
 /// what a user would (SwiftFormat's habit); `IO.process` is the real thing.
@@ -45,7 +44,7 @@ public final class IO: @unchecked Sendable {
             standardError: { text in writeAll(2, text) },
             terminal: DeviceTerminal.open(),
             environment: .process,
-            standardErrorIsTerminal: isatty(2) == 1, standardOutputIsTerminal: isatty(1) == 1,
+            standardErrorIsTerminal: TerminalDevice.isTerminal(2), standardOutputIsTerminal: TerminalDevice.isTerminal(1),
             standardOutputBytes: { bytes in writeAll(1, bytes) })
     }
 

@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferHostKit
-import Glibc
 
 /// An interactive terminal: prompts on it and reads answers from it, never from stdin, so a
 /// password typed there cannot be mixed up with piped data.
@@ -15,39 +14,22 @@ public protocol Terminal: AnyObject {
 
 /// `/dev/tty` with termios echo control.
 package final class DeviceTerminal: Terminal {
-    private let fd: Int32
+    private let device: TerminalDevice
     private let reader: FileDescriptorLineReader
 
-    private init(fd: Int32) {
-        self.fd = fd
-        reader = FileDescriptorLineReader(fd: fd)
+    private init(device: TerminalDevice) {
+        self.device = device
+        reader = FileDescriptorLineReader(fd: device.descriptor)
     }
-
-    deinit { close(fd) }
 
     /// The controlling terminal, or `nil` when the process has none.
     static func open() -> DeviceTerminal? {
-        let fd = Glibc.open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { return nil }
-        guard isatty(fd) == 1 else {
-            close(fd)
-            return nil
-        }
-        return DeviceTerminal(fd: fd)
+        TerminalDevice.openControlling().map(DeviceTerminal.init(device:))
     }
 
     package func readSecret(prompt: String) throws -> SecureBytes? {
         write(prompt)
-        var saved = termios()
-        let canRestore = tcgetattr(fd, &saved) == 0
-        if canRestore {
-            var silent = saved
-            silent.c_lflag &= ~tcflag_t(ECHO)
-            silent.c_lflag |= tcflag_t(ECHONL)
-            tcsetattr(fd, TCSAFLUSH, &silent)
-        }
-        defer { if canRestore { tcsetattr(fd, TCSAFLUSH, &saved) } }
-        return try reader.readSecretLine()
+        return try device.withEchoOff { try reader.readSecretLine() }
     }
 
     package func readLine(prompt: String) -> String? {
@@ -56,6 +38,6 @@ package final class DeviceTerminal: Terminal {
     }
 
     package func write(_ text: String) {
-        IO.writeAll(fd, text)
+        IO.writeAll(device.descriptor, text)
     }
 }

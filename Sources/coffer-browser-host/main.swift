@@ -1,6 +1,6 @@
 // Coffer's native-messaging host for the browser extension (SPEC.md §13). Started by the
 // browser, one process per connection; everything happens in CofferBrowserHost.
 import CofferBrowserHost
-import Glibc
+import CofferSystem
 
-exit(BrowserHostMain.run(CommandLine.arguments))
+CurrentProcess.exit(BrowserHostMain.run(CommandLine.arguments))

@@ -1,4 +1,4 @@
 import CofferCLI
-import Glibc
+import CofferSystem
 
-exit(CommandLineTool.main(CommandLine.arguments))
+CurrentProcess.exit(CommandLineTool.main(CommandLine.arguments))

@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferCredentialHelpers
-import Glibc
 
 ProcessHardening.apply()
-exit(DockerCredentialHelper.run(Array(CommandLine.arguments.dropFirst()), io: .process()))
+CurrentProcess.exit(DockerCredentialHelper.run(Array(CommandLine.arguments.dropFirst()), io: .process()))

@@ -1,6 +1,5 @@
 import CofferProvider
 import CofferCredentialHelpers
-import Glibc
 
 ProcessHardening.apply()
-exit(GitCredentialHelper.run(Array(CommandLine.arguments.dropFirst()), io: .process()))
+CurrentProcess.exit(GitCredentialHelper.run(Array(CommandLine.arguments.dropFirst()), io: .process()))

@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// `coffer fill`'s side of the fill agent (SPEC.md §8.5): ask it first, and where none runs but
 /// a session is live, start one for the next fill.

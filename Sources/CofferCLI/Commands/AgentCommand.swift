@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// `coffer agent`: the fill agent (SPEC.md §8.5), which `coffer unlock` starts in the background
 /// so that fills while unlocked are answered by a warm process. It keeps no key of its own and
@@ -45,7 +44,7 @@ struct AgentCommand: Command {
             let vault = try context.openVault()
             agent.watch(vault, owner: context.hostSession(of: vault, interaction: nil).unlockPolicy.openTeamOwner(of: vault))
         }
-        chdir("/")  // a daemon keeps no directory busy (an unmount of where 'unlock' ran)
+        CurrentProcess.changeDirectory(to: "/")  // a daemon keeps no directory busy (an unmount of where 'unlock' ran)
         context.note("fill agent listening on \(listener.path ?? "the socket systemd passed")")
         let socketFile = listener.path.flatMap(FileIdentity.init(path:))
         // It ends once it could only decline (no session it serves is live), or when its socket
@@ -75,18 +74,5 @@ struct AgentCommand: Command {
         } catch {
             throw CLIError("the fill agent did not start listening on \(socket)", code: .osError)
         }
-    }
-}
-
-/// A file's device and inode: whether a path still names the file it named before.
-struct FileIdentity: Equatable {
-    let device: UInt64
-    let inode: UInt64
-
-    init?(path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
     }
 }

@@ -1,7 +1,6 @@
 import Coffer
 import CofferTerminalKit
 import FoundationEssentials
-import Glibc
 
 struct BackupCommand: Command {
     static let name = "backup"

@@ -1,7 +1,6 @@
 import Coffer
 import CofferTerminalKit
 import CofferBrowserHost
-import Glibc
 
 struct BrowserCommand: Command {
     static let subcommands = ["install", "uninstall", "status", "manifest"]
@@ -112,7 +111,7 @@ struct BrowserCommand: Command {
                 guard let bytes = try? FileSystem.standard.readUserFile(path, limit: 1 << 16),
                       let manifest = (try? JSONValue.parse(bytes))?.objectValue, let host = manifest["path"]?.stringValue
                 else { continue }
-                let runnable = access(host, X_OK) == 0
+                let runnable = FileSystem.isExecutable(host)
                 line += "\n  \(path) -> \(host)" + (runnable ? "" : " (missing or not executable: run 'coffer browser install' again)")
             }
             if !line.contains("\n  ") { line += "\n  no manifest: run 'coffer browser install --browser \(browser.name)'" }
@@ -139,16 +138,14 @@ struct BrowserCommand: Command {
     /// `--host`, else `coffer-browser-host` beside this executable, else on `$PATH`.
     static func hostPath(_ context: CommandContext) throws -> String {
         if let path = context.arguments.value("host") {
-            guard path.hasPrefix("/"), access(path, X_OK) == 0 else { throw CLIError("--host must be an absolute path to an executable", code: .usage) }
+            guard path.hasPrefix("/"), FileSystem.isExecutable(path) else { throw CLIError("--host must be an absolute path to an executable", code: .usage) }
             return path
         }
         if let own = OwnExecutable.path {
             let beside = FileSystem.parentDirectory(of: own) + "/coffer-browser-host"
-            if access(beside, X_OK) == 0 { return beside }
+            if FileSystem.isExecutable(beside) { return beside }
         }
-        for directory in (context.io.environment["PATH"] ?? "").split(separator: ":") where access("\(directory)/coffer-browser-host", X_OK) == 0 {
-            return "\(directory)/coffer-browser-host"
-        }
+        if let onPath = context.io.environment.programPath("coffer-browser-host") { return onPath }
         throw CLIError("coffer-browser-host not found beside coffer or on PATH", hint: "build it (scripts/build) or pass --host PATH", code: .noInput)
     }
 

@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// `coffer inject`: a template with `{{ coffer://… }}` references made into the real file (as
 /// `op inject`): a config file kept in git without its secrets. Every reference is resolved
@@ -58,7 +57,7 @@ struct InjectCommand: Command {
             do {
                 try FileSystem.standard.writeUserFileExclusively(Array(output.utf8), to: path, replacing: context.arguments.has("force"))
             } catch {
-                guard case .system(_, _, EEXIST) = error else { throw error }
+                guard error.isAlreadyExisting else { throw error }
                 throw CLIError("\(path) exists", hint: "--force replaces it", code: .exists)
             }
             context.note("wrote \(path) (\(references.count) reference\(references.count == 1 ? "" : "s"), mode 0600)")

@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// `coffer run`: a command with secrets in its environment and nowhere else (as `op run`,
 /// `gopass env`). The references are all resolved before the child starts, so a locked vault
@@ -55,11 +54,11 @@ struct RunCommand: Command {
         let secrets = zip(assignments, values).filter { $0.0.reference != nil }.map(\.1)
         // A shell's codes for a command that is not there (127) or cannot be run (126).
         let path = Spawn.search(command[0], environment: environment)
-        guard access(path, F_OK) == 0 else {
+        guard FileSystem.exists(path) else {
             context.note("\(command[0].prefix(200)): command not found")
             throw ChildExit(status: 127)
         }
-        guard access(path, X_OK) == 0 else {
+        guard FileSystem.isExecutable(path) else {
             context.note("\(command[0].prefix(200)): permission denied")
             throw ChildExit(status: 126)
         }

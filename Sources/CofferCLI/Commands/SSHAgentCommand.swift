@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// `coffer ssh-agent`: the vault's SSH keys for ssh, git and everything that speaks the agent
 /// protocol, as rbw's and 1Password's agents do (SPEC.md §14).
@@ -46,7 +45,7 @@ struct SSHAgentCommand: Command {
     }
 
     /// `SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK;` as ssh-agent prints it, or fish's `set -x`.
-    static func shellLines(_ path: String, environment: Environment, pid: pid_t? = nil) -> String {
+    static func shellLines(_ path: String, environment: Environment, pid: Int32? = nil) -> String {
         let quoted = "'" + path.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'"
         if environment["SHELL"]?.hasSuffix("/fish") == true {
             return "set -x SSH_AUTH_SOCK \(quoted);" + (pid.map { " set -x SSH_AGENT_PID \($0);" } ?? "")

@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// `coffer ssh-key`: SSH keys kept in the vault as ssh-key items (SPEC.md §6.3), for the agent.
 struct SSHKeyCommand: Command {
@@ -115,13 +114,12 @@ struct SSHKeyCommand: Command {
         let directory = try EditorSession.makePrivateDirectory(prefix: "coffer-key", environment: context.io.environment)
         let path = directory + "/key"
         defer {
-            EditorSession.shred(path)
-            rmdir(directory)
+            FileSystem.standard.shred(path)
+            FileSystem.standard.removeEmptyDirectory(directory)
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError("cannot create \(path)", code: .ioError) }
-        IO.writeAll(fd, text)
-        close(fd)
+        do { try FileSystem.standard.createPrivateFile(Array(text.utf8), at: path) } catch {
+            throw CLIError("cannot create \(path)", code: .ioError)
+        }
         let status: Int32
         do {
             let child = try ChildProcess(["ssh-keygen", "-q", "-p", "-N", "", "-f", path], environment: context.io.environment, newSession: true)

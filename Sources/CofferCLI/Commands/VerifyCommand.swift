@@ -1,7 +1,6 @@
 import Coffer
 import CofferTerminalKit
 import FoundationEssentials
-import Glibc
 
 struct VerifyCommand: Command {
     static let name = "verify"

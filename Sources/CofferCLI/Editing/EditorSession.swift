@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// Runs `$VISUAL`/`$EDITOR` (then `editor`, then `vi`) on a document holding secrets, as `pass
 /// edit` does: the file lives in a fresh 0700 directory on a tmpfs (`$XDG_RUNTIME_DIR`, else
@@ -19,7 +18,7 @@ struct EditorSession {
         for name in ["VISUAL", "EDITOR"] {
             if let value = environment[name]?.trimmingSpaces(), !value.isEmpty { return value.split(separator: " ").map(String.init) }
         }
-        return access("/usr/bin/editor", X_OK) == 0 ? ["editor"] : ["vi"]
+        return FileSystem.isExecutable("/usr/bin/editor") ? ["editor"] : ["vi"]
     }
 
     /// A new 0700 directory on a tmpfs, where a secret in the clear may sit for a moment without
@@ -41,48 +40,30 @@ struct EditorSession {
         let directory = try Self.makePrivateDirectory(prefix: "coffer-edit", environment: environment)
         let path = directory + "/" + name
         // Held back until the file is gone; the editor itself gets default handling.
-        var blocked = sigset_t(), previous = sigset_t()
-        sigemptyset(&blocked)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&blocked, signal) }
-        sigprocmask(SIG_BLOCK, &blocked, &previous)
-        defer {
-            Self.shred(path)
-            rmdir(directory)
-            sigprocmask(SIG_SETMASK, &previous, nil)
+        return try SignalMask.holdingBack(SignalMask.endingSignals) {
+            let fileSystem = FileSystem.standard
+            defer {
+                fileSystem.shred(path)
+                fileSystem.removeEmptyDirectory(directory)
+            }
+            do { try fileSystem.createPrivateFile(Array(text.utf8), at: path) } catch {
+                throw Failure(description: "cannot create \(path)")
+            }
+            guard try run(editor + [path]) == 0 else { return nil }
+            guard let bytes = try? fileSystem.readUserFile(path, limit: 1 << 20) else {
+                throw Failure(description: "the editor left no readable file")
+            }
+            return String(decoding: bytes, as: UTF8.self)
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot create \(path)") }
-        IO.writeAll(fd, text)
-        close(fd)
-        guard try run(editor + [path]) == 0 else { return nil }
-        guard let bytes = try? FileSystem.standard.readUserFile(path, limit: 1 << 20) else {
-            throw Failure(description: "the editor left no readable file")
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Spawns `arguments` on this terminal (the signals this process holds back start at their
     /// defaults there, as every child's do) and waits; the exit status.
     private func run(_ arguments: [String]) throws -> Int32 {
-        let child: pid_t
+        let child: Int32
         do { child = try Spawn(arguments, environment: environment).start() } catch {
             throw Failure(description: "cannot start the editor: \(error)")
         }
         return Spawn.exitStatus(of: child) ?? -1
-    }
-
-    /// Overwrites the file with zeros (through its own descriptor, never a link) and unlinks it.
-    static func shred(_ path: String) {
-        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        if fd >= 0 {
-            var info = stat()
-            if fstat(fd, &info) == 0, info.st_size > 0 {
-                let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
-                _ = zeros.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-                fsync(fd)
-            }
-            close(fd)
-        }
-        unlink(path)
     }
 }

@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// What `coffer pick` and `coffer menu` share: the entries a person picks from (identities from
 /// the identity store, readable while locked), and what happens to the pick. The secret comes

@@ -1,7 +1,6 @@
 import Coffer
 import CofferTerminalKit
 import CQRencode
-import Glibc
 
 /// Draws text as a QR code on the terminal with UTF-8 half blocks — two modules per character
 /// cell, as `qrencode -t UTF8` draws for `pass show --qrcode` and `gopass show --qr` — in explicit
@@ -53,10 +52,10 @@ enum QRCodeOutput {
         let encode = try library.function("QRcode_encodeString8bit", as: Encode.self)
         let free = try library.function("QRcode_free", as: Free.self)
         guard let code = text.withCString({ encode($0, 0, QR_ECLEVEL_M) }) else {
-            throw CLIError("libqrencode could not encode it (errno \(errno))", code: .software)
+            throw CLIError("libqrencode could not encode it (\(Errno.current))", code: .software)
         }
         defer {
-            memset(code.pointee.data, 0, Int(code.pointee.width * code.pointee.width))  // the modules spell the secret
+            code.pointee.data.update(repeating: 0, count: Int(code.pointee.width * code.pointee.width))  // the modules spell the secret
             free(code)
         }
         let width = Int(code.pointee.width)

@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// Starts this program again as a background agent (the SSH agent, the fill agent): in a new
 /// session with no terminal, its stderr to /dev/null, and waits until its socket answers, so
@@ -15,7 +14,7 @@ enum BackgroundAgent {
 
     /// Starts `coffer ARGUMENTS` (arguments without the program name) and waits up to five
     /// seconds for `socket` to answer.
-    static func start(_ arguments: [String], socket: String, environment: Environment) throws(Failure) -> pid_t {
+    static func start(_ arguments: [String], socket: String, environment: Environment) throws(Failure) -> Int32 {
         let child: ChildProcess
         do { child = try spawn(arguments, environment: environment) } catch { throw .launch("\(error)") }
         child.closeInput()
@@ -25,7 +24,7 @@ enum BackgroundAgent {
                 child.detach()
                 return child.pid
             }
-            usleep(25_000)
+            Pause.sleep(for: .milliseconds(25))
         }
         throw .neverListened
     }

@@ -1,7 +1,6 @@
 import Coffer
 import CofferTerminalKit
 import FoundationEssentials
-import Glibc
 
 /// Copies a secret to the desktop clipboard with `wl-copy` (Wayland) or `xclip` (X11), as pass
 /// does, and schedules putting back what was there before. The secret goes through a pipe, never
@@ -25,8 +24,7 @@ enum Clipboard {
 
     /// The executable `name` on `$PATH`.
     static func find(_ name: String, _ environment: Environment) -> String? {
-        (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
+        environment.programPath(name)
     }
 
     static func tool(_ environment: Environment) -> Tool? {
@@ -99,30 +97,11 @@ enum Clipboard {
         return output
     }
 
-    /// Runs a program with `input` on its stdin and /dev/null for output, and waits for it
-    /// alone. posix_spawn rather than Foundation's Process, which also waits for descendants
-    /// (xclip and wl-copy fork a child that keeps serving the selection).
+    /// Runs a program with `input` on its stdin and /dev/null for output, and waits for it alone
+    /// (`Spawn.run(_:environment:feeding:)`).
     static func spawn(_ arguments: [String], environment: Environment, input: [UInt8]) throws -> Int32 {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw CLIError("could not create a pipe for \(arguments[0])", code: .osError) }
-        var spawn = Spawn(arguments, environment: environment, executable: arguments[0])
-        spawn.fileActions = [
-            .duplicate(pipeEnds[0], to: 0), .close(pipeEnds[1]), .open("/dev/null", as: 1, flags: O_WRONLY),
-            .open("/dev/null", as: 2, flags: O_WRONLY), .closeFrom(3),
-        ]
-        let pid: pid_t
-        do { pid = try spawn.start() } catch {
-            close(pipeEnds[0]); close(pipeEnds[1])
+        do { return try Spawn.run(arguments, environment: environment, feeding: input) } catch {
             throw CLIError("could not start \(arguments[0])", code: .osError)
         }
-        close(pipeEnds[0])
-        var written = 0
-        while written < input.count {
-            let count = input.withUnsafeBytes { write(pipeEnds[1], $0.baseAddress! + written, $0.count - written) }
-            if count <= 0 { break }
-            written += count
-        }
-        close(pipeEnds[1])
-        return Spawn.exitStatus(of: pid) ?? -1
     }
 }

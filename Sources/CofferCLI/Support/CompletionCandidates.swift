@@ -1,6 +1,5 @@
 import Coffer
 import CofferTerminalKit
-import Glibc
 
 /// `coffer __complete entry|service|reference|team WORD`: what a shell's Tab offers after an
 /// ENTRY, a SERVICE, a `coffer://` reference or a team's name — the candidates that start with
@@ -115,7 +114,7 @@ enum CompletionCandidates {
 
     /// C0 controls and DEL: a byte that could end a candidate's line or drive a terminal.
 
-    /// The non-empty lines of `text`, sorted as bytes (memcmp over positions: a generic
+    /// The non-empty lines of `text`, sorted as bytes (word-wise over positions: a generic
     /// comparison of 150,000 substrings took 0.6 s), each once, each ending in LF.
     static func sortedUniqueLines(_ bytes: [UInt8]) -> [UInt8] {
         var lines: [(start: Int, end: Int)] = []
@@ -128,11 +127,9 @@ enum CompletionCandidates {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 1)
         bytes.withUnsafeBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            func compare(_ a: (start: Int, end: Int), _ b: (start: Int, end: Int)) -> Int32 {
-                let (left, right) = (a.end - a.start, b.end - b.start)
-                let order = memcmp(base + a.start, base + b.start, min(left, right))
-                return order != 0 ? order : left < right ? -1 : left > right ? 1 : 0
+            let bytes = UnsafeRawBufferPointer(buffer)
+            func compare(_ a: (start: Int, end: Int), _ b: (start: Int, end: Int)) -> Int {
+                UnsafeRawBufferPointer(rebasing: bytes[a.start..<a.end]).lexicographicOrder(UnsafeRawBufferPointer(rebasing: bytes[b.start..<b.end]))
             }
             lines.sort { compare($0, $1) < 0 }
             var previous: (start: Int, end: Int)?

@@ -1,7 +1,6 @@
 import Coffer
 import CofferTerminalKit
 import FoundationEssentials
-import Glibc
 
 /// A backup file unpacked into a private scratch directory to be opened like a container
 /// (verify, and restore's look before it replaces anything); removed when released.
@@ -12,7 +11,7 @@ final class StagedBackup {
     /// On a tmpfs when there is one (`/dev/shm`): the copy is sealed files that are only read
     /// and removed, and creating 10,000 of them on ext4 took most of a verify's time.
     init(_ source: String) throws {
-        let memory = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : nil
+        let memory = FileSystem.isWritable("/dev/shm") ? "/dev/shm" : nil
         directory = try FileSystem.standard.makeTemporaryDirectory(prefix: "coffer-backup", in: memory)
         do {
             try VaultBackup.restore(from: source, into: GroupContainer(path: directory + "/vault"), replacing: false, durable: false)
@@ -27,7 +26,7 @@ final class StagedBackup {
     /// Whether `path` is a directory (a container or a directory backup) rather than a backup
     /// file; `nil` when nothing is there.
     static func isDirectory(_ path: String) -> Bool? {
-        ((try? FileSystem.standard.userPathStatus(path)) ?? nil).map { $0.st_mode & S_IFMT == S_IFDIR }
+        ((try? FileSystem.standard.userPathStatus(path)) ?? nil).map { $0.kind == .directory }
     }
 }
 

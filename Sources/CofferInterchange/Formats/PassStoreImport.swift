@@ -1,5 +1,4 @@
 import CofferProvider
-import Glibc
 
 /// A pass store (passwordstore.org): a directory tree of `.gpg` files, each decrypted with the
 /// `gpg` binary (the user's agent and keys, as `pass show` uses them). pass's conventions, as
@@ -35,10 +34,10 @@ enum PassStoreImport {
             for name in try fileSystem.contents(of: directory).sorted() where !name.hasPrefix(".") {
                 guard let info = try fileSystem.status(name, in: directory) else { continue }
                 let location = (path + [name]).joined(separator: "/")
-                switch info.st_mode & S_IFMT {
-                case S_IFLNK: throw ImportError.malformed(location: location, reason: "a symbolic link: refused, it can point outside the store")
-                case S_IFDIR: try collect(fileSystem.directory(name, in: directory, check: .anyOwner), path: path + [name], into: &files)
-                case S_IFREG where name.hasSuffix(".gpg"): files.append(path + [name])
+                switch info.kind {
+                case .symbolicLink: throw ImportError.malformed(location: location, reason: "a symbolic link: refused, it can point outside the store")
+                case .directory: try collect(fileSystem.directory(name, in: directory, check: .anyOwner), path: path + [name], into: &files)
+                case .regular where name.hasSuffix(".gpg"): files.append(path + [name])
                 default: continue
                 }
             }

@@ -1,7 +1,9 @@
 import CofferStore
 import CofferFormat
 import FoundationEssentials
-import Glibc
+// libm, the one part of the C library the generator uses (entropy is a base-2 logarithm).
+import func Glibc.log2
+import func Glibc.pow
 
 /// Random passwords from libsodium's CSPRNG, with their entropy, in the styles users know.
 public enum PasswordGenerator {

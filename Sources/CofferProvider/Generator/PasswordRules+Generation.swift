@@ -1,6 +1,6 @@
 import CofferStore
 import CofferFormat
-import Glibc
+import func Glibc.log2
 
 extension PasswordRules {
     /// The length a generated password gets when none is asked for: the generator's default,

@@ -1,7 +1,6 @@
 import CofferStore
 import CofferFormat
 import FoundationEssentials
-import Glibc
 
 /// How closely a stored identity matches a requested service, most specific highest (SPEC.md §8.1).
 public enum MatchLevel: Int, Comparable, Sendable, CustomStringConvertible {
@@ -69,7 +68,7 @@ struct ServiceKeyBytes {
     }
 
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+        a.hasSameBytes(as: b)
     }
 
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {

@@ -1,7 +1,6 @@
 import CofferStore
 import CofferFormat
 import FoundationEssentials
-import Glibc
 
 /// Apple's Password Manager Resources (`quirks/*.json`, MIT licence), as published, shipped
 /// with Coffer in `share/coffer/web-quirks/` (SPEC.md §12.1): what the web's sites need that
@@ -27,7 +26,7 @@ public struct WebQuirks: Sendable {
             }
         }
         candidates += ["/usr/local/share/coffer/web-quirks", "/usr/share/coffer/web-quirks"]
-        return candidates.first { access($0 + "/password-rules.json", R_OK) == 0 }.map(WebQuirks.init(directory:))
+        return candidates.first { FileSystem.isReadable($0 + "/password-rules.json") }.map(WebQuirks.init(directory:))
     }
 
     /// The rule published for `host` (a canonical host): the entry for the host itself, else

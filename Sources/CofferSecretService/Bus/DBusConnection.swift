@@ -1,5 +1,4 @@
 import CDBus
-import Glibc
 
 /// Why a bus operation failed: the D-Bus error's name and message.
 public struct DBusError: Error, CustomStringConvertible, Sendable {
@@ -87,12 +86,12 @@ public final class DBusConnection {
 
     /// The process id of a peer, as the bus daemon knows it (from the peer's socket, not from
     /// anything the peer claims).
-    public func processID(of peer: String) -> pid_t? {
+    public func processID(of peer: String) -> Int32? {
         let message = DBusMessage(call: "GetConnectionUnixProcessID", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                                   destination: "org.freedesktop.DBus")
         message.append([.string(peer)])
         guard let reply = try? call(message, timeout: 5_000), case .uint32(let pid)? = reply.arguments.first else { return nil }
-        return pid_t(bitPattern: pid)
+        return Int32(bitPattern: pid)
     }
 
     private static func take(_ error: inout CDBus.DBusError) -> DBusError {

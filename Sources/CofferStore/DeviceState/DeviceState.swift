@@ -1,5 +1,4 @@
 import CofferFormat
-import Glibc
 import Synchronization
 
 /// What this device, and only this device, knows about a vault (SPEC.md §7.6): whether the

@@ -1,5 +1,5 @@
-import CofferFormat
 import CKeyutils
+import CofferFormat
 import FoundationEssentials
 import Glibc
 

@@ -1,5 +1,5 @@
-import CofferFormat
 import COath
+import CofferFormat
 import Glibc
 
 /// RFC 4648 base32, the encoding of one-time-code secrets, through liboath.

@@ -1,5 +1,4 @@
 import CofferFormat
-import Glibc
 import Synchronization
 
 /// The App Group container analogue: one private directory that the CLI, helpers and embedding
@@ -66,7 +65,7 @@ public struct GroupContainer: Sendable, Equatable {
 
     static func homeDirectory(_ environment: Environment) -> String {
         if let home = environment["HOME"], !home.isEmpty { return home }
-        if let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir { return String(cString: directory) }
+        if let directory = CurrentUser.homeDirectory { return directory }
         return "/"
     }
 

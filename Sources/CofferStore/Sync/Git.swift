@@ -1,5 +1,4 @@
 import CofferFormat
-import Glibc
 
 /// Every call Coffer makes to `git` (SPEC.md §15.1): plumbing only, so git never merges,
 /// checks out or writes a file of the vault. Coffer reads fetched objects itself, authenticates
@@ -145,7 +144,7 @@ final class Git {
     /// Whether `.git` is a directory (a link or a file there is not a repository of Coffer's).
     var exists: Bool {
         guard let status = try? FileSystem.standard.userPathStatus(gitDirectory) else { return false }
-        return status.st_mode & S_IFMT == S_IFDIR
+        return status.kind == .directory
     }
 
     /// Makes the container a repository whose `main` holds the vault, and keeps everything but

@@ -1,6 +1,5 @@
 import CofferFormat
 import FoundationEssentials
-import Glibc
 
 /// One `sync` of an unlocked vault with its remote (SPEC.md §15.4): commit this device's changes,
 /// fetch, authenticate and merge what the remote changed, push.
@@ -84,10 +83,10 @@ final class SyncSession {
             switch try attempt(adoptingRemote: adoptingRemote) {
             case .done: return
             case .again:
-                usleep(UInt32.random(in: 0..<(50_000 << min(round, 4))))
+                Pause.sleep(randomlyBelow: 50_000 << min(round, 4))
                 round += 1
             case .waitForLease:
-                usleep(250_000)
+                Pause.sleep(for: .milliseconds(250))
             }
         }
         // Every round lost to the same lock while the remote never moved: a lock that outlived

@@ -1,6 +1,5 @@
 import CofferFormat
 import FoundationEssentials
-import Glibc
 
 /// Where a synced container stands, without touching the network.
 public struct SyncStatus: Sendable {

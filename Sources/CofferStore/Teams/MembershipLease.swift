@@ -1,6 +1,5 @@
 import CofferFormat
 import FoundationEssentials
-import Glibc
 
 /// A team's membership lease (SPEC.md §16.5): an admin changing the member list first puts a
 /// lease on the remote (`refs/heads/coffer-lease`, an empty commit), and every device that
@@ -31,7 +30,7 @@ extension Vault {
             if !othersFresh || ContinuousClock.now > deadline {
                 if try git.pushLease(mine, expecting: current) { return mine }
             }
-            usleep(UInt32.random(in: 100_000..<300_000))
+            Pause.sleep(randomlyBelow: 300_000, atLeast: 100_000)
             if ContinuousClock.now > deadline + .seconds(options.leaseSeconds) { break }
         }
         throw SyncError.git(command: "push", status: 1, message: "other devices kept the team's membership lease; run it again")

@@ -1,4 +1,3 @@
-import CofferFormat
 import Glibc
 
 /// An advisory `flock(2)` on the container's lock file: exclusive for writers, shared for

@@ -1,5 +1,5 @@
-import CofferFormat
 import CLinux
+import CofferSupport
 import Glibc
 
 /// The one place that calls POSIX file APIs. Every `-1` becomes a thrown `StorageError` naming
@@ -48,6 +48,55 @@ public struct FileSystem: Sendable {
     }
 
     /// The last component of `path`.
+    /// Creates `path`, 0600, with `bytes`: only if nothing is there, never through a link. For a
+    /// moment's copy of a secret in a private directory on a tmpfs (the editor's document, a key
+    /// ssh-keygen opens); `shred` removes it.
+    public func createPrivateFile(_ bytes: [UInt8], at path: String) throws(StorageError) {
+        guard case .success(let fd) = SystemCall.retryingInterrupts({ open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }) else {
+            throw error("create", path)
+        }
+        defer { Descriptor.close(fd) }
+        if let failure = Descriptor.writeAll(fd, bytes) { throw .system(operation: "write", path: path, errno: failure.rawValue) }
+    }
+
+    /// Overwrites the file at `path` with zeros (through its own descriptor, never a link) and
+    /// unlinks it; quietly, whatever is or is not there.
+    public func shred(_ path: String) {
+        if case .success(let fd) = SystemCall.retryingInterrupts({ open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }) {
+            if case .success(let status) = FileStatus.of(descriptor: fd), status.kind == .regular, status.size > 0 {
+                Descriptor.writeAll(fd, [UInt8](repeating: 0, count: Int(status.size)))
+                fsync(fd)
+            }
+            Descriptor.close(fd)
+        }
+        unlink(path)
+    }
+
+    /// Whether anything is at `path`, following links (`stat`): a browser's configuration
+    /// directory, found by looking.
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Whether this process may read `path` (`access(R_OK)`: a data file found by looking).
+    public static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
+
+    /// Whether this process may write in `path` (`access(W_OK)`).
+    public static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+
+    /// Whether this process may run `path` (`access(X_OK)`: a program found on a search path).
+    public static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
+
+    /// A temporary file's distinguishing part: `count` random bytes in hex (`getrandom(2)`, so two
+    /// writers never pick one name; not a secret), or the process id if the kernel has none yet.
+    static func uniqueSuffix(_ count: Int) -> String {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let filled = bytes.withUnsafeMutableBytes { buffer in SystemCall.retryingInterrupts { coffer_getrandom(buffer.baseAddress, UInt(count)) } }
+        guard case .success(let filledCount) = filled, filledCount == count else { return String(getpid()) }
+        return Hex.encode(bytes)
+    }
+
     public static func lastComponent(of path: String) -> String {
         let trimmed = trimmingTrailingSlashes(path)
         return trimmed.split(separator: "/").last.map(String.init) ?? trimmed
@@ -64,10 +113,10 @@ public struct FileSystem: Sendable {
     }
 
     /// `lstat` of `name` in `directory` (a link is reported as a link), or `nil` when absent.
-    public func status(_ name: String, in directory: Directory) throws(StorageError) -> stat? {
+    public func status(_ name: String, in directory: Directory) throws(StorageError) -> FileStatus? {
         try Self.checkName(name, in: directory)
         var info = stat()
-        if fstatat(directory.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { return info }
+        if fstatat(directory.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { return FileStatus(info) }
         if errno == ENOENT { return nil }
         throw error("stat", directory.path(of: name))
     }
@@ -106,12 +155,15 @@ public struct FileSystem: Sendable {
         } catch where error.isNotFound {
             return nil
         }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
-            throw .wrongFileType(path: directory.path(of: name))
-        }
-        return OpenedFile(fd: fd, size: Int(info.st_size))
+        return try OpenedFile(regularFile: fd, path: directory.path(of: name))
+    }
+
+    /// Opens a file the user named for reading parts of it (a local breach list of many
+    /// gigabytes, searched by bisection); it must be a regular file.
+    public func openUserFileForReading(_ path: String) throws(StorageError) -> OpenedFile {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw error("open", path) }
+        return try OpenedFile(regularFile: fd, path: path)
     }
 
     /// Reads all of the regular file open as `fd`, then closes it. `path` only names it in errors.
@@ -145,6 +197,15 @@ public struct FileSystem: Sendable {
         _ = try directory(name, in: parent, create: true)
     }
 
+    /// Makes `name` in `parent`, private (0700), failing if anything is there already: a
+    /// directory this call alone fills (a staging copy, a restore's target).
+    public func makeNewDirectory(_ name: String, in parent: Directory) throws(StorageError) {
+        try Self.checkName(name, in: parent)
+        guard SystemCall.retryingInterrupts({ mkdirat(parent.descriptor, name, 0o700) }).isSuccess else {
+            throw error("create directory", parent.path(of: name))
+        }
+    }
+
     /// Atomically replaces `name` in `directory` with `bytes` (mode 0600) via a temp file in
     /// `temporary`, which must be on the same file system. A link where the file was is
     /// replaced, never written through.
@@ -154,7 +215,7 @@ public struct FileSystem: Sendable {
         _ bytes: [UInt8], to name: String, in directory: Directory, via temporary: Directory, durable: Bool = true
     ) throws(StorageError) {
         try Self.checkName(name, in: directory)
-        let temporaryName = ((try? SecureRandom.bytes(8)).map { Hex.encode($0) } ?? String(getpid())) + ".tmp"
+        let temporaryName = Self.uniqueSuffix(8) + ".tmp"
         try createFile(bytes, named: temporaryName, in: temporary, fsyncFile: durable)
         do throws(StorageError) {
             try faults?.step()
@@ -302,9 +363,9 @@ public struct FileSystem: Sendable {
     }
 
     /// `lstat` of a path the user named, or `nil` when it does not exist.
-    public func userPathStatus(_ path: String) throws(StorageError) -> stat? {
+    public func userPathStatus(_ path: String) throws(StorageError) -> FileStatus? {
         var info = stat()
-        if lstat(path, &info) == 0 { return info }
+        if lstat(path, &info) == 0 { return FileStatus(info) }
         if errno == ENOENT { return nil }
         throw error("stat", path)
     }
@@ -315,7 +376,7 @@ public struct FileSystem: Sendable {
     public func writeUserFileExclusively(_ bytes: [UInt8], to path: String, replacing: Bool = false) throws(StorageError) {
         let parent = try openDirectory(atPath: Self.parentDirectory(of: path), check: .anyOwner)
         let name = Self.lastComponent(of: path)
-        let temporaryName = "." + name + "." + ((try? SecureRandom.bytes(6)).map { Hex.encode($0) } ?? String(getpid())) + ".tmp"
+        let temporaryName = "." + name + "." + Self.uniqueSuffix(6) + ".tmp"
         try createFile(bytes, named: temporaryName, in: parent, fsyncFile: true)
         let renamed = replacing
             ? renameat(parent.descriptor, temporaryName, parent.descriptor, name)
@@ -340,7 +401,7 @@ public struct FileSystem: Sendable {
         }
         let parent = try openDirectory(atPath: parentPath, check: .anyOwner)
         let name = Self.lastComponent(of: path)
-        let temporaryName = "." + name + "." + ((try? SecureRandom.bytes(6)).map { Hex.encode($0) } ?? String(getpid())) + ".tmp"
+        let temporaryName = "." + name + "." + Self.uniqueSuffix(6) + ".tmp"
         try createFile(bytes, named: temporaryName, in: parent, fsyncFile: true)
         guard fchmodat(parent.descriptor, temporaryName, mode, 0) == 0,
               renameat(parent.descriptor, temporaryName, parent.descriptor, name) == 0
@@ -385,9 +446,14 @@ public final class OpenedFile {
     /// Its size when it was opened.
     public let size: Int
 
-    init(fd: Int32, size: Int) {
+    /// Takes `fd`, which must be a regular file's (closed and refused otherwise).
+    init(regularFile fd: Int32, path: String) throws(StorageError) {
+        guard case .success(let status) = FileStatus.of(descriptor: fd), status.kind == .regular else {
+            close(fd)
+            throw .wrongFileType(path: path)
+        }
         self.fd = fd
-        self.size = size
+        self.size = Int(status.size)
     }
 
     deinit { close(fd) }
@@ -402,5 +468,14 @@ public final class OpenedFile {
             failed = initialized < count
         }
         return failed ? nil : bytes
+    }
+
+    /// At most `count` bytes at `offset`: fewer at the end of the file, none past it or on a
+    /// failure.
+    public func read(upTo count: Int, at offset: Int) -> [UInt8] {
+        guard offset >= 0, count > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = (try? Descriptor.readUntilFullOrEnd(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset).get()) ?? 0
+        }
     }
 }

@@ -1,4 +1,3 @@
-import CofferFormat
 import Glibc
 import Synchronization
 

@@ -1,4 +1,3 @@
-import CofferFormat
 import Glibc
 
 /// Failures of the file layer. Messages name the file, never its contents.
@@ -24,6 +23,12 @@ public enum StorageError: Error, Equatable, Sendable {
 
     public var isNotFound: Bool {
         if case .system(_, _, let code) = self { return code == ENOENT }
+        return false
+    }
+
+    /// A name that was to be new is taken (`EEXIST`).
+    public var isAlreadyExisting: Bool {
+        if case .system(_, _, let code) = self { return code == EEXIST }
         return false
     }
 

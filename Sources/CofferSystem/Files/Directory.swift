@@ -1,4 +1,3 @@
-import CofferFormat
 import CLinux
 import Glibc
 

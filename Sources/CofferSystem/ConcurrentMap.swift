@@ -1,5 +1,5 @@
-import Dispatch
 import Glibc
+import Dispatch
 
 /// How many threads bulk reads use: the online cores, at most 8 (more only queue on the disk).
 package let concurrentWorkerCount = max(1, min(8, sysconf(Int32(_SC_NPROCESSORS_ONLN))))

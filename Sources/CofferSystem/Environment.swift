@@ -54,6 +54,18 @@ public struct Environment: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// The value of `name` (compared byte for byte, as `getenv` does); setting `nil` removes it.
+    /// The program `name` as `execvp` would find it: `name` itself when it names a path, else
+    /// the first executable `name` in `$PATH`'s directories (`/usr/bin:/bin` when unset); `nil`
+    /// when there is none.
+    public func programPath(_ name: String) -> String? {
+        if name.contains("/") { return FileSystem.isExecutable(name) ? name : nil }
+        for directory in (self["PATH"] ?? "/usr/bin:/bin").split(separator: ":") where !directory.isEmpty {
+            let candidate = directory + "/" + name
+            if FileSystem.isExecutable(candidate) { return candidate }
+        }
+        return nil
+    }
+
     public subscript(name: String) -> String? {
         get {
             switch storage {
