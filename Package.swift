@@ -5,7 +5,7 @@
 // not build: scripts/check-layers): hosts (the CLI, the credential helpers, the browser host, the
 // Secret Service, the fill and SSH agents) → the terminal kit and features (import and export,
 // backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferProvider →
-// CofferStore (vault, index, sync, teams) → CofferFormat (the bytes and the model) → CofferCrypto, CofferSystem (system calls)
+// CofferTeams (team vaults, a layer on sync) → CofferStore (vault, index, sync) → CofferFormat (the bytes and the model) → CofferCrypto, CofferSystem (system calls)
 // → CofferSupport. `Coffer` re-exports every library layer for an embedder.
 //
 // Each C library is imported by exactly one folder: CSodium and CCrypto (OpenSSL's libcrypto:
@@ -66,9 +66,11 @@ let package = Package(
             name: "CofferStore", dependencies: [
                 "CofferSupport", "CofferCrypto", "CofferSystem", "CofferFormat", "CKeyutils", "CPSL", "COath",
             ]),
+        // Team vaults: membership chains, team keys, joining, and the team's layer on sync.
+        .target(name: "CofferTeams", dependencies: ["CofferStore"]),
         // The provider: Apple's entry points, the identity store over the index, matching,
         // passkeys, the web's rules, the generator.
-        .target(name: "CofferProvider", dependencies: ["CofferStore"]),
+        .target(name: "CofferProvider", dependencies: ["CofferTeams"]),
         // The host kit: HostSession (every host's one door), pinentry, the AutoFill host.
         .target(name: "CofferHostKit", dependencies: ["CofferProvider"]),
         // Features above the vault, each with the C library only it needs.
@@ -85,7 +87,7 @@ let package = Package(
         // `import Coffer`: the umbrella an embedder imports, re-exporting every layer.
         .target(
             name: "Coffer", dependencies: [
-                "CofferStore", "CofferProvider", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent",
+                "CofferStore", "CofferTeams", "CofferProvider", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent",
             ], swiftSettings: libxml2Headers),
         .target(name: "CofferBrowserHost", dependencies: ["CofferHostKit", "CofferAudit"]),
         .target(name: "CofferSecretService", dependencies: ["CofferHostKit", "CofferInterchange", "CDBus"], swiftSettings: libxml2Headers),
@@ -102,9 +104,9 @@ let package = Package(
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
         .testTarget(
-            name: "CofferTests", dependencies: ["Coffer", "CofferStore", "CofferProvider", "CofferFormat", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
-        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferStore", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferTests", dependencies: ["Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
+        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
         .testTarget(
-            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferStore", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
     ]
 )

@@ -4,6 +4,7 @@
 @_exported import CofferAudit
 @_exported import CofferProvider
 @_exported import CofferStore
+@_exported import CofferTeams
 @_exported import CofferFillAgent
 @_exported import CofferHostKit
 @_exported import CofferInterchange

@@ -1,2 +1,4 @@
-/// The store beneath the provider, re-exported: a host imports the provider and has both.
+/// The store beneath the provider, and the teams on it, re-exported: a host imports the
+/// provider and has all three.
 @_exported import CofferStore
+@_exported import CofferTeams

@@ -79,7 +79,7 @@ public struct DeviceState: Sendable {
     /// Reads a device file; `nil` when it (or the directory) is absent or unusable. Reads never
     /// fail a command: an unreadable state only means less (no suggestions while locked, no
     /// recent-use order), and the writes that follow refuse a planted link loudly.
-    private func read(_ name: String, limit: Int) -> [UInt8]? {
+    package func read(_ name: String, limit: Int) -> [UInt8]? {
         guard let directory = try? open(create: false) else { return nil }
         return try? fileSystem.readFile(name, in: directory, limit: limit)
     }
@@ -89,7 +89,7 @@ public struct DeviceState: Sendable {
         return (try? fileSystem.status(name, in: directory)) != nil
     }
 
-    private func write(_ bytes: [UInt8], to name: String, durable: Bool = true) throws(StorageError) {
+    package func write(_ bytes: [UInt8], to name: String, durable: Bool = true) throws(StorageError) {
         guard let directory = try open(create: true) else { return }
         try fileSystem.writeAtomically(bytes, to: name, in: directory, via: directory, durable: durable)
     }
@@ -226,7 +226,7 @@ public struct DeviceState: Sendable {
     // MARK: Team (SPEC.md §16.5)
 
     static let teamOwnerName = "team-owner"
-    static let teamPinName = "team-pin"
+    package static let teamPinName = "team-pin"
     static let teamSealedKeyName = "team-sealed-key"
 
     /// The personal container whose identity opens this team here.
@@ -234,28 +234,19 @@ public struct DeviceState: Sendable {
         read(Self.teamOwnerName, limit: 4096).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    func setTeamOwner(_ path: String) throws(StorageError) {
+    package func setTeamOwner(_ path: String) throws(StorageError) {
         try write(Array(path.utf8), to: Self.teamOwnerName)
     }
 
-    /// What this device has accepted of the team's membership chain.
-    func teamPin() -> TeamPin? {
-        read(Self.teamPinName, limit: TeamPin.encodedLength).flatMap(TeamPin.init(encoded:))
-    }
-
-    func setTeamPin(_ pin: TeamPin) throws(StorageError) {
-        try write(pin.encoded, to: Self.teamPinName)
-    }
-
     /// The id of the team key every record and the index here were last sealed under.
-    func teamSealedKeyID() -> [UInt8]? { read(Self.teamSealedKeyName, limit: 32) }
+    package func teamSealedKeyID() -> [UInt8]? { read(Self.teamSealedKeyName, limit: 32) }
 
-    func setTeamSealedKeyID(_ keyID: [UInt8]) throws(StorageError) {
+    package func setTeamSealedKeyID(_ keyID: [UInt8]) throws(StorageError) {
         try write(keyID, to: Self.teamSealedKeyName)
     }
 
     /// Removes this vault's whole device directory (`team leave`: the team's copy goes).
-    func removeAll() {
+    package func removeAll() {
         guard let state = try? fileSystem.openDirectory(atPath: root, check: .anyOwner),
               let vaults = try? fileSystem.directoryIfPresent("vaults", in: state)
         else { return }
@@ -273,7 +264,7 @@ public struct DeviceState: Sendable {
         return (LittleEndian.read(UInt64.self, from: bytes, at: 0), String(decoding: bytes[8...], as: UTF8.self))
     }
 
-    func setTeamRemoval(time: UInt64, by name: String) throws(StorageError) {
+    package func setTeamRemoval(time: UInt64, by name: String) throws(StorageError) {
         try write(LittleEndian.bytes(time) + Array(name.utf8.prefix(64)), to: Self.teamRemovedName)
     }
 

@@ -58,7 +58,7 @@ public struct GroupContainer: Sendable, Equatable {
     }
 
     /// `$XDG_DATA_HOME`, else `$HOME/.local/share`, else the passwd entry's home.
-    static func dataHome(_ environment: Environment) -> String {
+    package static func dataHome(_ environment: Environment) -> String {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg }
         return homeDirectory(environment) + "/.local/share"
     }
@@ -135,7 +135,7 @@ public final class OpenContainer: @unchecked Sendable {
     }
 
     /// `records/`, `index/` or `tmp/` when present; any other problem throws.
-    func directoryIfPresent(_ name: String) throws(StorageError) -> Directory? {
+    package func directoryIfPresent(_ name: String) throws(StorageError) -> Directory? {
         do {
             return try directory(name)
         } catch where error.isNotFound {
@@ -145,7 +145,7 @@ public final class OpenContainer: @unchecked Sendable {
 
     var records: Directory { get throws(StorageError) { try directory(GroupContainer.recordsName) } }
     var index: Directory { get throws(StorageError) { try directory(GroupContainer.indexName) } }
-    var temporary: Directory { get throws(StorageError) { try directory(GroupContainer.temporaryName) } }
+    package var temporary: Directory { get throws(StorageError) { try directory(GroupContainer.temporaryName) } }
 
     /// `index/shards/`, made when `create` is set.
     package func shards(create: Bool = false) throws(StorageError) -> Directory {

@@ -8,14 +8,14 @@ import CofferFormat
 /// Each call runs with `GIT_DIR` and `GIT_WORK_TREE` set to the container (never a repository
 /// found above it), hooks and signing off, fsck of every object received, and no `GIT_*`
 /// variable of the caller's that could point git elsewhere.
-final class Git {
+package final class Git {
     let container: String
     private let environment: Environment
     /// Wall-clock time spent waiting for git, so `coffer sync` can say what is its own.
     private(set) var elapsed: Duration = .zero
 
     static let branch = "refs/heads/main"
-    static let remoteBranch = "refs/remotes/origin/main"
+    package static let remoteBranch = "refs/remotes/origin/main"
     /// The remote commit this device last merged or pushed: the base of the next merge and the
     /// mark that tells a rewound or rewritten remote.
     static let syncedRef = "refs/coffer/synced"
@@ -31,7 +31,7 @@ final class Git {
     /// Whether `.git/config` was found to be Coffer's own (once per instance, before any git).
     private var configurationChecked = false
 
-    init(container: String, environment: Environment, deviceState: DeviceState?) {
+    package init(container: String, environment: Environment, deviceState: DeviceState?) {
         self.deviceState = deviceState
         // Absolute, since git runs with the container as its working directory.
         self.container = FileSystem.absolutePath(container)
@@ -142,14 +142,14 @@ final class Git {
     // MARK: Repository
 
     /// Whether `.git` is a directory (a link or a file there is not a repository of Coffer's).
-    var exists: Bool {
+    package var exists: Bool {
         guard let status = try? FileSystem.standard.userPathStatus(gitDirectory) else { return false }
         return status.kind == .directory
     }
 
     /// Makes the container a repository whose `main` holds the vault, and keeps everything but
     /// the vault's shared files out of it (SPEC.md §15.1).
-    func initialize() throws(SyncError) {
+    package func initialize() throws(SyncError) {
         if !exists {
             configurationChecked = true  // no repository yet: git reads no config of the container's
             try run(["init", "-q", "-b", "main", "--shared=0600"])
@@ -186,14 +186,14 @@ final class Git {
     // MARK: The configuration Coffer owns (SPEC.md §15.1)
 
     /// The remote URL: the one this device pinned, once the config was checked to say it.
-    func remoteURL() throws(SyncError) -> String? {
+    package func remoteURL() throws(SyncError) -> String? {
         if !configurationChecked { try checkConfiguration() }
         return try pinnedRemote() ?? nil
     }
 
     /// Points `origin` at `url` by writing the whole config anew (never through git, which
     /// would first read the file as it is) and pins `url` on this device.
-    func setRemote(_ url: String) throws(SyncError) {
+    package func setRemote(_ url: String) throws(SyncError) {
         try writeConfiguration(remote: url)
     }
 
@@ -256,7 +256,7 @@ final class Git {
     // MARK: Refs and objects
 
     /// The commit `name` points to, or `nil` when it does not exist (an unborn branch).
-    func commit(_ name: String) throws(SyncError) -> String? {
+    package func commit(_ name: String) throws(SyncError) -> String? {
         try line(["rev-parse", "-q", "--verify", name + "^{commit}"], allowedStatus: [0, 1])
     }
 
@@ -266,7 +266,7 @@ final class Git {
         return line.split(separator: " ").dropFirst().map(String.init)
     }
 
-    func tree(of commit: String) throws(SyncError) -> String {
+    package func tree(of commit: String) throws(SyncError) -> String {
         try trees(of: [commit])[0]
     }
 
@@ -280,7 +280,7 @@ final class Git {
 
     /// Where this device's branch, the remote's (as last fetched) and the last sync point are,
     /// in one call; `nil` for a ref that does not exist.
-    func syncRefs() throws(SyncError) -> (head: String?, remote: String?, synced: String?, lease: String?) {
+    package func syncRefs() throws(SyncError) -> (head: String?, remote: String?, synced: String?, lease: String?) {
         let output = try run([
             "for-each-ref", "--format=%(objectname) %(refname)", Self.branch, Self.remoteBranch, Self.syncedRef, Self.remoteLease,
         ]).output
@@ -296,14 +296,14 @@ final class Git {
 
     /// A new lease: an empty commit of its own (a random word in its message, so that two made
     /// in one second differ). Names nothing.
-    func makeLease() throws(SyncError) -> String {
+    package func makeLease() throws(SyncError) -> String {
         let word = (try? SecureRandom.bytes(8)).map(Hex.encode) ?? String(UInt64.random(in: 0...UInt64.max), radix: 16)
         return try commitTree(emptyTree, parents: [], message: "coffer: lease " + word)
     }
 
     /// Puts `lease` on the remote if its lease is still `expected` (`nil`: none), or removes it
     /// when `lease` is `nil`. - Returns: `false` when another device's lease got there first.
-    func pushLease(_ lease: String?, expecting expected: String?) throws(SyncError) -> Bool {
+    package func pushLease(_ lease: String?, expecting expected: String?) throws(SyncError) -> Bool {
         let result = try run(["push", "-q", "--porcelain"] + (try durableReceivePack()) + [
             "--force-with-lease=\(Self.leaseBranch):\(expected ?? "")", "origin", (lease ?? "") + ":" + Self.leaseBranch,
         ], allowedStatus: [0, 1])
@@ -316,7 +316,7 @@ final class Git {
     }
 
     /// When this device first saw the remote's lease `lease` (now, if this is the first time).
-    func leaseFirstSeen(_ lease: String, now: Int) -> Int {
+    package func leaseFirstSeen(_ lease: String, now: Int) -> Int {
         let file = gitDirectory + "/coffer-lease-seen"
         if let bytes = try? FileSystem.standard.readUserFile(file, limit: 256) {
             let words = String(decoding: bytes, as: UTF8.self).split(separator: " ")
@@ -359,7 +359,7 @@ final class Git {
     }
 
     /// The contents of `objects` (blob ids), each at most `limit` bytes.
-    func blobs(_ objects: [String], limit: Int) throws(SyncError) -> [String: [UInt8]] {
+    package func blobs(_ objects: [String], limit: Int) throws(SyncError) -> [String: [UInt8]] {
         guard !objects.isEmpty else { return [:] }
         let child = try spawn(["cat-file", "--batch"])
         let started = ContinuousClock.now
@@ -422,7 +422,7 @@ final class Git {
 
     /// Path → object of every file of `tree` under the given paths (directories are listed
     /// recursively).
-    func objects(in tree: String, under paths: [String]) throws(SyncError) -> [String: String] {
+    package func objects(in tree: String, under paths: [String]) throws(SyncError) -> [String: String] {
         let output = try run(["ls-tree", "-r", "-z", "--full-tree", tree, "--"] + paths).output
         var objects: [String: String] = [:]
         for entry in output.split(separator: 0) {
@@ -454,7 +454,7 @@ final class Git {
 
     // MARK: The remote
 
-    func fetch() throws(SyncError) {
+    package func fetch() throws(SyncError) {
         try run(["fetch", "-q", "--prune", "--no-tags", "--no-write-fetch-head", "origin", "+refs/heads/*:refs/remotes/origin/*"])
     }
 

@@ -183,7 +183,7 @@ extension SyncSession {
         }
     }
 
-    func refusal(_ path: String, _ reason: String) -> VaultError {
+    package func refusal(_ path: String, _ reason: String) -> VaultError {
         .corrupt(file: "the remote's " + path, reason: reason)
     }
 }

@@ -8,17 +8,19 @@ import FoundationEssentials
 /// it is used, the merge is decided by `SyncMerge`, and the merged records reach the container
 /// through the vault's own journaled transaction, so the identity index is rebuilt by Coffer for
 /// exactly the records that changed and no git merge ever touches a sealed file.
-final class SyncSession {
-    let vault: Vault
+package final class SyncSession {
+    package let vault: Vault
     /// The vault's keys; a team sync that takes a rotated key from the remote replaces them.
-    var keys: VaultKeys
+    package var keys: VaultKeys
     /// The keys a file the remote added must be sealed under: `keys`, except in a team whose
     /// remote has not yet seen this device's key rotation (SPEC.md §16.5).
-    var remoteKeys: VaultKeys
-    let git: Git
-    let options: SyncOptions
+    package var remoteKeys: VaultKeys
+    package let git: Git
+    package let options: SyncOptions
+    /// What the vault's kind adds to each round (a team's membership), if anything.
+    let layer: (any SyncLayer)?
     /// What this sync did so far (rounds add to it).
-    var report = SyncReport()
+    package var report = SyncReport()
     static let attempts = 10
     /// What these rounds' pushes met: the lock file of each rejection for a held lock (`nil`
     /// for one that lost a race), and every remote commit fetched. A lock is stale only when
@@ -26,10 +28,11 @@ final class SyncSession {
     /// the rounds, and a lock that fails one push is theirs.
     private var rejections: [String?] = []
     private var remoteHeadsSeen: Set<String> = []
-    var fileSystem: FileSystem { vault.fileSystem }
+    package var fileSystem: FileSystem { vault.fileSystem }
 
-    init(vault: Vault, options: SyncOptions) throws(VaultError) {
+    init(vault: Vault, options: SyncOptions, layer: (any SyncLayer)?) throws(VaultError) {
         self.vault = vault
+        self.layer = layer
         keys = try vault.keys()
         remoteKeys = keys
         git = Git(container: vault.container.path, environment: options.environment, deviceState: vault.deviceState)
@@ -59,7 +62,7 @@ final class SyncSession {
             }
         } catch let error as SyncError {
             throw error
-        } catch let error as TeamError {
+        } catch let error as any SyncRefusal {
             throw error
         } catch {
             try mappingErrors(file: vault.container.path) { throw error }
@@ -111,9 +114,6 @@ final class SyncSession {
         report.repairedRepository = true
     }
 
-    /// Waiting for other devices' membership leases ends after this long in all, whatever they
-    /// push: a member who keeps pushing leases cannot keep the others from syncing.
-    var longestLeaseWait: Duration { .seconds(2 * options.leaseSeconds) }
 
     /// One round.
     private func attempt(adoptingRemote: Bool) throws -> RoundOutcome {
@@ -125,12 +125,14 @@ final class SyncSession {
         // between, the more often this device wins that race.
         let refs = try git.syncRefs()
         if let remote = refs.remote { remoteHeadsSeen.insert(remote) }
-        if try mustWait(forLease: refs.lease) { return .waitForLease }
+        if try layer?.mustWait(forLease: refs.lease, self) == true { return .waitForLease }
         let (remote, synced) = (refs.remote, refs.synced)
         var head = refs.head
         // The remote is still where this device left it: its state is already merged here.
         let alreadyMerged = remote == synced || remote == head
-        if let remote, !alreadyMerged { try takeRemoteTeamKeys(remote: remote) }
+        if let remote, !alreadyMerged {
+            if let layer { try layer.willMerge(remote: remote, self) } else { try refuseLayerFiles(remote: remote) }
+        }
         if let remote, !alreadyMerged, try head.map({ try !git.isAncestor(remote, of: $0) }) ?? true {
             guard let mergeCommit = try merge(head: head, remote: remote, base: synced) else { return .again }
             head = mergeCommit
@@ -140,11 +142,9 @@ final class SyncSession {
             // (false conflicts that pushed another member's item back at an older password).
             try git.setRefs([Git.syncedRef], to: remote)
         }
-        // A team whose key changed here or on the remote: what only an earlier key opens (this
-        // device's unpushed changes, or the remote's made before it saw this device's
-        // rotation) is re-sealed before anything is pushed.
-        if report.teamKeyChanged || remoteKeys !== keys {
-            try resealAfterNewTeamKey()
+        // What the layer re-sealed after the merge (a team's files under a retired key) is
+        // committed before anything is pushed.
+        if try layer?.didMerge(self) == true {
             try commitLocalChanges()
             head = try git.syncRefs().head
         }
@@ -153,7 +153,7 @@ final class SyncSession {
             report.remoteHistory = .empty
             return .done
         }
-        if options.push, head != remote, vault.isTeam { head = try squashed(head, onto: remote) }
+        if options.push, head != remote, layer?.squashesPushes == true { head = try squashed(head, onto: remote) }
         report.head = head
         if options.push, head != remote {
             let pushed = try git.push(head)
@@ -162,7 +162,7 @@ final class SyncSession {
                 return .again
             }
             report.pushed = true
-            try didPushTeamKeys()
+            try layer?.didPush(self)
             try git.setRefs([Git.remoteBranch, Git.syncedRef], to: head)
             options.stepObserver?(.pushed)
         } else if let remote {
@@ -174,21 +174,11 @@ final class SyncSession {
         return .done
     }
 
-    /// Whether this round must not push: another device holds the team's membership lease,
-    /// first seen here less than `leaseSeconds` ago (SPEC.md §16.5), and this sync has not yet
-    /// waited `longestLeaseWait` in all.
-    private func mustWait(forLease lease: String?) throws -> Bool {
-        guard let lease, lease != options.heldLease, vault.isTeam, report.leaseWait < longestLeaseWait else { return false }
-        let now = Int(Date().timeIntervalSince1970)
-        guard now - git.leaseFirstSeen(lease, now: now) < options.leaseSeconds else { return false }
-        report.leaseWait += .milliseconds(250)
-        return true
-    }
-
-    /// A team's unpushed commits as one commit on top of the remote's, holding the tree `head`
-    /// holds: the commits made before this sync re-sealed them (under a key a removal retired,
-    /// SPEC.md §16.5) are never pushed, so no object in the remote's history written after a
-    /// removal opens under a key the removed member holds.
+    /// The unpushed commits as one commit on top of the remote's, holding the tree `head` holds
+    /// (for a layer that `squashesPushes`): in a team, the commits made before this sync
+    /// re-sealed them (under a key a removal retired, SPEC.md §16.5) are never pushed, so no
+    /// object in the remote's history written after a removal opens under a key the removed
+    /// member holds.
     private func squashed(_ head: String, onto remote: String?) throws -> String {
         let tree = try git.tree(of: head)
         if let remote, try git.parents(of: head) == [remote] { return head }
@@ -196,6 +186,14 @@ final class SyncSession {
         let commit = try git.commitTree(tree, parents: remote.map { [$0] } ?? [], message: Self.message(changes))
         try git.updateRef(Git.branch, to: commit, from: head)
         return commit
+    }
+
+    /// A vault without a layer (a personal one) takes no layer's file: a remote holding a
+    /// team's key file is another kind of vault, and nothing of it is merged.
+    private func refuseLayerFiles(remote: String) throws {
+        let name = GroupContainer.teamKeysName
+        guard try git.objects(in: git.tree(of: remote), under: [name])[name] != nil else { return }
+        throw refusal(name, "is a team's key file, and this vault is personal; nothing was merged")
     }
 
     /// Serialises syncs of one container (an automatic sync after each write may overlap a
@@ -269,9 +267,9 @@ final class SyncSession {
                 case .header, .headerSeal:
                     break  // read by this vault to unlock it, and sealed just now
                 case .teamKeys:
-                    // Only a team has one, and only the membership this device accepted.
-                    guard vault.isTeam else { throw VaultError.corrupt(file: file, reason: "is a team's key file in a personal vault") }
-                    _ = try vault.teamMembership()
+                    // Only a team has one (its layer judges it).
+                    guard let layer else { throw VaultError.corrupt(file: file, reason: "is a team's key file in a personal vault") }
+                    try layer.checkOwnFile(path, file: file, self)
                 }
             } catch let error as VaultError {
                 throw error

@@ -1,7 +1,7 @@
 import CofferFormat
 /// A path a vault repository may hold (SPEC.md §15.1): the header, its seal, a team's key
 /// file, a record or a tombstone. Everything else a remote offers is refused.
-enum SyncedPath: Hashable {
+package enum SyncedPath: Hashable {
     case header
     case headerSeal
     /// `team.coffer`, in a team vault only (SPEC.md §16.5).
@@ -36,17 +36,6 @@ enum SyncedPath: Hashable {
         case .teamKeys: GroupContainer.teamKeysName
         case .record(let id): Self.recordsDirectory + "/" + GroupContainer.shardName(of: id) + "/" + id.hex
         case .tombstone(let id): Self.tombstonesDirectory + "/" + GroupContainer.shardName(of: id) + "/" + id.hex
-        }
-    }
-
-    /// The largest file this path may hold.
-    var sizeLimit: Int {
-        switch self {
-        case .header: VaultHeader.length
-        case .headerSeal: HeaderSeal.fileLength
-        case .teamKeys: TeamKeyFile.maximumFileLength
-        case .record: RecordEnvelope.maximumFileLength
-        case .tombstone: Tombstone.fileLength
         }
     }
 

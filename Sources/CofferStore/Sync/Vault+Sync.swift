@@ -17,6 +17,13 @@ public struct SyncStatus: Sendable {
 }
 
 extension Vault {
+    /// Whether this container is a team's: it holds `team.coffer` (SPEC.md §16.5), and syncs
+    /// only through the team's layer.
+    public var isTeam: Bool {
+        guard let opened = try? openContainer() else { return false }
+        return (try? fileSystem.status(GroupContainer.teamKeysName, in: opened.root)) != nil
+    }
+
     /// Makes the container a git repository (if it is not one yet) whose remote `origin` is
     /// `url`. Nothing is sent until `sync`.
     /// - Throws: `SyncError.credentialsInURL` for `https://user:password@…` (git's credential
@@ -29,14 +36,18 @@ extension Vault {
     }
 
     /// Commits this device's changes, fetches, merges and (unless `options.push` is off) pushes
-    /// (SPEC.md §15.4). Needs the vault unlocked: everything fetched is authenticated with the
-    /// vault's keys before it is used.
+    /// (SPEC.md §15.4), with `layer`'s steps for a vault that has one (a team: CofferTeams'
+    /// `sync(_:)` gives it). Needs the vault unlocked: everything fetched is authenticated with
+    /// the vault's keys before it is used.
     /// - Throws: `SyncError` when git cannot run or reach the remote; `VaultError.corrupt` when
     ///   the remote holds anything that is not an authentic part of this vault (nothing is
-    ///   merged then).
-    public func sync(_ options: SyncOptions = SyncOptions()) throws -> SyncReport {
-        if isTeam { try loadTeamHistory(identity: options.teamIdentity) }
-        return try SyncSession(vault: self, options: options).run()
+    ///   merged then), or when a team vault comes without its layer.
+    package func sync(_ options: SyncOptions, layer: (any SyncLayer)?) throws -> SyncReport {
+        if isTeam && layer == nil {
+            throw VaultError.corrupt(file: container.path + "/" + GroupContainer.teamKeysName, reason: "is a team's key file: a team syncs only through its membership layer")
+        }
+        try layer?.prepare(self, options)
+        return try SyncSession(vault: self, options: options, layer: layer).run()
     }
 
     /// Whether the container is a git repository of Coffer's sync (a cheap look: no git runs,
@@ -82,10 +93,11 @@ extension Vault {
     }
 
     /// `clone`, with `unlock` proving the person may open the vault (a master password, or a
-    /// team member's sealed key: `joinTeam`) before anything but the header is taken.
-    static func clone(
+    /// team member's sealed key: `joinTeam`) before anything but the header is taken, and the
+    /// first sync through `layer`.
+    package static func clone(
         from url: String, into container: GroupContainer, configuration: VaultConfiguration, options: SyncOptions,
-        unlock: (Vault, Git, _ remoteCommit: String) throws -> Void
+        layer: (any SyncLayer)? = nil, unlock: (Vault, Git, _ remoteCommit: String) throws -> Void
     ) throws -> (Vault, SyncReport) {
         try refuseCredentials(in: url)
         let fileSystem = configuration.fileSystem
@@ -120,7 +132,7 @@ extension Vault {
                 try vault.deviceState.pinSyncRemote(url)
             }
             try unlock(vault, git, remote)
-            let report = try SyncSession(vault: vault, options: options).run(adoptingRemote: true)
+            let report = try SyncSession(vault: vault, options: options, layer: layer).run(adoptingRemote: true)
             return (vault, report)
         } catch {
             cloned?.deviceState.forgetContainer()
@@ -131,7 +143,7 @@ extension Vault {
     }
 
     /// Whether `url` carries a password in its authority (`scheme://user:password@host`).
-    static func refuseCredentials(in url: String) throws(SyncError) {
+    package static func refuseCredentials(in url: String) throws(SyncError) {
         let parts = url.split(separator: "://", maxSplits: 1)
         guard parts.count == 2 else { return }
         let authority = parts[1].prefix { $0 != "/" }

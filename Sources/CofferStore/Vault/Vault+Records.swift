@@ -75,7 +75,7 @@ extension Vault {
         try mappingErrors(file: container.recordsDirectory) { try recordIDs(in: openContainer()) }
     }
 
-    func recordIDs(in opened: OpenContainer) throws -> [RecordID] {
+    package func recordIDs(in opened: OpenContainer) throws -> [RecordID] {
         guard let records = try opened.directoryIfPresent(GroupContainer.recordsName) else { return [] }
         var ids: [RecordID] = []
         for shard in try fileSystem.contents(of: records) where shard.utf8.count == 2 && Hex.decode(shard) != nil {
@@ -262,7 +262,7 @@ extension Vault {
 
     /// `writeTransaction` with the body's errors passed through as they are (sync's git errors
     /// are not corruption of the container).
-    func exclusiveTransaction<Result>(_ body: (OpenContainer) throws -> Result) throws -> Result {
+    package func exclusiveTransaction<Result>(_ body: (OpenContainer) throws -> Result) throws -> Result {
         let opened = try openContainer()
         return try fileLock(opened).withLock(.exclusive) {
             // A copy made by rsync or tar of a quiet vault may lack the empty directories.

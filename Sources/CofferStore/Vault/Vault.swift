@@ -132,7 +132,7 @@ public final class Vault: Sendable {
     }
 
     /// Unlocks with keys unwrapped elsewhere (a team's, earlier keys included: SPEC.md §16.4).
-    func unlock(keys: VaultKeys) {
+    package func unlock(keys: VaultKeys) {
         ProcessHardening.disableCoreDumps()
         unlockedKeys.withLock { $0 = keys }
     }
@@ -148,7 +148,7 @@ public final class Vault: Sendable {
     /// (`SyncOptions.teamIdentity`); `nil` when it was unlocked another way, or is locked.
     public var identityThatUnlockedIt: PersonalIdentity? { unlockingIdentity.withLock { $0 } }
 
-    func rememberUnlockingIdentity(_ identity: PersonalIdentity) { unlockingIdentity.withLock { $0 = identity } }
+    package func rememberUnlockingIdentity(_ identity: PersonalIdentity) { unlockingIdentity.withLock { $0 = identity } }
 
     /// Names where this team's current keys can be read again (its owner's identity, or the
     /// owner's session), for `refreshTeamKeys`.
@@ -163,7 +163,7 @@ public final class Vault: Sendable {
     func refreshTeamKeys() -> Bool {
         guard let source = teamKeySource.withLock({ $0 }), let fresh = try? source() else { return false }
         let held = unlockedKeys.withLock { $0 }
-        if let held, (try? TeamKeys.keyID(of: held)) == (try? TeamKeys.keyID(of: fresh)), held.previous.count == fresh.previous.count {
+        if let held, held.vaultKey == fresh.vaultKey, held.previous.count == fresh.previous.count {
             return false
         }
         unlock(keys: fresh)

@@ -4,7 +4,7 @@ import CofferFormat
 /// Held only in guarded memory; dropping the last reference wipes every key.
 public final class VaultKeys: Sendable {
     /// `crypto_kdf` subkey ids under context `COFFERv1`.
-    enum Purpose: UInt64 {
+    package enum Purpose: UInt64 {
         case records = 1
         case index = 2
         /// A personal vault's signing identity: the Ed25519 seed (SPEC.md §16.1).
@@ -21,13 +21,13 @@ public final class VaultKeys: Sendable {
 
     /// The 32-byte random vault key: what the header wraps and the keyring holds.
     public let vaultKey: SecureBytes
-    let recordKey: SecureBytes
+    package let recordKey: SecureBytes
     /// Seals the identity index; a device with the identity store enabled keeps a copy.
     package let indexKey: SecureBytes
     /// A team vault's earlier keys, newest first (SPEC.md §16.4): files sealed before a member
     /// was removed still open — in a merge's base, in git's history — but nothing is sealed
     /// under them again. Empty for a personal vault, and for a team unlocked only to fill.
-    let previous: [VaultKeys]
+    package let previous: [VaultKeys]
 
     /// Derives the subkeys of `vaultKey`.
     public init(vaultKey: SecureBytes, previous: [VaultKeys] = []) throws(CryptoError) {
@@ -39,7 +39,7 @@ public final class VaultKeys: Sendable {
     }
 
     /// The subkey for `purpose`, derived now (the purposes a fill never needs).
-    func subkey(_ purpose: Purpose) throws(CryptoError) -> SecureBytes {
+    package func subkey(_ purpose: Purpose) throws(CryptoError) -> SecureBytes {
         try SubkeyDerivation.derive(purpose.rawValue, from: vaultKey)
     }
 

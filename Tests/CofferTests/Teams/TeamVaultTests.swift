@@ -1,6 +1,7 @@
 import Coffer
 @testable import CofferProvider
 @testable import CofferStore
+@testable import CofferTeams
 @testable import CofferFormat
 import Foundation
 import XCTest

@@ -1,6 +1,6 @@
 import CofferFormat
 /// One record's part in a write transaction: its new sealed bytes (or deletion) and identities.
-struct RecordChange {
+package struct RecordChange {
     let id: RecordID
     /// New file contents; `nil` deletes the record.
     let sealed: [UInt8]?
@@ -10,7 +10,7 @@ struct RecordChange {
     /// created in place (a fresh id, or a record sync brings to this device).
     let isAdd: Bool
 
-    init(id: RecordID, sealed: [UInt8]?, revision: UInt64, entries: [BucketEntry], isAdd: Bool? = nil) {
+    package init(id: RecordID, sealed: [UInt8]?, revision: UInt64, entries: [BucketEntry], isAdd: Bool? = nil) {
         self.id = id
         self.sealed = sealed
         self.revision = revision
@@ -72,7 +72,7 @@ extension Vault {
     }
 
     /// The entries the index holds for record `id` (to carry its ranks over to a new version).
-    func entries(of id: RecordID, index: IdentityIndex, manifest: IndexManifest) throws -> [BucketEntry] {
+    package func entries(of id: RecordID, index: IdentityIndex, manifest: IndexManifest) throws -> [BucketEntry] {
         var entries: [BucketEntry] = []
         for slot in try index.ledgerEntry(for: id, in: manifest)?.identitySlots ?? [] {
             entries += try index.entries(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
@@ -87,7 +87,7 @@ extension Vault {
     /// - Parameter opened: the container the caller's `writeTransaction` holds open and locked.
     /// - Parameter isInterrupted: asked before each file and before the index commit (an import
     ///   stopped by Ctrl-C): a yes throws `VaultError.interrupted`, and the adds are taken back.
-    func commit(_ changes: [RecordChange], in opened: OpenContainer, undoAddsOnFailure: Bool = false, isInterrupted: (() -> Bool)? = nil) throws {
+    package func commit(_ changes: [RecordChange], in opened: OpenContainer, undoAddsOnFailure: Bool = false, isInterrupted: (() -> Bool)? = nil) throws {
         func checkInterrupt() throws { if isInterrupted?() == true { throw VaultError.interrupted } }
         try checkInterrupt()
         let index = try identityIndex(opened)
@@ -257,7 +257,7 @@ extension Vault {
 
     /// `rebuildIdentityIndex()` for a caller that holds the exclusive lock (`opened`): a team's
     /// key rotation rebuilds it in the same hold as it writes the new key (SPEC.md §16.4).
-    func rebuildIdentityIndex(in opened: OpenContainer) throws {
+    package func rebuildIdentityIndex(in opened: OpenContainer) throws {
         let keys = try keys()
         let index = try identityIndex(opened)
         try? index.removeJournal()

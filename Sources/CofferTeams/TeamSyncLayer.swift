@@ -1,6 +1,71 @@
-import CofferFormat
-/// A team's key file in a sync (SPEC.md §16.5): judged and taken before the records are merged,
-/// because a new team key changes what the records must open under.
+import CofferStore
+import FoundationEssentials
+
+/// A team's layer on sync (SPEC.md §16.5): its key file is judged and taken before the records
+/// are merged, because a new team key changes what the records must open under; what only a
+/// retired key opens is re-sealed before a push; pushes go as one commit; another device's
+/// membership lease is waited for.
+final class TeamSyncLayer: SyncLayer {
+    init() {}
+
+    func prepare(_ vault: Vault, _ options: SyncOptions) throws {
+        try vault.loadTeamHistory(identity: options.teamIdentity)
+    }
+
+    /// Waiting for other devices' membership leases ends after this long in all, whatever they
+    /// push: a member who keeps pushing leases cannot keep the others from syncing.
+    static func longestLeaseWait(_ options: SyncOptions) -> Duration { .seconds(2 * options.leaseSeconds) }
+
+    /// Whether this round must not push: another device holds the team's membership lease,
+    /// first seen here less than `leaseSeconds` ago, and this sync has not yet waited
+    /// `longestLeaseWait` in all.
+    func mustWait(forLease lease: String?, _ session: SyncSession) throws -> Bool {
+        let options = session.options
+        guard let lease, lease != options.heldLease, session.report.leaseWait < Self.longestLeaseWait(options) else { return false }
+        let now = Int(Date().timeIntervalSince1970)
+        guard now - session.git.leaseFirstSeen(lease, now: now) < options.leaseSeconds else { return false }
+        session.report.leaseWait += .milliseconds(250)
+        return true
+    }
+
+    func willMerge(remote: String, _ session: SyncSession) throws {
+        try session.takeRemoteTeamKeys(remote: remote)
+    }
+
+    /// A team whose key changed here or on the remote: what only an earlier key opens (this
+    /// device's unpushed changes, or the remote's made before it saw this device's rotation)
+    /// is re-sealed before anything is pushed.
+    func didMerge(_ session: SyncSession) throws -> Bool {
+        guard session.report.teamKeyChanged || session.remoteKeys !== session.keys else { return false }
+        try session.resealAfterNewTeamKey()
+        return true
+    }
+
+    var squashesPushes: Bool { true }
+
+    func didPush(_ session: SyncSession) throws {
+        try session.didPushTeamKeys()
+    }
+
+    /// Only the membership this device accepted is committed.
+    func checkOwnFile(_ path: SyncedPath, file: String, _ session: SyncSession) throws {
+        _ = try session.vault.teamMembership()
+    }
+}
+
+extension Vault {
+    /// Commits this device's changes, fetches, merges and (unless `options.push` is off) pushes
+    /// (SPEC.md §15.4); a team's with its membership steps (§16.5). Needs the vault unlocked:
+    /// everything fetched is authenticated with the vault's keys before it is used.
+    /// - Throws: `SyncError` when git cannot run or reach the remote; `VaultError.corrupt` when
+    ///   the remote holds anything that is not an authentic part of this vault (nothing is
+    ///   merged then); `TeamError` when a team's remote membership is refused.
+    public func sync(_ options: SyncOptions = SyncOptions()) throws -> SyncReport {
+        try sync(options, layer: isTeam ? TeamSyncLayer() : nil)
+    }
+}
+
+/// The steps of a team's sync, on the session.
 extension SyncSession {
     /// Judges the remote's `team.coffer` and takes it when its membership extends the one this
     /// device accepted. Refuses (nothing merged) a remote whose list is forged, forks, or is
@@ -8,10 +73,6 @@ extension SyncSession {
     func takeRemoteTeamKeys(remote: String) throws {
         let name = GroupContainer.teamKeysName
         let object = try git.objects(in: git.tree(of: remote), under: [name])[name]
-        guard vault.isTeam else {
-            if object != nil { throw refusal(name, "is a team's key file, and this vault is personal; nothing was merged") }
-            return
-        }
         guard let object else { throw refusal(name, "is missing: a team's remote must hold its membership list; nothing was merged") }
         let bytes = try git.blobs([object], limit: TeamKeyFile.maximumFileLength)[object] ?? []
         let file = try mappingErrors(file: "the remote's " + name) { try TeamKeyFile.decode(bytes) }
@@ -114,7 +175,7 @@ extension SyncSession {
 
     /// The remote holds this device's list now: a later one older than it is a rollback.
     func didPushTeamKeys() throws {
-        guard vault.isTeam, var pin = vault.deviceState.teamPin(), pin.remoteCount < pin.accepted.count else { return }
+        guard var pin = vault.deviceState.teamPin(), pin.remoteCount < pin.accepted.count else { return }
         pin.remoteCount = pin.accepted.count
         try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamPin(pin) }
     }
@@ -122,7 +183,7 @@ extension SyncSession {
     /// After a merge in a team whose key changed (here or on the remote): re-seals what only
     /// an earlier key opens, so nothing under an old key is pushed.
     func resealAfterNewTeamKey() throws {
-        guard vault.isTeam, let keyID = try? TeamKeys.keyID(of: keys) else { return }
+        guard let keyID = try? TeamKeys.keyID(of: keys) else { return }
         try vault.resealStaleFiles()
         try mappingErrors(file: vault.deviceState.directory) { try vault.deviceState.setTeamSealedKeyID(keyID) }
     }

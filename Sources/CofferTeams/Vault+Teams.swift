@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 import FoundationEssentials
 
 /// A team vault (SPEC.md §16): an ordinary container whose vault key reaches its members
@@ -6,12 +6,6 @@ import FoundationEssentials
 /// instead of a master password.
 extension Vault {
     // MARK: Which containers are teams
-
-    /// Whether this container is a team's: it holds `team.coffer`.
-    public var isTeam: Bool {
-        guard let opened = try? openContainer() else { return false }
-        return (try? fileSystem.status(GroupContainer.teamKeysName, in: opened.root)) != nil
-    }
 
     /// The group identifier of team `name`: `team.<name>` (SPEC.md §16.6).
     public static func teamGroupIdentifier(_ name: String) throws(TeamError) -> String {

@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 /// Sealing a team's key and membership, and opening them (SPEC.md §16.3–§16.4).
 ///
 /// Opening judges everything before anything is used: the membership block must open under

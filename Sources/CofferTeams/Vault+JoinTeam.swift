@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 /// Joining a team from its git remote (SPEC.md §16.6).
 extension Vault {
     /// Reads the membership list the remote at `url` holds — opened with `identity`'s sealed
@@ -50,7 +50,7 @@ extension Vault {
         from url: String, into container: GroupContainer, identity: PersonalIdentity, founder: [UInt8], owner: GroupContainer,
         configuration: VaultConfiguration = .standard(), options: SyncOptions = SyncOptions()
     ) throws -> (Vault, SyncReport) {
-        try clone(from: url, into: container, configuration: configuration, options: options) { vault, git, remote in
+        try clone(from: url, into: container, configuration: configuration, options: options, layer: TeamSyncLayer()) { vault, git, remote in
             let (bytes, file, membership, keys) = try remoteTeam(git, remote, identity: identity, founder: founder)
             guard file.teamID == vault.vaultID else { throw TeamError.refused("team.coffer belongs to another vault than the header") }
             try mappingErrors(file: vault.deviceState.directory) {

@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 /// `team.coffer` (SPEC.md §16.3): a team vault's key sealed to each member, and its membership
 /// chain with the team's earlier keys sealed under that key. No file I/O here.
 ///

@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 /// The public half of a person's identity (SPEC.md §16.1): an Ed25519 key that signs
 /// membership entries and an X25519 key that team vault keys are sealed to.
 ///
@@ -50,5 +50,12 @@ public struct TeamRecipient: Hashable, Sendable {
             let digits = String(value)
             return String(repeating: "0", count: 5 - digits.count) + digits
         }.joined(separator: " ")
+    }
+}
+
+extension PersonalIdentity {
+    /// This person as a team's key file names them.
+    public var recipient: TeamRecipient {
+        TeamRecipient(signingKey: signing.publicKey, receivingKey: receiving.publicKey)
     }
 }

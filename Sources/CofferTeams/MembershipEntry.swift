@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 /// One change of a team's membership (SPEC.md §16.2): who, what, which vault key is in force
 /// after it, signed by an admin and chained to the entry before by its hash.
 ///

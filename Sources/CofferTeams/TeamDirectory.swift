@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 /// Where a person's teams live on this device (SPEC.md §16.6): each in the group container
 /// `team.<name>`, whose device state names the personal container that opens it.
 public enum TeamDirectory {

@@ -12,10 +12,6 @@ public final class PersonalIdentity: Sendable {
         signing = try Ed25519SigningKey(seed: keys.subkey(.signingIdentity))
         receiving = try SealedBoxKeyPair(seed: keys.subkey(.receivingIdentity))
     }
-
-    public var recipient: TeamRecipient {
-        TeamRecipient(signingKey: signing.publicKey, receivingKey: receiving.publicKey)
-    }
 }
 
 extension Vault {

@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 import FoundationEssentials
 
 /// A team's membership lease (SPEC.md §16.5): an admin changing the member list first puts a

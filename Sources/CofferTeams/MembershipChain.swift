@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 /// A team's membership as its chain of signed entries says it is (SPEC.md §16.2): verified
 /// from the founding entry, entry by entry, by pure code (no keys, no files), like `SyncMerge`.
 public struct TeamMembership: Equatable, Sendable {
@@ -157,5 +157,16 @@ struct TeamPin: Equatable, Sendable {
     init?(encoded bytes: [UInt8]) {
         guard bytes.count == Self.encodedLength, let head = ChainHead(encoded: Array(bytes[32..<72])) else { return nil }
         self.init(founder: Array(bytes[0..<32]), accepted: head, remoteCount: LittleEndian.read(UInt64.self, from: bytes, at: 72))
+    }
+}
+
+extension DeviceState {
+    /// What this device has accepted of the team's membership chain.
+    func teamPin() -> TeamPin? {
+        read(Self.teamPinName, limit: TeamPin.encodedLength).flatMap(TeamPin.init(encoded:))
+    }
+
+    func setTeamPin(_ pin: TeamPin) throws(StorageError) {
+        try write(pin.encoded, to: Self.teamPinName)
     }
 }

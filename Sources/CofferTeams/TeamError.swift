@@ -1,4 +1,4 @@
-import CofferFormat
+import CofferStore
 import FoundationEssentials
 
 /// Why a team operation cannot go on. Each case maps to one exit code (SPEC.md §16.7).
@@ -36,3 +36,4 @@ extension TeamError: CustomStringConvertible {
         }
     }
 }
+extension TeamError: SyncRefusal {}
