@@ -5,12 +5,12 @@
 // not build: scripts/check-layers): hosts (the CLI, the credential helpers, the browser host, the
 // Secret Service, the fill and SSH agents) → the terminal kit and features (import and export,
 // backup and verify, the audit) → the host kit (HostSession, pinentry) → CofferProvider →
-// CofferTeams (team vaults, a layer on sync) → CofferStore (vault, index, sync) → CofferFormat (the bytes and the model) → CofferCrypto, CofferSystem (system calls)
+// CofferTeams (team vaults, a layer on sync) → CofferStore (vault, index, sync) → CofferFormat (the bytes) → CofferModel (the values they carry) → CofferCrypto, CofferSystem (system calls)
 // → CofferSupport. `Coffer` re-exports every library layer for an embedder.
 //
 // Each C library is imported by exactly one folder: CSodium and CCrypto (OpenSSL's libcrypto:
 // P-256 only) by CofferCrypto; CKeyutils by CofferStore/Keyring/, CPSL by
-// CofferStore/Names/ (registrable domains: the index files identities by site), CIDN2 by CofferFormat/Names/, COath (liboath) by CofferStore/OneTimeCodes/, CLinux (prctl, syncfs,
+// CofferStore/Names/ (registrable domains: the index files identities by site), CIDN2 by CofferModel/Names/, COath (liboath) by CofferStore/OneTimeCodes/, CLinux (prctl, syncfs,
 // openat2, renameat2, getrandom) and CProcessShims (signalfd, peer credentials, accept, setsid;
 // without _GNU_SOURCE) by CofferSystem, the only importer of Glibc (scripts/check-layers); CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
 // CLibXML2 and CZip by CofferInterchange/Readers/; CQRencode by CofferCLI/QRCode/ (the last
@@ -53,14 +53,18 @@ let package = Package(
         // Below everything: small helpers (hex, the environment, display text), naming nothing of
         // Coffer's; and crypto, the only importer of libsodium and libcrypto.
         .target(name: "CofferSupport"),
-        .target(name: "CofferCrypto", dependencies: ["CSodium", "CCrypto"]),
+        .target(name: "CofferCrypto", dependencies: ["CofferSupport", "CSodium", "CCrypto"]),
         // The system-call layer: each call wrapped once (EINTR retried in one place, errors as
         // values), files beneath a directory without links, whole reads and writes, processes,
         // signals, sockets, the terminal; the only importer of Glibc and the Linux shims.
         .target(name: "CofferSystem", dependencies: ["CofferSupport", "CProcessShims", "CLinux"]),
-        // The bytes of every file and the model they carry (records, credentials, their members),
-        // without I/O; libidn2 for the canonical host names a record's passkey must have.
-        .target(name: "CofferFormat", dependencies: ["CofferSupport", "CofferCrypto", "CIDN2"]),
+        // The model: credentials, items and records, their members (passkey, Secret Service),
+        // identifiers — values without I/O and without crypto; libidn2 for the canonical host
+        // names a record's passkey must have.
+        .target(name: "CofferModel", dependencies: ["CofferSupport", "CIDN2"]),
+        // The bytes of every file: reading and writing them (JSON, the index's encodings, the
+        // header), without I/O and without sealing.
+        .target(name: "CofferFormat", dependencies: ["CofferSupport", "CofferModel", "CofferCrypto"]),
         // The store: the vault, its index, sync and teams, the keyring's sessions, device state.
         .target(
             name: "CofferStore", dependencies: [
@@ -104,9 +108,9 @@ let package = Package(
         .executableTarget(name: "coffer-test-writer", dependencies: ["Coffer"], path: "Tests/Helpers/TestWriter"),
         .target(name: "ScratchDirectories", path: "Tests/Helpers/ScratchDirectories"),
         .testTarget(
-            name: "CofferTests", dependencies: ["Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
-        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferTests", dependencies: ["Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferModel", "CofferSystem", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], resources: [.copy("Vectors")], swiftSettings: libxml2Headers),
+        .testTarget(name: "CofferBrowserHostTests", dependencies: ["CofferBrowserHost", "Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferModel", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "ScratchDirectories"], swiftSettings: libxml2Headers),
         .testTarget(
-            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
+            name: "CofferCLITests", dependencies: ["CofferCLI", "CofferTerminalKit", "CofferCredentialHelpers", "Coffer", "CofferStore", "CofferTeams", "CofferProvider", "CofferFormat", "CofferModel", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent", "CofferBrowserHost", "ScratchDirectories"], swiftSettings: libxml2Headers),
     ]
 )

@@ -1,3 +1,4 @@
+import CofferSupport
 import CSodium
 
 /// Per-purpose subkeys of the vault key (`crypto_kdf_derive_from_key`, BLAKE2b under the hood).
@@ -47,21 +48,4 @@ public enum BLAKE2b {
         guard status == 0 else { throw .invalidLength(expected: 32, actual: length) }
         return digest
     }
-}
-
-/// Byte collections that can lend contiguous storage: `[UInt8]`, `ArraySlice<UInt8>`.
-public protocol ContiguousBytesCollection {
-    func withContiguousBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R
-}
-
-extension Array: ContiguousBytesCollection where Element == UInt8 {
-    public func withContiguousBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { withUnsafeBytes(body) }
-}
-
-extension ArraySlice: ContiguousBytesCollection where Element == UInt8 {
-    public func withContiguousBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { withUnsafeBytes(body) }
-}
-
-extension UnsafeRawBufferPointer: ContiguousBytesCollection {
-    public func withContiguousBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { body(self) }
 }

@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 import CofferCrypto
 /// Identity buckets (SPEC.md §7.3): the payload of the 256 identity slots.

@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 /// The 8-byte preamble of every Coffer file: `COFFER`, a type byte, the format version (SPEC.md §3.3).
 public enum FileType: UInt8, Sendable {

@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 import CofferCrypto
 /// Which of Apple's credential identities an entry is: a password (`ASPasswordCredentialIdentity`),

@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 import CofferCrypto
 import FoundationEssentials

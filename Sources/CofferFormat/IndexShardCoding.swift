@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 /// Binary payloads of index shards (SPEC.md §7.3, §7.4): entries sorted canonically, strings
 /// u16-length-prefixed. Identity buckets are in `BucketCoding.swift`; the ledger is here.

@@ -1,39 +1,13 @@
 import CofferSupport
-import CofferCrypto
+import CofferModel
 
-/// JSON as the format uses it (SPEC.md §6.2, §7.5): a strict RFC 8259 reader and a canonical
-/// writer, by hand.
+/// The JSON reader and canonical writer (SPEC.md §6.2, §7.5) for `JSONValue`, by hand.
 ///
 /// Why not Foundation's coders: a cold `coffer fill` spent more instructions in JSONDecoder's
 /// runtime generic instantiation and protocol-conformance lookups than in decryption and file
 /// I/O together (callgrind: 1.4 M of 3.9 M), and JSONEncoder was a fifth of an import. The
 /// reader is also stricter than Foundation's where strictness protects the format: duplicate
 /// member names, invalid UTF-8 and lone surrogates are errors, not a silent choice.
-public enum JSONValue: Equatable, Sendable {
-    case null
-    case bool(Bool)
-    /// The number's literal text, checked against RFC 8259's grammar; see `uint64Value`.
-    case number(String)
-    case string(String)
-    case array([JSONValue])
-    case object(JSONObject)
-
-    /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
-    public static let maximumDepth = 64
-
-    public static func integer(_ value: some BinaryInteger) -> JSONValue { .number(String(value)) }
-
-    public var stringValue: String? { if case .string(let value) = self { value } else { nil } }
-    public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
-    public var arrayValue: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
-    public var objectValue: JSONObject? { if case .object(let value) = self { value } else { nil } }
-
-    /// A number written as an integer (no fraction, no exponent) that fits in `UInt64`.
-    public var uint64Value: UInt64? { if case .number(let text) = self { UInt64(text) } else { nil } }
-    /// A number written as an integer (no fraction, no exponent) that fits in `Int64`.
-    public var int64Value: Int64? { if case .number(let text) = self { Int64(text) } else { nil } }
-}
-
 /// Where and why a document is not JSON. Never quotes the input: it may hold a secret.
 public struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
     public let offset: Int
@@ -309,16 +283,6 @@ extension JSONValue {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// Byte order of the UTF-8 spellings (code-point order), the canonical member order.
-    package static func precedesInUTF8(_ first: String, _ second: String) -> Bool {
-        var (first, second) = (first, second)
-        return first.withUTF8 { a in
-            second.withUTF8 { b in
-                a.lexicographicallyPrecedes(b)
-            }
-        }
-    }
-
     static func writeString(_ text: String, to output: inout [UInt8]) {
         var text = text
         text.withUTF8 { writeString(utf8: $0, to: &output) }
@@ -355,22 +319,4 @@ extension JSONValue {
         default: output.append(byte)
         }
     }
-}
-
-// MARK: - Literals
-
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int) { self = .integer(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral members: (String, JSONValue)...) {
-        var object = JSONObject()
-        for (name, value) in members { object[name] = value }
-        self = .object(object)
-    }
-
-    /// A finite number in Swift's shortest round-tripping spelling; `null` otherwise.
-    public static func double(_ value: Double) -> JSONValue { value.isFinite ? .number(String(value)) : .null }
 }

@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 import CofferCrypto
 /// A sealed record file (`records/<xx>/<record id>`), SPEC.md §6.1:

@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 /// The SSH wire encoding (RFC 4251 §5) that agent messages, public key blobs and OpenSSH key
 /// files share: `uint32` big-endian, `string` as a `uint32` length and its bytes. A format of its

@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 /// The shape shared by every sealed Coffer file: preamble, 24-byte nonce, AEAD ciphertext with
 /// tag (SPEC.md §3.3). Each file type adds its own length rules and associated data.

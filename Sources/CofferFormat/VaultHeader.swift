@@ -1,3 +1,4 @@
+import CofferModel
 import CofferSupport
 import CofferCrypto
 /// The vault header file (`vault.coffer`): vault id, KDF parameters and the wrapped vault key.

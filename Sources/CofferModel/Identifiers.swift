@@ -1,5 +1,4 @@
 import CofferSupport
-import CofferCrypto
 /// 16 random bytes written as 32 lowercase hex digits: the only spelling a reader accepts, so an
 /// identifier can never smuggle `/`, `..`, NUL or a long string into a path (SPEC.md §3.2).
 public protocol RandomIdentifier: Hashable, Comparable, Sendable, CustomStringConvertible {

@@ -17,7 +17,7 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
     public init() { members = [] }
 
     /// From members whose names are already unique and sorted: the parser's path.
-    init(sortedUniqueMembers members: [Member]) { self.members = members }
+    package init(sortedUniqueMembers members: [Member]) { self.members = members }
 
     /// From a dictionary (record fields, helper output): sorted once.
     public init(_ dictionary: [String: JSONValue]) {
