@@ -19,6 +19,8 @@ public enum FileType: UInt8, Sendable {
     case headerSeal = 0x48  // 'H'
     /// A team vault's membership chain and sealed keys (SPEC.md §16.3).
     case teamKeys = 0x4B  // 'K'
+    /// A device's quick unlock: the vault key wrapped for a PIN (SPEC.md §8.6), never in the container.
+    case quickUnlock = 0x51  // 'Q'
 }
 
 public enum FileMagic {

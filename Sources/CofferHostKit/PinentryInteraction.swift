@@ -45,16 +45,30 @@ public final class PinentryInteraction: UserInteraction {
     /// wrong attempt, then `GETPIN`. `nil` when the person cancels (or pinentry times out).
     /// - Throws: `AssuanError` when pinentry cannot be started or does not speak Assuan.
     public func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        try requestSecret(
+            attempt: attempt, description: "Coffer needs your master password \(reason).", prompt: "Master password:",
+            error: "Wrong master password (attempt \(attempt))")
+    }
+
+    /// Where quick unlock is on: "PIN for Coffer (or the master password)" (SPEC.md §8.6).
+    public func requestPINOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        try requestSecret(
+            attempt: attempt, description: "PIN for Coffer (or the master password), \(reason).", prompt: "PIN:",
+            error: "Wrong PIN or master password (attempt \(attempt))")
+    }
+
+    /// One GETPIN with these texts; `nil` when the person cancelled or the prompt timed out.
+    private func requestSecret(attempt: Int, description: String, prompt: String, error: String) throws -> SecureBytes? {
         let child = try start()
         defer {
             try? child.write(Assuan.command("BYE") + [0x0A])
             child.wait()
         }
         try expectOK(child)  // the greeting
-        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", DisplayText.escaped("Coffer needs your master password \(reason).", keepingLineBreaks: true)),
-                        Assuan.command("SETPROMPT", "Master password:"), Assuan.command("SETOK", "Unlock")]
+        var commands = [Assuan.command("SETTITLE", title), Assuan.command("SETDESC", DisplayText.escaped(description, keepingLineBreaks: true)),
+                        Assuan.command("SETPROMPT", prompt), Assuan.command("SETOK", "Unlock")]
         if let tty = environment["GPG_TTY"] { commands.insert(Assuan.command("OPTION", "ttyname=\(tty)"), at: 0) }
-        if attempt > 1 { commands.append(Assuan.command("SETERROR", "Wrong master password (attempt \(attempt))")) }
+        if attempt > 1 { commands.append(Assuan.command("SETERROR", error)) }
         for command in commands { try send(command, to: child) }
         try write(Assuan.command("GETPIN"), to: child)
         var pin: SecureBytes?

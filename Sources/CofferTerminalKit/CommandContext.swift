@@ -176,11 +176,17 @@ package final class CommandContext {
     /// Unlocks with the master password from the chosen source through the hosts' one policy
     /// (`HostSession`: three attempts on a terminal; a supplied password gets one), or throws
     /// `.locked` when there is no source. A command never starts a keyring session by itself.
-    package func unlock(_ vault: Vault, policy: UnlockPolicy? = nil) throws {
+    /// - Parameter proving: ask for the password even when the vault is unlocked.
+    package func unlock(_ vault: Vault, policy: UnlockPolicy? = nil, proving: Bool = false) throws {
         guard suppliesMasterPassword || terminal != nil else { throw VaultError.locked }
         let policy = policy ?? hostSession(of: vault, interaction: CommandLineInteraction(context: self)).unlockPolicy
+        if policy.quickUnlockNotice == nil { policy.quickUnlockNotice = { [self] in note($0) } }
         let outcome: UnlockPolicy.Outcome
-        do { outcome = try policy.unlock(vault, reason: "for \(vault.container.path)") } catch VaultError.wrongPassword { outcome = .wrongPassword }
+        do {
+            outcome = try policy.unlock(vault, reason: "for \(vault.container.path)", proving: proving)
+        } catch VaultError.wrongPassword {
+            outcome = .wrongPassword
+        }
         switch outcome {
         case .unlocked: return
         case .noInteraction: throw VaultError.locked

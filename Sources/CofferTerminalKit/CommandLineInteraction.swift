@@ -28,6 +28,14 @@ package final class CommandLineInteraction: UserInteraction {
         return try terminal.readSecret(prompt: "Master password (\(reason)): ")
     }
 
+    /// Where quick unlock is on, one no-echo prompt takes the PIN or the master password; a
+    /// supplied password is never a PIN (the policy does not ask for one then).
+    package func requestPINOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        guard !suppliesPassword, let terminal = context.terminal else { return try requestMasterPassword(attempt: attempt, reason: reason) }
+        if attempt > 1 { terminal.write("Wrong PIN or master password, try again.\n") }
+        return try terminal.readSecret(prompt: "PIN or master password (\(reason)): ")
+    }
+
     /// "deriving the key…" on stderr while Argon2id runs (only when it takes a while).
     package func willDeriveKey(_ parameters: KDFParameters) -> () -> Void {
         let progress = context.keyDerivationProgress(parameters)

@@ -82,6 +82,35 @@ final class PseudoTerminalTests: XCTestCase {
         let filled = try drive(["fill", "site.example", "--password-stdin"], answers: [], stdin: "MasterSecret9\n", deadline: 15)
         XCTAssertTrue(filled.transcript.contains("SitePassword7"), filled.transcript)
     }
+
+    /// Quick unlock as a person uses it (issue 55, SPEC.md §8.6): the PIN is set after the master
+    /// password, the unlock prompt then takes the PIN, three wrong ones end it with a word why,
+    /// and the master password still opens the vault.
+    func testAPINUnlocksAtTheTerminalUntilThreeWrongOnesEndIt() throws {
+        XCTAssertEqual(try drive(["init", "--kdf", "interactive", "--password-stdin"], answers: [], stdin: "MasterSecret9\n").code, 0)
+        defer { _ = try? drive(["quick-unlock", "disable"], answers: []) }
+        let refused = try drive(["quick-unlock", "enable", "--pin"], answers: ["WrongSecret", "WrongSecret", "WrongSecret"])
+        XCTAssertEqual(refused.code, 77, "the master password first: \(refused.transcript)")
+        let enabled = try drive(["quick-unlock", "enable", "--pin"], answers: ["MasterSecret9", "4711", "4711"])
+        XCTAssertEqual(enabled.code, 0, enabled.transcript)
+        XCTAssertTrue(enabled.transcript.contains("New PIN: "), enabled.transcript)
+        XCTAssertFalse(enabled.transcript.contains("4711"), "echoed: \(enabled.transcript)")
+        XCTAssertTrue(try drive(["status"], answers: []).transcript.contains("PIN, until the machine restarts, 3 attempts left"))
+
+        let unlocked = try drive(["unlock", "--no-agent", "--timeout", "1m"], answers: ["4711"])
+        XCTAssertEqual(unlocked.code, 0, unlocked.transcript)
+        XCTAssertTrue(unlocked.transcript.contains("PIN or master password"), unlocked.transcript)
+        XCTAssertEqual(try drive(["lock"], answers: []).code, 0)
+
+        let wrong = try drive(["unlock", "--no-agent"], answers: ["1111", "2222", "3333"])
+        XCTAssertEqual(wrong.code, 77, wrong.transcript)
+        XCTAssertTrue(wrong.transcript.contains("three wrong PINs"), wrong.transcript)
+        XCTAssertTrue(try drive(["quick-unlock", "status"], answers: []).transcript.contains("quick unlock: off"))
+        let master = try drive(["unlock", "--no-agent"], answers: ["MasterSecret9"])
+        XCTAssertEqual(master.code, 0, master.transcript)
+        XCTAssertTrue(master.transcript.contains("Master password ("), "a plain master password prompt again: \(master.transcript)")
+        XCTAssertEqual(try drive(["lock"], answers: []).code, 0)
+    }
 }
 
 final class MoreCommandTests: XCTestCase {

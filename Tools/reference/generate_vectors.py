@@ -86,6 +86,27 @@ def primitives():
         ref.aead_encrypt(key, nonce, ad, message), ad, nonce, key) == message
 
 
+def quick_unlock():
+    """A device's quick unlock file (SPEC.md §8.6) from fixed inputs."""
+    out = os.path.join(ROOT, "primitives")
+    vault_id, vault_key, secret = seq(0x10, 16), seq(0x30, 32), seq(0x50, 32)
+    pin, salt, nonce = b"2468", seq(0x70, 16), seq(0x90, 24)
+    header = b"the vault header file, as bytes"
+    digest = hashlib.blake2b(header, digest_size=32).digest()
+    created, expires, ops, mem = 1780000000, 1780604800, 2, 32 << 20
+    head = (b"COFFERQ\x01" + bytes([1, 2, 0, 0]) + struct.pack("<QQ", created, expires) + digest + salt
+            + struct.pack("<IQ", ops, mem) + nonce)
+    ad = head[:9] + b"\x00" + head[10:] + vault_id
+    stretched = ref.argon2id(pin, salt, ops, mem)
+    wrapping = hashlib.blake2b(stretched + vault_id, digest_size=32, key=secret).digest()
+    sealed = ref.aead_encrypt(wrapping, nonce, ad, vault_key)
+    assert len(head + sealed) == 160
+    write_vector(os.path.join(out, "quick_unlock.vector"), "a quick unlock file (PIN, 2 attempts left) and its keys", [
+        ("expect", "ok"), ("vaultid", vault_id), ("vaultkey", vault_key), ("devicesecret", secret), ("pin", pin),
+        ("header", header), ("created", created), ("expires", expires), ("salt", salt), ("nonce", nonce),
+        ("opslimit", ops), ("memlimit", mem), ("stretched", stretched), ("wrapping", wrapping), ("file", head + sealed)])
+
+
 def deterministic_bytes(start):
     counter = [start]
 
@@ -306,6 +327,7 @@ def sync():
 if __name__ == "__main__":
     sync()
     primitives()
+    quick_unlock()
     vault()
     vault("vault-layout1", layout=1)
     vault("vault-layout2", layout=2)

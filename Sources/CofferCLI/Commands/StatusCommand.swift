@@ -26,6 +26,10 @@ struct StatusCommand: Command {
             object["idleTimeoutSeconds"] = .integer(Int(idle))
             lines.append("state:    unlocked, locks after \(Duration.format(remaining)) without use (idle timeout \(Duration.format(idle)))")
         }
+        // Quick unlock (SPEC.md §8.6): whether a PIN opens the vault here, and until when.
+        let quick = vault.quickUnlockState(secrets: context.configuration.sessions ?? KeyringSessions())
+        for (name, value) in QuickUnlockCommand.json(quick) { object[name] = value }
+        lines.append("unlock:   " + QuickUnlockCommand.describe(quick).replacing("quick unlock: ", with: "quick unlock "))
         lines.append("autofill: identity store \(store.isEnabled ? "enabled" : "disabled") on this device")
         // The fill agent (SPEC.md §8.5): whether one answers, where fills would ask it.
         if let agent = FillAgentClient(environment: context.io.environment) {

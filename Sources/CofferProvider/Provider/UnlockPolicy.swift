@@ -31,6 +31,11 @@ public final class UnlockPolicy {
     public var sessionTimeout: TimeInterval = 15 * 60
     /// Whether a session this policy starts replaces a live one (`coffer unlock --timeout`).
     public var replacesSessions = false
+    /// Whether a PIN may stand in for the master password where quick unlock is on (SPEC.md
+    /// §8.6). Off where only the master password proves enough (`quick-unlock enable`).
+    public var allowsQuickUnlock = true
+    /// Where a host tells the person that quick unlock ended (a restart, three wrong PINs).
+    public var quickUnlockNotice: ((String) -> Void)?
     /// Where the teams a vault opens are looked for (`$XDG_DATA_HOME`).
     public var environment: Environment
 
@@ -56,6 +61,8 @@ public final class UnlockPolicy {
         copy.unlocksFromSessions = unlocksFromSessions
         copy.sessionTimeout = sessionTimeout
         copy.replacesSessions = replacesSessions
+        copy.allowsQuickUnlock = allowsQuickUnlock
+        copy.quickUnlockNotice = quickUnlockNotice
         return copy
     }
 
@@ -184,20 +191,64 @@ public final class UnlockPolicy {
             return .unlocked
         }
         guard let interaction else { return .noInteraction }
+        var quickUnlock = allowsQuickUnlock && !interaction.suppliesPassword ? quickUnlockSecrets(for: vault) : nil
         for attempt in 1...Self.passwordAttempts {
-            guard let password = try interaction.requestMasterPassword(attempt: attempt, reason: reason) else { return .cancelled }
-            let derived = interaction.willDeriveKey(vault.kdfParameters)
-            defer { derived() }
-            do {
-                try vault.unlock(masterPassword: password)
-            } catch VaultError.wrongPassword {
-                continue
+            let secret = quickUnlock != nil
+                ? try interaction.requestPINOrMasterPassword(attempt: attempt, reason: reason)
+                : try interaction.requestMasterPassword(attempt: attempt, reason: reason)
+            guard let secret else { return .cancelled }
+            // Quick unlock first (tens of milliseconds); what is no PIN is the master password.
+            var triedPIN = false
+            if let secrets = quickUnlock {
+                switch try vault.unlock(pin: secret, secrets: secrets) {
+                case .unlocked:
+                    userVerification.markVerified()
+                    if startsSessions { startSession(for: vault) }
+                    return .unlocked
+                case .wrong: triedPIN = true
+                case .unavailable: quickUnlock = nil
+                }
             }
+            let right = try unlock(vault, masterPassword: secret, interaction: interaction)
+            if triedPIN, let secrets = quickUnlock {
+                vault.settleQuickUnlock(passwordWasRight: right, secrets: secrets)
+                if case .available = vault.quickUnlockState(secrets: secrets) {} else {
+                    quickUnlockNotice?("\(QuickUnlockEnd.tooManyAttempts); the master password is needed from now on")
+                    quickUnlock = nil
+                }
+            }
+            guard right else { continue }
             userVerification.markVerified()
             if startsSessions { startSession(for: vault) }
             return .unlocked
         }
         return .wrongPassword
+    }
+
+    /// Whether `password` unlocks `vault` (the interaction shows progress while Argon2id runs).
+    private func unlock(_ vault: Vault, masterPassword password: SecureBytes, interaction: UserInteraction) throws -> Bool {
+        let derived = interaction.willDeriveKey(vault.kdfParameters)
+        defer { derived() }
+        do throws(VaultError) {
+            try vault.unlock(masterPassword: password)
+            return true
+        } catch {
+            guard case .wrongPassword = error else { throw error }
+            return false
+        }
+    }
+
+    /// The keyring that holds `vault`'s quick unlock secret when quick unlock can be tried now
+    /// (on, and not ended); `nil` otherwise. An ended one is told once through `notice`.
+    private func quickUnlockSecrets(for vault: Vault) -> KeyringSessions? {
+        let secrets = sessions ?? KeyringSessions()
+        switch vault.quickUnlockState(secrets: secrets) {
+        case .available: return secrets
+        case .ended(let end):
+            quickUnlockNotice?("\(end); the master password is needed ('coffer quick-unlock enable' turns it on again)")
+            return nil
+        case .off: return nil
+        }
     }
 
     /// A keyring session for an unlocked vault, unless one is live (or replacing it). Best

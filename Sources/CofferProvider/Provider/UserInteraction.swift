@@ -7,6 +7,14 @@ public protocol UserInteraction: AnyObject {
     /// - Parameter attempt: 1 for the first try, then 2, 3 after wrong passwords.
     func requestMasterPassword(attempt: Int, reason: String) throws -> SecureBytes?
 
+    /// Asks for the PIN or the master password, where quick unlock is on (SPEC.md §8.6): one
+    /// prompt takes either. The default asks for the master password.
+    func requestPINOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes?
+
+    /// Whether the password comes from a script (`--password-stdin`, `--password-file`): that
+    /// line is always the master password, never a PIN (SPEC.md §8.3). Default: no.
+    var suppliesPassword: Bool { get }
+
     /// Lets the user pick one of `identities` (best first, each with its match level). `nil`
     /// means the user cancelled.
     /// - Warning: an interface with nobody to ask must not pick one whose `allowsAutomaticFill`
@@ -29,6 +37,12 @@ public protocol UserInteraction: AnyObject {
 }
 
 extension UserInteraction {
+    public func requestPINOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        try requestMasterPassword(attempt: attempt, reason: reason)
+    }
+
+    public var suppliesPassword: Bool { false }
+
     /// Whether a person can pick among suggestions here (a terminal, a window). A script that
     /// only supplies the master password can authenticate but cannot choose; the host then
     /// fills nothing that needs a choice (SPEC.md §8.3).

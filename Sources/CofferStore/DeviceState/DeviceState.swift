@@ -31,7 +31,7 @@ public struct DeviceState: Sendable {
 
     /// What this device knows about one container (several containers of one vault — a clone
     /// beside the original — each have their own): a tag of its absolute path names its files.
-    let containerTag: String
+    package let containerTag: String
 
     public init(root: String, vaultID: VaultID, container: String, fileSystem: FileSystem = .standard) {
         self.root = root
@@ -54,6 +54,8 @@ public struct DeviceState: Sendable {
     static let legacyGenerationName = "generation"
     var generationName: String { "generation-" + containerTag }
     var syncRemoteName: String { "sync-remote-" + containerTag }
+    /// This container's quick unlock (SPEC.md §8.6).
+    var quickUnlockName: String { "quick-unlock-" + containerTag }
     static let usageName = "usage"
     static let listingName = "listing"
     var listingPath: String { directory + "/" + Self.listingName }
@@ -94,7 +96,7 @@ public struct DeviceState: Sendable {
         try fileSystem.writeAtomically(bytes, to: name, in: directory, via: directory, durable: durable)
     }
 
-    private func remove(_ name: String) throws(StorageError) {
+    package func remove(_ name: String) throws(StorageError) {
         guard let directory = try open(create: false) else { return }
         try fileSystem.removeFile(name, in: directory)
     }

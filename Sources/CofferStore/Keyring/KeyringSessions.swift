@@ -42,15 +42,7 @@ public struct KeyringSessions: Sendable {
         let seconds = UInt32(max(1, min(idleTimeout, TimeInterval(UInt32.max))))
         var payload = Self.payload(vaultKey: vaultKey, idle: seconds)
         defer { payload.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        let serial = add_key(Self.keyType, Self.description(of: vaultID), payload, payload.count, KEY_SPEC_USER_KEYRING)
-        guard serial >= 0 else { throw .keyring(errno: errno) }
-        // Possessor and user (this uid) only; no group, no other (SPEC.md §8.4).
-        let permissions = UInt32(KEY_POS_ALL) | UInt32(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_SETATTR)
-        guard keyctl_setperm(serial, permissions) == 0, keyctl_set_timeout(serial, seconds) == 0 else {
-            let code = errno
-            _ = keyctl_revoke(serial)
-            throw .keyring(errno: code)
-        }
+        try add(description: Self.description(of: vaultID), payload: payload, timeout: seconds)
     }
 
     /// The vault key of a live session, pushing its timeout back by the idle period (a use,
@@ -91,7 +83,11 @@ public struct KeyringSessions: Sendable {
     }
 
     private func search(_ vaultID: VaultID) throws(Unavailable) -> Int32? {
-        let serial = keyctl_search(KEY_SPEC_USER_KEYRING, Self.keyType, Self.description(of: vaultID), 0)
+        try search(description: Self.description(of: vaultID))
+    }
+
+    private func search(description: String) throws(Unavailable) -> Int32? {
+        let serial = keyctl_search(KEY_SPEC_USER_KEYRING, Self.keyType, description, 0)
         if serial >= 0 { return Int32(serial) }
         switch errno {
         case ENOKEY, EKEYEXPIRED, EKEYREVOKED, ENOENT: return nil
@@ -100,7 +96,13 @@ public struct KeyringSessions: Sendable {
     }
 
     private func read(_ vaultID: VaultID) throws(Unavailable) -> (Int32, [UInt8])? {
-        guard let serial = try search(vaultID) else { return nil }
+        try read(description: Self.description(of: vaultID), length: Self.payloadLength)
+    }
+
+    /// The payload of key `description` when it is `length` bytes; `nil` when absent, ended or
+    /// of another length.
+    private func read(description: String, length expected: Int) throws(Unavailable) -> (Int32, [UInt8])? {
+        guard let serial = try search(description: description) else { return nil }
         var buffer: UnsafeMutableRawPointer?
         let length = keyctl_read_alloc(serial, &buffer)
         guard length >= 0, let buffer else {
@@ -111,7 +113,52 @@ public struct KeyringSessions: Sendable {
             memset(buffer, 0, Int(length))
             free(buffer)
         }
-        guard length == Self.payloadLength else { return nil }
+        guard length == expected else { return nil }
         return (serial, Array(UnsafeRawBufferPointer(start: buffer, count: Int(length))))
+    }
+
+    /// Adds (or replaces) key `description` with `payload`, readable by this uid only.
+    /// - Parameter timeout: seconds until the kernel ends it; `nil`: until revoked or a reboot.
+    private func add(description: String, payload: [UInt8], timeout: UInt32?) throws(Unavailable) {
+        let serial = add_key(Self.keyType, description, payload, payload.count, KEY_SPEC_USER_KEYRING)
+        guard serial >= 0 else { throw .keyring(errno: errno) }
+        // Possessor and user (this uid) only; no group, no other (SPEC.md §8.4).
+        let permissions = UInt32(KEY_POS_ALL) | UInt32(KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH | KEY_USR_SETATTR)
+        guard keyctl_setperm(serial, permissions) == 0, timeout.map({ keyctl_set_timeout(serial, $0) == 0 }) ?? true else {
+            let code = errno
+            _ = keyctl_revoke(serial)
+            throw .keyring(errno: code)
+        }
+    }
+
+    // MARK: Device secrets (quick unlock, SPEC.md §8.6)
+
+    static func deviceSecretDescription(of vaultID: VaultID, containerTag: String) -> String {
+        "coffer:quick:" + vaultID.hex + ":" + containerTag
+    }
+
+    /// Keeps `secret` (32 bytes) for quick unlock of one container until it is revoked or the
+    /// machine restarts: the kernel keyring lives in memory only.
+    public func storeDeviceSecret(_ secret: SecureBytes, for vaultID: VaultID, containerTag: String) throws(Unavailable) {
+        var payload = secret.withUnsafeBytes { Array($0) }
+        defer { payload.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        try add(description: Self.deviceSecretDescription(of: vaultID, containerTag: containerTag), payload: payload, timeout: nil)
+    }
+
+    /// The device secret, or `nil` after a reboot (or on another machine, or once revoked).
+    public func deviceSecret(for vaultID: VaultID, containerTag: String) throws(Unavailable) -> SecureBytes? {
+        guard let (_, payload) = try read(description: Self.deviceSecretDescription(of: vaultID, containerTag: containerTag), length: 32) else {
+            return nil
+        }
+        var copy = payload
+        defer { copy.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        return try? SecureBytes(copying: copy[...])
+    }
+
+    /// Forgets the device secret: whatever it wrapped opens no more.
+    public func revokeDeviceSecret(for vaultID: VaultID, containerTag: String) throws(Unavailable) {
+        guard let serial = try search(description: Self.deviceSecretDescription(of: vaultID, containerTag: containerTag)) else { return }
+        _ = keyctl_revoke(serial)
+        _ = keyctl_unlink(serial, KEY_SPEC_USER_KEYRING)
     }
 }

@@ -194,6 +194,8 @@ public final class Vault: Sendable {
                     rewrapped.encoded(), to: GroupContainer.headerName, in: opened.root, via: opened.directory(GroupContainer.temporaryName, create: true))
                 header.withLock { $0 = rewrapped }
                 unlockedKeys.withLock { $0 = keys }
+                // A quick unlock was made for the old header (SPEC.md §8.6): it ends with it.
+                try? deviceState.remove(deviceState.quickUnlockName)
             }
         }
     }

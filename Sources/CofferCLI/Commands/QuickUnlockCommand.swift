@@ -1,0 +1,85 @@
+import Coffer
+import CofferTerminalKit
+import FoundationEssentials
+
+struct QuickUnlockCommand: Command {
+    static let subcommands = ["enable", "disable", "status"]
+    static let name = "quick-unlock"
+    static let summary = "unlock with a PIN on this device instead of the master password"
+    static let usage = "quick-unlock enable --pin [--for DURATION] | disable | status [--json]"
+    static let discussion = """
+        'enable --pin' asks for the master password (always: a session does not stand in for it),
+        then a new PIN twice (with --password-stdin: the first line of standard input is the master
+        password, the second the PIN). From then on every prompt of Coffer's on this device — the
+        terminal's and pinentry's — takes the PIN or the master password, until the machine
+        restarts (or for DURATION, e.g. 8h, 7d). Three wrong PINs end it; so do 'coffer passwd' and
+        'disable'. The PIN is never stored: it and a secret kept only in the kernel keyring wrap the
+        vault key in this device's state, which a copied disk, a backup or a sync never carries.
+        A script's --password-stdin line is always the master password, never a PIN.
+        """
+    static let examples = ["coffer quick-unlock enable --pin", "coffer quick-unlock enable --pin --for 7d", "coffer quick-unlock status"]
+    static let options: [OptionSpec] = [
+        .flag("pin", "a PIN (4 to 64 characters) opens the vault on this device"),
+        .value("for", "how long it lasts, e.g. 8h, 7d (default: until the machine restarts)"),
+        .flag("json", "status as one JSON object"),
+    ]
+
+    static func run(_ context: CommandContext) throws -> ExitCode {
+        let action = try context.positionals(1...1, names: "enable, disable or status")[0]
+        let vault = try context.openVault()
+        guard TeamDirectory.owner(of: vault) == nil else {
+            throw CLIError("a team opens with your own vault", hint: "turn quick unlock on for your own vault: its PIN opens your teams too", code: .usage)
+        }
+        let secrets = context.configuration.sessions ?? KeyringSessions()
+        switch action {
+        case "enable":
+            guard context.arguments.has("pin") else { throw UsageError("name the method: 'coffer quick-unlock enable --pin'") }
+            let lifetime = try context.arguments.value("for").map { try Duration.parse($0) }
+            try proveMasterPassword(vault, context)
+            let pin = try context.newSecret(prompt: "New PIN: ", confirm: "Repeat the PIN: ")
+            do {
+                try vault.enableQuickUnlock(pin: pin, secrets: secrets, lifetime: lifetime)
+            } catch let unavailable as KeyringSessions.Unavailable {
+                throw CLIError("\(unavailable)", hint: "quick unlock keeps its device secret in the kernel keyring", code: .unavailable)
+            }
+            context.note("quick unlock on: the PIN opens this vault on this device " + (lifetime.map { "for \(Duration.format($0))" } ?? "until it restarts"))
+        case "disable":
+            try vault.disableQuickUnlock(secrets: secrets)
+            context.note("quick unlock off on this device")
+        case "status":
+            let state = vault.quickUnlockState(secrets: secrets)
+            context.print(context.wantsJSON ? JSONOutput.render(.object(json(state))) : describe(state))
+        default:
+            throw UsageError("expected 'enable', 'disable' or 'status', not '\(action)'")
+        }
+        return .success
+    }
+
+    /// The master password, asked even when a session is live, and never a PIN in its place.
+    private static func proveMasterPassword(_ vault: Vault, _ context: CommandContext) throws {
+        let policy = context.hostSession(of: vault, interaction: CommandLineInteraction(context: context)).unlockPolicy
+        policy.allowsQuickUnlock = false
+        policy.startsSessions = false
+        try context.unlock(vault, policy: policy, proving: true)
+    }
+
+    /// "PIN: on until the machine restarts, 3 attempts left", or why it is off.
+    static func describe(_ state: QuickUnlockState) -> String {
+        switch state {
+        case .off: "quick unlock: off"
+        case .available(let attempts, let expires):
+            "quick unlock: PIN, " + (expires.map { "until \(UTCTimestamp.format($0))" } ?? "until the machine restarts")
+                + ", \(attempts) attempt\(attempts == 1 ? "" : "s") left"
+        case .ended(let end): "quick unlock: off (\(end))"
+        }
+    }
+
+    static func json(_ state: QuickUnlockState) -> JSONObject {
+        switch state {
+        case .off: ["quickUnlock": .null]
+        case .available(let attempts, let expires):
+            ["quickUnlock": .object(["method": "pin", "attemptsLeft": .integer(attempts), "expires": expires.map { .string(UTCTimestamp.format($0)) } ?? .null])]
+        case .ended(let end): ["quickUnlock": .null, "quickUnlockEnded": .string(end.description)]
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import CofferFormat
+import FoundationEssentials
+
+/// Where quick unlock stands for one container on this device (SPEC.md §8.6).
+public enum QuickUnlockState: Equatable, Sendable {
+    case off
+    /// A PIN opens the vault: `attemptsLeft` more wrong ones destroy the wrapped key.
+    case available(attemptsLeft: Int, expires: Date?)
+    /// Set up here but unusable now: the master password is needed (and quick unlock can be
+    /// turned on again after it).
+    case ended(QuickUnlockEnd)
+}
+
+/// Why a quick unlock set up on this device no longer opens the vault.
+public enum QuickUnlockEnd: Equatable, Sendable, CustomStringConvertible {
+    /// The device secret is gone from the kernel keyring: the machine restarted, or the device
+    /// state was copied here from elsewhere.
+    case deviceSecretGone
+    /// Past the lifetime it was given.
+    case expired
+    /// The vault header changed (`coffer passwd`, here or on a synced device).
+    case headerChanged
+    /// Three wrong PINs.
+    case tooManyAttempts
+    /// The device file is damaged.
+    case unreadable
+
+    public var description: String {
+        switch self {
+        case .deviceSecretGone: "quick unlock ended with the last restart (or its state came from another machine)"
+        case .expired: "quick unlock expired"
+        case .headerChanged: "quick unlock ended: the master password changed"
+        case .tooManyAttempts: "quick unlock ended after three wrong PINs"
+        case .unreadable: "quick unlock's device file is damaged"
+        }
+    }
+}
+
+/// A PIN for this device (SPEC.md §8.6): the vault key wrapped under BLAKE2b(key: a device secret
+/// in the kernel keyring, Argon2id(PIN)), in this container's device state — never synced, never
+/// backed up, never in the container. A disk, a backup or a copy of the state opens nothing
+/// without the secret, which a restart erases; three wrong PINs erase the wrapped key.
+extension Vault {
+    /// Where quick unlock stands here; never asks the keyring to do more than look.
+    public func quickUnlockState(secrets: KeyringSessions?) -> QuickUnlockState {
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length) else { return .off }
+        guard let file = try? QuickUnlockFile.decode(bytes) else { return .ended(.unreadable) }
+        if let end = end(of: file, secrets: secrets, lookingOnly: true) { return .ended(end) }
+        return .available(attemptsLeft: Int(file.attemptsLeft), expires: file.expires == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(file.expires)))
+    }
+
+    /// Turns quick unlock on with `pin` for the unlocked vault, replacing an earlier one.
+    /// - Parameter lifetime: how long it lasts; `nil`: until the machine restarts.
+    /// - Throws: `VaultError.locked`, `invalidInput` for a PIN under 4 or over 64 bytes,
+    ///   `KeyringSessions.Unavailable` without a kernel keyring.
+    public func enableQuickUnlock(pin: SecureBytes, secrets: KeyringSessions, lifetime: TimeInterval? = nil, now: Date = Date()) throws {
+        let keys = try keys()
+        guard (4...64).contains(pin.count) else { throw VaultError.invalidInput("a PIN has 4 to 64 characters") }
+        let secret = try SecureBytes.random(count: 32)
+        let created = UInt64(now.timeIntervalSince1970)
+        var file = QuickUnlockFile(
+            method: .pin, attemptsLeft: QuickUnlockFile.attempts, created: created, expires: lifetime.map { created + UInt64(max(1, $0)) } ?? 0,
+            headerDigest: try headerDigest(), salt: try SecureRandom.bytes(Argon2id.saltLength), parameters: QuickUnlockFile.pinParameters,
+            nonce: try XChaCha20Poly1305.randomNonce(), sealedKey: [])
+        let wrapping = try Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID)
+        file.sealedKey = try keys.vaultKey.withUnsafeBytes { (key) throws in
+            try XChaCha20Poly1305.seal(key, key: wrapping, nonce: file.nonce, associatedData: file.associatedData(vaultID: vaultID))
+        }
+        try secrets.storeDeviceSecret(secret, for: vaultID, containerTag: deviceState.containerTag)
+        try mappingErrors(file: deviceState.directory) { try deviceState.write(file.encoded, to: deviceState.quickUnlockName) }
+    }
+
+    /// Turns quick unlock off here: the wrapped key and the device secret go.
+    public func disableQuickUnlock(secrets: KeyringSessions?) throws {
+        try mappingErrors(file: deviceState.directory) { try destroyQuickUnlock(secrets: secrets) }
+    }
+
+    /// What a PIN try found.
+    public enum PINOutcome: Equatable, Sendable {
+        case unlocked
+        /// Wrong: the attempt is counted (`attemptsLeft` more); settle it once the master
+        /// password was tried too (`settleQuickUnlock(passwordWasRight:)`).
+        case wrong(attemptsLeft: Int)
+        /// Nothing to try: quick unlock is off or ended (and why).
+        case unavailable(QuickUnlockEnd?)
+    }
+
+    /// Tries `pin`. The attempt is counted on disk before the key is derived, so killing the
+    /// process mid-try gains nothing; a right PIN gives the attempts back.
+    public func unlock(pin: SecureBytes, secrets: KeyringSessions) throws -> PINOutcome {
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length) else { return .unavailable(nil) }
+        guard var file = try? QuickUnlockFile.decode(bytes) else { return .unavailable(.unreadable) }
+        if let end = end(of: file, secrets: secrets, lookingOnly: false) { return .unavailable(end) }
+        guard let secret = try secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag) else { return .unavailable(.deviceSecretGone) }
+        let full = file.attemptsLeft
+        file.attemptsLeft -= 1
+        try writeQuickUnlock(file)
+        let wrapping = try Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID)
+        guard let vaultKey = try? XChaCha20Poly1305.open(
+            file.sealedKey[...], key: wrapping, nonce: file.nonce[...], associatedData: file.associatedData(vaultID: vaultID))
+        else { return .wrong(attemptsLeft: Int(file.attemptsLeft)) }
+        file.attemptsLeft = max(full, QuickUnlockFile.attempts)
+        try writeQuickUnlock(file)
+        try unlock(vaultKey: vaultKey)
+        return .unlocked
+    }
+
+    /// After a wrong PIN, once the same text was tried as the master password: a right password
+    /// gives the attempt back (the person typed their password, not a wrong PIN); a wrong one
+    /// leaves it counted, and the last one destroys the wrapped key.
+    public func settleQuickUnlock(passwordWasRight: Bool, secrets: KeyringSessions) {
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length),
+              var file = try? QuickUnlockFile.decode(bytes)
+        else { return }
+        if passwordWasRight, file.attemptsLeft > 0 {
+            file.attemptsLeft = QuickUnlockFile.attempts
+            try? writeQuickUnlock(file)
+        } else if file.attemptsLeft == 0 {
+            try? destroyQuickUnlock(secrets: secrets)
+        }
+    }
+
+    // MARK: Internals
+
+    /// Why `file` cannot open the vault now, if it cannot. An exhausted file is destroyed
+    /// unless only looked at.
+    private func end(of file: QuickUnlockFile, secrets: KeyringSessions?, lookingOnly: Bool) -> QuickUnlockEnd? {
+        if file.attemptsLeft == 0 {
+            if !lookingOnly, let secrets { try? destroyQuickUnlock(secrets: secrets) }
+            return .tooManyAttempts
+        }
+        if file.expires != 0, UInt64(Date().timeIntervalSince1970) >= file.expires { return .expired }
+        guard let digest = try? headerDigest(), digest == file.headerDigest else { return .headerChanged }
+        guard let secrets, (try? secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag)) ?? nil != nil else {
+            return .deviceSecretGone
+        }
+        return nil
+    }
+
+    /// BLAKE2b-256 keyed with the device secret, of Argon2id(PIN) ‖ vault id.
+    static func wrappingKey(pin: SecureBytes, secret: SecureBytes, file: QuickUnlockFile, vaultID: VaultID) throws -> SecureBytes {
+        let stretched = try Argon2id.deriveKey(length: 32, password: pin, salt: file.salt, parameters: file.parameters)
+        var message = stretched.withUnsafeBytes { Array($0) } + vaultID.bytes
+        defer { message.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        var digest = try BLAKE2b.hash(message, key: secret, length: 32)
+        defer { digest.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        return try SecureBytes(copying: digest)
+    }
+
+    /// BLAKE2b-256 of the header file as it is on disk.
+    private func headerDigest() throws -> [UInt8] {
+        let opened = try openContainer()
+        return try BLAKE2b.hash(fileSystem.readFile(GroupContainer.headerName, in: opened.root, limit: VaultHeader.length), length: 32)
+    }
+
+    private func writeQuickUnlock(_ file: QuickUnlockFile) throws {
+        try mappingErrors(file: deviceState.directory) { try deviceState.write(file.encoded, to: deviceState.quickUnlockName) }
+    }
+
+    private func destroyQuickUnlock(secrets: KeyringSessions?) throws(StorageError) {
+        try? secrets?.revokeDeviceSecret(for: vaultID, containerTag: deviceState.containerTag)
+        do { try deviceState.remove(deviceState.quickUnlockName) } catch where error.isNotFound {}
+    }
+}
