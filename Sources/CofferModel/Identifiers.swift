@@ -15,6 +15,7 @@ public struct IdentifierWords: Hashable, Comparable, Sendable {
 
     public static func < (lhs: Self, rhs: Self) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 
+    @usableFromInline
     package init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
@@ -31,7 +32,10 @@ extension RandomIdentifier {
         self.init(validatedBytes: bytes)
     }
 
-    /// From raw bytes read out of a file.
+    /// From raw bytes read out of a file. Inlinable, so each caller's module specializes it for
+    /// its own collection: a generic call across modules walked the bytes through protocol
+    /// witnesses and cost a fill a third of its instructions.
+    @inlinable
     public init<Bytes: Collection<UInt8>>(bytes: Bytes) throws(FormatError) {
         guard bytes.count == identifierByteCount else { throw .invalidIdentifier }
         self.init(validatedBytes: bytes)
@@ -47,6 +51,7 @@ extension RandomIdentifier {
     }
 
     /// From exactly `identifierByteCount` bytes.
+    @inlinable
     init<Bytes: Collection<UInt8>>(validatedBytes bytes: Bytes) {
         var high: UInt64 = 0, low: UInt64 = 0
         for (position, byte) in bytes.enumerated() {
