@@ -50,9 +50,18 @@ extension RandomIdentifier {
         self.init(words: words)
     }
 
-    /// From exactly `identifierByteCount` bytes.
+    /// From exactly `identifierByteCount` bytes: two loads from contiguous storage (arrays,
+    /// slices, buffers), a byte loop otherwise.
     @inlinable
     init<Bytes: Collection<UInt8>>(validatedBytes bytes: Bytes) {
+        if let words = bytes.withContiguousStorageIfAvailable({ buffer in
+            let raw = UnsafeRawBufferPointer(buffer)
+            return IdentifierWords(high: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
+                                   low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }) {
+            self.init(words: words)
+            return
+        }
         var high: UInt64 = 0, low: UInt64 = 0
         for (position, byte) in bytes.enumerated() {
             if position < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
@@ -60,6 +69,7 @@ extension RandomIdentifier {
         self.init(words: IdentifierWords(high: high, low: low))
     }
 
+    @inlinable
     public var bytes: [UInt8] {
         (0..<identifierByteCount).map { position in
             UInt8(truncatingIfNeeded: (position < 8 ? words.high : words.low) >> (56 - 8 * UInt64(position % 8)))

@@ -1,3 +1,4 @@
+import CofferSupport
 /// A JSON value as the model holds it: a record keeps the members it does not know (written by a
 /// newer version) as they came, so nothing is lost on a rewrite. Reading and writing the
 /// bytes is the format's (`JSONValue.parse`, `canonicalBytes`).
@@ -26,7 +27,7 @@ public enum JSONValue: Equatable, Sendable {
     /// and the canonical encoding's order.
     package static func precedesInUTF8(_ first: String, _ second: String) -> Bool {
         var (first, second) = (first, second)
-        return first.withUTF8 { a in second.withUTF8 { b in a.lexicographicallyPrecedes(b) } }
+        return first.withUTF8 { a in second.withUTF8 { b in UnsafeRawBufferPointer(a).lexicographicOrder(UnsafeRawBufferPointer(b)) < 0 } }
     }
 
     /// A number written as an integer (no fraction, no exponent) that fits in `Int64`.

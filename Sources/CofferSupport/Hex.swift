@@ -7,9 +7,26 @@ package enum Hex {
     /// The lowercase digit for a value 0...15.
     @inlinable @inline(__always) package static func digit(_ value: Int) -> UInt8 { digits.utf8Start[value & 0x0f] }
 
-    /// Inlinable, so a caller in another module gets it specialized for its sequence (the
-    /// generic version cost a fill 188,000 instructions for a 16-byte tag).
-    @inlinable
+    /// Lowercase hex of `bytes`. The generic path instantiated type metadata at run time, which
+    /// cost a fill 170,000 instructions for a 16-byte tag: arrays and buffers take the direct one.
+    package static func encode(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { encode(buffer: $0) }
+    }
+
+    package static func encode(_ bytes: ArraySlice<UInt8>) -> String {
+        bytes.withUnsafeBytes { encode(buffer: $0) }
+    }
+
+    package static func encode(buffer bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: 2 * bytes.count) { output in
+            for (index, byte) in zip(bytes.indices, bytes) {
+                output[2 * index] = digit(Int(byte >> 4))
+                output[2 * index + 1] = digit(Int(byte & 0x0f))
+            }
+            return 2 * bytes.count
+        }
+    }
+
     package static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var characters = [UInt8]()
         for byte in bytes {
