@@ -80,10 +80,10 @@ static inline int coffer_directory_is_empty(int fd) {
     }
 }
 
-#include <sys/random.h>
-
 /// getrandom(2): bytes from the kernel's generator, for names that must not collide (a temporary
-/// file's); never for keys, which come from libsodium.
+/// file's); never for keys, which come from libsodium. Through syscall(2): <sys/random.h> pulls in
+/// <sys/types.h>, whose fd_set under _GNU_SOURCE clashes with the other C modules' (a clean build
+/// fails to merge them).
 static inline long coffer_getrandom(void *buffer, unsigned long count) {
-    return (long)getrandom(buffer, count, 0);
+    return syscall(SYS_getrandom, buffer, count, 0);
 }
