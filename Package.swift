@@ -14,7 +14,7 @@
 // openat2, renameat2, getrandom) and CProcessShims (signalfd, peer credentials, accept, setsid;
 // without _GNU_SOURCE) by CofferSystem, the only importer of Glibc (scripts/check-layers); CZxcvbn by CofferAudit; CZlib and CZstd by CofferMaintenance/Compression/;
 // CLibXML2 and CZip by CofferInterchange/Readers/; CQRencode by CofferCLI/QRCode/ (the last
-// three loaded on use, see LoadedLibrary); CDBus (libdbus-1) by CofferSecretService/Bus/.
+// three loaded on use, see LoadedLibrary); CDBus (libdbus-1) by CofferDBus/ (the Secret Service and polkit).
 import PackageDescription
 
 /// libxml2's headers include each other as <libxml/…> from /usr/include/libxml2: every target that
@@ -93,8 +93,10 @@ let package = Package(
             name: "Coffer", dependencies: [
                 "CofferStore", "CofferTeams", "CofferProvider", "CofferHostKit", "CofferInterchange", "CofferAudit", "CofferMaintenance", "CofferFillAgent", "CofferSSHAgent",
             ], swiftSettings: libxml2Headers),
-        .target(name: "CofferBrowserHost", dependencies: ["CofferHostKit", "CofferAudit"]),
-        .target(name: "CofferSecretService", dependencies: ["CofferHostKit", "CofferInterchange", "CDBus"], swiftSettings: libxml2Headers),
+        .target(name: "CofferBrowserHost", dependencies: ["CofferHostKit", "CofferAudit", "CofferDBus"]),
+        // The desktop's bus (libdbus-1): the Secret Service's and polkit's (system authentication).
+        .target(name: "CofferDBus", dependencies: ["CofferProvider", "CDBus"]),
+        .target(name: "CofferSecretService", dependencies: ["CofferHostKit", "CofferInterchange", "CofferDBus"], swiftSettings: libxml2Headers),
         .target(name: "CofferCLI", dependencies: ["Coffer", "CofferTerminalKit", "CofferBrowserHost", "CofferSecretService", "CQRencode"]),
         .executableTarget(name: "coffer", dependencies: ["CofferCLI"]),
         .executableTarget(name: "git-credential-coffer", dependencies: ["CofferCredentialHelpers"]),

@@ -1,3 +1,4 @@
+import CofferDBus
 import CofferProvider
 import CofferHostKit
 
@@ -19,9 +20,11 @@ public enum BrowserHostMain {
             // The host lives as long as the extension's port: it keeps the buckets it read.
             var configuration = VaultConfiguration.standard(environment: environment)
             configuration.identityBucketCache = IdentityBucketCache()
-            host = BrowserHost(session: HostSession(
+            let session = HostSession(
                 container: try container(arguments, environment), configuration: configuration,
-                sessions: KeyringSessions(), interaction: PinentryInteraction(environment: environment)))
+                sessions: KeyringSessions(), interaction: PinentryInteraction(environment: environment))
+            session.unlockPolicy.systemAuthenticator = PolkitAuthority()  // quick unlock by the system's authentication
+            host = BrowserHost(session: session)
         } catch {
             return serve { _ in BrowserHost.failure(.failed("no vault container: \(error)"), id: .null) }
         }

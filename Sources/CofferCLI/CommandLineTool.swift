@@ -1,4 +1,5 @@
 import Coffer
+import CofferDBus
 import CofferTerminalKit
 
 /// The `coffer` command line as a library: parse, dispatch, report, return an exit code.
@@ -64,7 +65,9 @@ public enum CommandLineTool {
     /// The real process: arguments from argv, the standard streams, `/dev/tty`.
     public static func main(_ arguments: [String]) -> Int32 {
         ProcessHardening.apply()
-        return run(Array(arguments.dropFirst()), io: .process())
+        var configuration = CLIConfiguration.standard
+        configuration.systemAuthenticator = { PolkitAuthority() }
+        return run(Array(arguments.dropFirst()), io: .process(), configuration: configuration)
     }
 
     /// `coffer --container D add …` means `coffer add … --container D`: global options may

@@ -6,7 +6,7 @@ import CofferSupport
 /// that needs both the PIN and a device secret kept only in the kernel keyring. No I/O here.
 ///
 ///     0    8  preamble "COFFER" 'Q' 0x01
-///     8    1  method (1: PIN)
+///     8    1  method (1: PIN, 2: the system's authentication)
 ///     9    1  attempts left (0…3); 0: the wrapped key MUST NOT be tried, only destroyed
 ///     10   2  zero
 ///     12   8  created, unix seconds, u64 LE
@@ -23,7 +23,11 @@ import CofferSupport
 /// can be changed.
 public struct QuickUnlockFile: Equatable, Sendable {
     public enum Method: UInt8, Sendable, CaseIterable {
+        /// A PIN and the device secret: `wrapping = BLAKE2b(key: secret, Argon2id(PIN) ‖ vault id)`.
         case pin = 1
+        /// The system's authentication (polkit) and the device secret: `wrapping =
+        /// BLAKE2b(key: secret, vault id)`; no KDF (its costs are zero).
+        case system = 2
     }
 
     public var method: Method
@@ -83,6 +87,7 @@ public struct QuickUnlockFile: Equatable, Sendable {
         try FileMagic.check(bytes, is: .quickUnlock)
         guard let method = Method(rawValue: bytes[8]) else { throw .invalidDocument("unknown quick unlock method \(bytes[8])") }
         guard bytes[9] <= attempts, bytes[10] == 0, bytes[11] == 0 else { throw .invalidDocument("bad attempt count or reserved bytes") }
+        if method == .system, bytes[76..<88].contains(where: { $0 != 0 }) { throw .invalidDocument("KDF costs for a method without one") }
         return QuickUnlockFile(
             method: method, attemptsLeft: bytes[9], created: LittleEndian.read(UInt64.self, from: bytes, at: 12),
             expires: LittleEndian.read(UInt64.self, from: bytes, at: 20), headerDigest: Array(bytes[28..<60]), salt: Array(bytes[60..<76]),

@@ -1,3 +1,4 @@
+import CofferDBus
 import CofferProvider
 import CofferHostKit
 import CofferInterchange

@@ -13,6 +13,9 @@ public struct CLIConfiguration: Sendable {
     /// Whether `fill` asks the fill agent and `unlock` starts it (SPEC.md §8.5). Off for a
     /// host that runs commands in its own process (tests), where no agent could see its settings.
     public var usesFillAgent: Bool
+    /// The system's authentication (polkit), for a host that can reach the system bus: the CLI's
+    /// (the credential helpers link no D-Bus and leave it out).
+    public var systemAuthenticator: (@Sendable () -> (any SystemAuthenticator)?)?
 
     public init(
         kdfPolicy: KDFPolicy = .standard, kdfOverride: KDFParameters? = nil, fileSystem: FileSystem = .standard,

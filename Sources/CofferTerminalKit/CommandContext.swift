@@ -109,6 +109,7 @@ package final class CommandContext {
         session.environment = io.environment
         session.startsSessions = startsSessions
         session.unlockPolicy.unlocksFromSessions = !suppliesMasterPassword
+        session.unlockPolicy.systemAuthenticator = configuration.systemAuthenticator?()
         return session
     }
 

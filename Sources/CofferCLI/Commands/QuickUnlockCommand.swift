@@ -6,7 +6,7 @@ struct QuickUnlockCommand: Command {
     static let subcommands = ["enable", "disable", "status"]
     static let name = "quick-unlock"
     static let summary = "unlock with a PIN on this device instead of the master password"
-    static let usage = "quick-unlock enable --pin [--for DURATION] | disable | status [--json]"
+    static let usage = "quick-unlock enable --pin|--system [--for DURATION] | disable | status [--json]"
     static let discussion = """
         'enable --pin' asks for the master password (always: a session does not stand in for it),
         then a new PIN twice (with --password-stdin: the first line of standard input is the master
@@ -20,6 +20,7 @@ struct QuickUnlockCommand: Command {
     static let examples = ["coffer quick-unlock enable --pin", "coffer quick-unlock enable --pin --for 7d", "coffer quick-unlock status"]
     static let options: [OptionSpec] = [
         .flag("pin", "a PIN (4 to 64 characters) opens the vault on this device"),
+        .flag("system", "the system's authentication (polkit: your account's password, a fingerprint) opens it"),
         .value("for", "how long it lasts, e.g. 8h, 7d (default: until the machine restarts)"),
         .flag("json", "status as one JSON object"),
     ]
@@ -33,16 +34,31 @@ struct QuickUnlockCommand: Command {
         let secrets = context.configuration.sessions ?? KeyringSessions()
         switch action {
         case "enable":
-            guard context.arguments.has("pin") else { throw UsageError("name the method: 'coffer quick-unlock enable --pin'") }
+            let system = context.arguments.has("system")
+            guard context.arguments.has("pin") != system else { throw UsageError("name one method: 'coffer quick-unlock enable --pin' or '--system'") }
             let lifetime = try context.arguments.value("for").map { try Duration.parse($0) }
             try proveMasterPassword(vault, context)
-            let pin = try context.newSecret(prompt: "New PIN: ", confirm: "Repeat the PIN: ")
             do {
-                try vault.enableQuickUnlock(pin: pin, secrets: secrets, lifetime: lifetime)
+                if system {
+                    // Asked once now, so that a desktop without polkit or an agent says so here.
+                    guard let authenticator = context.configuration.systemAuthenticator?() else {
+                        throw CLIError("this program cannot reach the system's authentication", code: .unavailable)
+                    }
+                    switch authenticator.authenticate(reason: "to turn on quick unlock for \(vault.container.path)") {
+                    case .authorized: try vault.enableSystemQuickUnlock(secrets: secrets, lifetime: lifetime)
+                    case .denied: throw CLIError("the system's authentication was refused; quick unlock stays off", code: .permissionDenied)
+                    case .unavailable(let why):
+                        throw CLIError("the system's authentication is unavailable: \(why)", hint: "polkit and an authentication agent must run (scripts/install puts Coffer's action in place)", code: .unavailable)
+                    }
+                } else {
+                    let pin = try context.newSecret(prompt: "New PIN: ", confirm: "Repeat the PIN: ")
+                    try vault.enableQuickUnlock(pin: pin, secrets: secrets, lifetime: lifetime)
+                }
             } catch let unavailable as KeyringSessions.Unavailable {
                 throw CLIError("\(unavailable)", hint: "quick unlock keeps its device secret in the kernel keyring", code: .unavailable)
             }
-            context.note("quick unlock on: the PIN opens this vault on this device " + (lifetime.map { "for \(Duration.format($0))" } ?? "until it restarts"))
+            let what = system ? "the system's authentication" : "the PIN"
+            context.note("quick unlock on: \(what) opens this vault on this device " + (lifetime.map { "for \(Duration.format($0))" } ?? "until it restarts"))
         case "disable":
             try vault.disableQuickUnlock(secrets: secrets)
             context.note("quick unlock off on this device")
@@ -67,9 +83,10 @@ struct QuickUnlockCommand: Command {
     static func describe(_ state: QuickUnlockState) -> String {
         switch state {
         case .off: "quick unlock: off"
-        case .available(let attempts, let expires):
-            "quick unlock: PIN, " + (expires.map { "until \(UTCTimestamp.format($0))" } ?? "until the machine restarts")
-                + ", \(attempts) attempt\(attempts == 1 ? "" : "s") left"
+        case .available(let method, let attempts, let expires):
+            "quick unlock: " + (method == .pin ? "PIN" : "system authentication") + ", "
+                + (expires.map { "until \(UTCTimestamp.format($0))" } ?? "until the machine restarts")
+                + (method == .pin ? ", \(attempts) attempt\(attempts == 1 ? "" : "s") left" : "")
         case .ended(let end): "quick unlock: off (\(end))"
         }
     }
@@ -77,8 +94,11 @@ struct QuickUnlockCommand: Command {
     static func json(_ state: QuickUnlockState) -> JSONObject {
         switch state {
         case .off: ["quickUnlock": .null]
-        case .available(let attempts, let expires):
-            ["quickUnlock": .object(["method": "pin", "attemptsLeft": .integer(attempts), "expires": expires.map { .string(UTCTimestamp.format($0)) } ?? .null])]
+        case .available(let method, let attempts, let expires):
+            ["quickUnlock": .object([
+                "method": .string(method == .pin ? "pin" : "system"), "attemptsLeft": method == .pin ? .integer(attempts) : .null,
+                "expires": expires.map { .string(UTCTimestamp.format($0)) } ?? .null,
+            ])]
         case .ended(let end): ["quickUnlock": .null, "quickUnlockEnded": .string(end.description)]
         }
     }

@@ -1,3 +1,4 @@
+import CofferDBus
 import Coffer
 import CofferBrowserHost
 import CofferSecretService

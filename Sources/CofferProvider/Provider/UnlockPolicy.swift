@@ -36,6 +36,8 @@ public final class UnlockPolicy {
     public var allowsQuickUnlock = true
     /// Where a host tells the person that quick unlock ended (a restart, three wrong PINs).
     public var quickUnlockNotice: ((String) -> Void)?
+    /// The system's authentication (polkit), where this host can reach the system bus.
+    public var systemAuthenticator: SystemAuthenticator?
     /// Where the teams a vault opens are looked for (`$XDG_DATA_HOME`).
     public var environment: Environment
 
@@ -63,6 +65,7 @@ public final class UnlockPolicy {
         copy.replacesSessions = replacesSessions
         copy.allowsQuickUnlock = allowsQuickUnlock
         copy.quickUnlockNotice = quickUnlockNotice
+        copy.systemAuthenticator = systemAuthenticator
         return copy
     }
 
@@ -191,7 +194,11 @@ public final class UnlockPolicy {
             return .unlocked
         }
         guard let interaction else { return .noInteraction }
-        var quickUnlock = allowsQuickUnlock && !interaction.suppliesPassword ? quickUnlockSecrets(for: vault) : nil
+        let quick = allowsQuickUnlock && !interaction.suppliesPassword ? quickUnlockSecrets(for: vault) : nil
+        if let quick, quick.method == .system {
+            if try unlockWithSystemAuthentication(vault, secrets: quick.secrets, reason: reason) { return .unlocked }
+        }
+        var quickUnlock = quick?.method == .pin ? quick?.secrets : nil
         for attempt in 1...Self.passwordAttempts {
             let secret = quickUnlock != nil
                 ? try interaction.requestPINOrMasterPassword(attempt: attempt, reason: reason)
@@ -238,12 +245,31 @@ public final class UnlockPolicy {
         }
     }
 
-    /// The keyring that holds `vault`'s quick unlock secret when quick unlock can be tried now
-    /// (on, and not ended); `nil` otherwise. An ended one is told once through `notice`.
-    private func quickUnlockSecrets(for vault: Vault) -> KeyringSessions? {
+    /// Quick unlock through the system's authentication (SPEC.md §8.6): whether it unlocked.
+    /// A refusal, or no authenticator to answer, leaves the master password to be asked.
+    private func unlockWithSystemAuthentication(_ vault: Vault, secrets: KeyringSessions, reason: String) throws -> Bool {
+        guard let systemAuthenticator else { return false }  // a host without the system bus (the git helper)
+        switch systemAuthenticator.authenticate(reason: reason) {
+        case .authorized:
+            guard try vault.unlockAfterSystemAuthentication(secrets: secrets) else { return false }
+            userVerification.markVerified()
+            if startsSessions { startSession(for: vault) }
+            return true
+        case .denied:
+            quickUnlockNotice?("the system's authentication was refused; the master password is needed")
+        case .unavailable(let why):
+            quickUnlockNotice?("the system's authentication is unavailable (\(why)); the master password is needed")
+        }
+        return false
+    }
+
+    /// The keyring that holds `vault`'s quick unlock secret, and its method, when quick unlock
+    /// can be tried now (on, and not ended); `nil` otherwise. An ended one is told through
+    /// `quickUnlockNotice`.
+    private func quickUnlockSecrets(for vault: Vault) -> (secrets: KeyringSessions, method: QuickUnlockFile.Method)? {
         let secrets = sessions ?? KeyringSessions()
         switch vault.quickUnlockState(secrets: secrets) {
-        case .available: return secrets
+        case .available(let method, _, _): return (secrets, method)
         case .ended(let end):
             quickUnlockNotice?("\(end); the master password is needed ('coffer quick-unlock enable' turns it on again)")
             return nil

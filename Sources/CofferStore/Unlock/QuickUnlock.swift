@@ -4,8 +4,9 @@ import FoundationEssentials
 /// Where quick unlock stands for one container on this device (SPEC.md §8.6).
 public enum QuickUnlockState: Equatable, Sendable {
     case off
-    /// A PIN opens the vault: `attemptsLeft` more wrong ones destroy the wrapped key.
-    case available(attemptsLeft: Int, expires: Date?)
+    /// A PIN (or the system's authentication) opens the vault; for a PIN, `attemptsLeft` more
+    /// wrong ones destroy the wrapped key.
+    case available(method: QuickUnlockFile.Method, attemptsLeft: Int, expires: Date?)
     /// Set up here but unusable now: the master password is needed (and quick unlock can be
     /// turned on again after it).
     case ended(QuickUnlockEnd)
@@ -46,7 +47,8 @@ extension Vault {
         guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length) else { return .off }
         guard let file = try? QuickUnlockFile.decode(bytes) else { return .ended(.unreadable) }
         if let end = end(of: file, secrets: secrets, lookingOnly: true) { return .ended(end) }
-        return .available(attemptsLeft: Int(file.attemptsLeft), expires: file.expires == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(file.expires)))
+        return .available(
+            method: file.method, attemptsLeft: Int(file.attemptsLeft), expires: file.expires == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(file.expires)))
     }
 
     /// Turns quick unlock on with `pin` for the unlocked vault, replacing an earlier one.
@@ -54,13 +56,26 @@ extension Vault {
     /// - Throws: `VaultError.locked`, `invalidInput` for a PIN under 4 or over 64 bytes,
     ///   `KeyringSessions.Unavailable` without a kernel keyring.
     public func enableQuickUnlock(pin: SecureBytes, secrets: KeyringSessions, lifetime: TimeInterval? = nil, now: Date = Date()) throws {
-        let keys = try keys()
         guard (4...64).contains(pin.count) else { throw VaultError.invalidInput("a PIN has 4 to 64 characters") }
+        try enableQuickUnlock(.pin, pin: pin, secrets: secrets, lifetime: lifetime, now: now)
+    }
+
+    /// Turns quick unlock on with the system's authentication (the caller asked it first and it
+    /// said yes), replacing an earlier one.
+    public func enableSystemQuickUnlock(secrets: KeyringSessions, lifetime: TimeInterval? = nil, now: Date = Date()) throws {
+        try enableQuickUnlock(.system, pin: nil, secrets: secrets, lifetime: lifetime, now: now)
+    }
+
+    private func enableQuickUnlock(
+        _ method: QuickUnlockFile.Method, pin: SecureBytes?, secrets: KeyringSessions, lifetime: TimeInterval?, now: Date
+    ) throws {
+        let keys = try keys()
         let secret = try SecureBytes.random(count: 32)
         let created = UInt64(now.timeIntervalSince1970)
         var file = QuickUnlockFile(
-            method: .pin, attemptsLeft: QuickUnlockFile.attempts, created: created, expires: lifetime.map { created + UInt64(max(1, $0)) } ?? 0,
-            headerDigest: try headerDigest(), salt: try SecureRandom.bytes(Argon2id.saltLength), parameters: QuickUnlockFile.pinParameters,
+            method: method, attemptsLeft: QuickUnlockFile.attempts, created: created, expires: lifetime.map { created + UInt64(max(1, $0)) } ?? 0,
+            headerDigest: try headerDigest(), salt: try SecureRandom.bytes(Argon2id.saltLength),
+            parameters: method == .pin ? QuickUnlockFile.pinParameters : KDFParameters(opsLimit: 0, memLimit: 0),
             nonce: try XChaCha20Poly1305.randomNonce(), sealedKey: [])
         let wrapping = try Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID)
         file.sealedKey = try keys.vaultKey.withUnsafeBytes { (key) throws in
@@ -90,6 +105,7 @@ extension Vault {
     public func unlock(pin: SecureBytes, secrets: KeyringSessions) throws -> PINOutcome {
         guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length) else { return .unavailable(nil) }
         guard var file = try? QuickUnlockFile.decode(bytes) else { return .unavailable(.unreadable) }
+        guard file.method == .pin else { return .unavailable(nil) }
         if let end = end(of: file, secrets: secrets, lookingOnly: false) { return .unavailable(end) }
         guard let secret = try secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag) else { return .unavailable(.deviceSecretGone) }
         let full = file.attemptsLeft
@@ -103,6 +119,21 @@ extension Vault {
         try writeQuickUnlock(file)
         try unlock(vaultKey: vaultKey)
         return .unlocked
+    }
+
+    /// Unlocks with the key quick unlock holds for the system's authentication: the caller's
+    /// `SystemAuthenticator` said yes just now. - Returns: whether it opened the vault.
+    public func unlockAfterSystemAuthentication(secrets: KeyringSessions) throws -> Bool {
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length),
+              let file = try? QuickUnlockFile.decode(bytes), file.method == .system, end(of: file, secrets: secrets, lookingOnly: false) == nil,
+              let secret = try secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag)
+        else { return false }
+        let wrapping = try Self.wrappingKey(pin: nil, secret: secret, file: file, vaultID: vaultID)
+        guard let vaultKey = try? XChaCha20Poly1305.open(
+            file.sealedKey[...], key: wrapping, nonce: file.nonce[...], associatedData: file.associatedData(vaultID: vaultID))
+        else { return false }
+        try unlock(vaultKey: vaultKey)
+        return true
     }
 
     /// After a wrong PIN, once the same text was tried as the master password: a right password
@@ -137,10 +168,11 @@ extension Vault {
         return nil
     }
 
-    /// BLAKE2b-256 keyed with the device secret, of Argon2id(PIN) ‖ vault id.
-    static func wrappingKey(pin: SecureBytes, secret: SecureBytes, file: QuickUnlockFile, vaultID: VaultID) throws -> SecureBytes {
-        let stretched = try Argon2id.deriveKey(length: 32, password: pin, salt: file.salt, parameters: file.parameters)
-        var message = stretched.withUnsafeBytes { Array($0) } + vaultID.bytes
+    /// BLAKE2b-256 keyed with the device secret, of Argon2id(PIN) ‖ vault id (a PIN), or of the
+    /// vault id alone (the system's authentication).
+    static func wrappingKey(pin: SecureBytes?, secret: SecureBytes, file: QuickUnlockFile, vaultID: VaultID) throws -> SecureBytes {
+        let stretched = try pin.map { try Argon2id.deriveKey(length: 32, password: $0, salt: file.salt, parameters: file.parameters) }
+        var message = (stretched?.withUnsafeBytes { Array($0) } ?? []) + vaultID.bytes
         defer { message.withUnsafeMutableBytes { Sodium.wipe($0) } }
         var digest = try BLAKE2b.hash(message, key: secret, length: 32)
         defer { digest.withUnsafeMutableBytes { Sodium.wipe($0) } }

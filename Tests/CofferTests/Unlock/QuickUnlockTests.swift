@@ -32,7 +32,7 @@ final class QuickUnlockTests: XCTestCase {
 
     func testThePINUnlocksAndARightPINGivesTheAttemptsBack() throws {
         let vault = try lockedVaultWithPIN()
-        XCTAssertEqual(vault.quickUnlockState(secrets: secrets), .available(attemptsLeft: 3, expires: nil))
+        XCTAssertEqual(vault.quickUnlockState(secrets: secrets), .available(method: .pin, attemptsLeft: 3, expires: nil))
         XCTAssertEqual(try vault.unlock(pin: Fixture.secret("1357"), secrets: secrets), .wrong(attemptsLeft: 2))
         XCTAssertEqual(try attemptsOnDisk(vault), 2, "a wrong PIN is counted on disk")
         XCTAssertFalse(vault.isUnlocked)
@@ -197,6 +197,41 @@ final class QuickUnlockTests: XCTestCase {
         XCTAssertEqual(proving.prompts, ["master password", "master password"], "enabling takes the master password only")
     }
 
+    func testTheSystemsYesUnlocksWithoutAPromptAndItsNoLeavesTheMasterPassword() throws {
+        let created = try Fixture.vault()
+        try created.enableSystemQuickUnlock(secrets: secrets)
+        cleanup.append(created)
+        let vault = try Fixture.open(created)
+        guard case .available(.system, _, nil) = vault.quickUnlockState(secrets: secrets) else { return XCTFail("\(vault.quickUnlockState(secrets: secrets))") }
+        XCTAssertEqual(try vault.unlock(pin: Fixture.secret("2468"), secrets: secrets), .unavailable(nil), "no PIN opens a system unlock")
+
+        let nobodyAsked = PromptRecorder(answers: [])
+        let policy = UnlockPolicy(configuration: vault.configuration, sessions: nil, interaction: nobodyAsked)
+        let yes = AnsweringSystem(.authorized)
+        policy.systemAuthenticator = yes
+        XCTAssertEqual(try policy.unlock(vault, reason: "a test"), .unlocked)
+        XCTAssertEqual(yes.asked, 1)
+        XCTAssertEqual(nobodyAsked.prompts, [], "no prompt of Coffer's")
+
+        for answer in [SystemAuthentication.denied, .unavailable("no agent")] {
+            let again = try Fixture.open(vault)
+            let person = PromptRecorder(answers: [Fixture.password])
+            let refusing = UnlockPolicy(configuration: again.configuration, sessions: nil, interaction: person)
+            refusing.systemAuthenticator = AnsweringSystem(answer)
+            var notices: [String] = []
+            refusing.quickUnlockNotice = { notices.append($0) }
+            XCTAssertEqual(try refusing.unlock(again, reason: "a test"), .unlocked)
+            XCTAssertEqual(person.prompts, ["master password"], "the master password, never a PIN prompt")
+            XCTAssertEqual(notices.count, 1, "\(notices)")
+        }
+
+        // Without an authenticator (the git helper), nothing is asked of the system.
+        let helper = try Fixture.open(vault)
+        let typed = PromptRecorder(answers: [Fixture.password])
+        XCTAssertEqual(try UnlockPolicy(configuration: helper.configuration, sessions: nil, interaction: typed).unlock(helper, reason: "a test"), .unlocked)
+        XCTAssertEqual(typed.prompts, ["master password"])
+    }
+
     func testPinentryAsksForThePINOrTheMasterPassword() throws {
         let vault = try lockedVaultWithPIN()
         let base = Fixture.containerPath("pinentry")
@@ -234,4 +269,15 @@ final class PromptRecorder: UserInteraction {
     }
 
     func chooseIdentity(from identities: [RankedIdentity]) -> PasswordCredentialIdentity? { nil }
+}
+
+/// The system's answer, given: the real polkit is asked in SystemAuthenticationTests.
+final class AnsweringSystem: SystemAuthenticator {
+    let answer: SystemAuthentication
+    private(set) var asked = 0
+    init(_ answer: SystemAuthentication) { self.answer = answer }
+    func authenticate(reason: String) -> SystemAuthentication {
+        asked += 1
+        return answer
+    }
 }

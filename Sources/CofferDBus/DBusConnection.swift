@@ -5,9 +5,14 @@ public struct DBusError: Error, CustomStringConvertible, Sendable {
     public let name: String
     public let message: String
     public var description: String { message.isEmpty ? name : "\(message) (\(name))" }
+
+    package init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
 }
 
-/// A private connection to the session bus (libdbus's `DBusConnection`): the Secret Service
+/// A private connection to the session bus (or the system bus, for polkit) (libdbus's `DBusConnection`): the Secret Service
 /// provider's, or a client's (the import). One thread uses it.
 public final class DBusConnection {
     let pointer: OpaquePointer
@@ -19,6 +24,15 @@ public final class DBusConnection {
         dbus_error_init(&error)
         guard let connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error) else { throw Self.take(&error) }
         dbus_connection_set_exit_on_disconnect(connection, 0)  // a lost bus ends the loop, not the process
+        return DBusConnection(pointer: connection)
+    }
+
+    /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket): polkit's.
+    public static func system() throws(DBusError) -> DBusConnection {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        guard let connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error) else { throw Self.take(&error) }
+        dbus_connection_set_exit_on_disconnect(connection, 0)
         return DBusConnection(pointer: connection)
     }
 
