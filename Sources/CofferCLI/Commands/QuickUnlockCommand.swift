@@ -64,7 +64,7 @@ struct QuickUnlockCommand: Command {
             context.note("quick unlock off on this device")
         case "status":
             let state = vault.quickUnlockState(secrets: secrets)
-            context.print(context.wantsJSON ? JSONOutput.render(.object(json(state))) : describe(state))
+            context.print(context.wantsJSON ? JSONOutput.render(.object(json(state))) : "quick unlock: " + describe(state))
         default:
             throw UsageError("expected 'enable', 'disable' or 'status', not '\(action)'")
         }
@@ -79,15 +79,15 @@ struct QuickUnlockCommand: Command {
         try context.unlock(vault, policy: policy, proving: true)
     }
 
-    /// "PIN: on until the machine restarts, 3 attempts left", or why it is off.
+    /// "PIN, until the machine restarts, 3 attempts left", or why it is off.
     static func describe(_ state: QuickUnlockState) -> String {
         switch state {
-        case .off: "quick unlock: off"
+        case .off: "off"
         case .available(let method, let attempts, let expires):
-            "quick unlock: " + (method == .pin ? "PIN" : "system authentication") + ", "
+            (method == .pin ? "PIN" : "system authentication") + ", "
                 + (expires.map { "until \(UTCTimestamp.format($0))" } ?? "until the machine restarts")
                 + (method == .pin ? ", \(attempts) attempt\(attempts == 1 ? "" : "s") left" : "")
-        case .ended(let end): "quick unlock: off (\(end))"
+        case .ended(let end): "off (\(end))"
         }
     }
 

@@ -29,7 +29,7 @@ struct StatusCommand: Command {
         // Quick unlock (SPEC.md §8.6): whether a PIN opens the vault here, and until when.
         let quick = vault.quickUnlockState(secrets: context.configuration.sessions ?? KeyringSessions())
         for (name, value) in QuickUnlockCommand.json(quick) { object[name] = value }
-        lines.append("unlock:   " + QuickUnlockCommand.describe(quick).replacing("quick unlock: ", with: "quick unlock "))
+        lines.append("unlock:   quick unlock " + QuickUnlockCommand.describe(quick))
         lines.append("autofill: identity store \(store.isEnabled ? "enabled" : "disabled") on this device")
         // The fill agent (SPEC.md §8.5): whether one answers, where fills would ask it.
         if let agent = FillAgentClient(environment: context.io.environment) {

@@ -111,10 +111,7 @@ extension Vault {
         let full = file.attemptsLeft
         file.attemptsLeft -= 1
         try writeQuickUnlock(file)
-        let wrapping = try Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID)
-        guard let vaultKey = try? XChaCha20Poly1305.open(
-            file.sealedKey[...], key: wrapping, nonce: file.nonce[...], associatedData: file.associatedData(vaultID: vaultID))
-        else { return .wrong(attemptsLeft: Int(file.attemptsLeft)) }
+        guard let vaultKey = try unwrap(file, pin: pin, secret: secret) else { return .wrong(attemptsLeft: Int(file.attemptsLeft)) }
         file.attemptsLeft = max(full, QuickUnlockFile.attempts)
         try writeQuickUnlock(file)
         try unlock(vaultKey: vaultKey)
@@ -128,10 +125,7 @@ extension Vault {
               let file = try? QuickUnlockFile.decode(bytes), file.method == .system, end(of: file, secrets: secrets, lookingOnly: false) == nil,
               let secret = try secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag)
         else { return false }
-        let wrapping = try Self.wrappingKey(pin: nil, secret: secret, file: file, vaultID: vaultID)
-        guard let vaultKey = try? XChaCha20Poly1305.open(
-            file.sealedKey[...], key: wrapping, nonce: file.nonce[...], associatedData: file.associatedData(vaultID: vaultID))
-        else { return false }
+        guard let vaultKey = try unwrap(file, pin: nil, secret: secret) else { return false }
         try unlock(vaultKey: vaultKey)
         return true
     }
@@ -166,6 +160,12 @@ extension Vault {
             return .deviceSecretGone
         }
         return nil
+    }
+
+    /// The vault key `file` wraps, or `nil` when the PIN (or the file) is wrong.
+    private func unwrap(_ file: QuickUnlockFile, pin: SecureBytes?, secret: SecureBytes) throws -> SecureBytes? {
+        let wrapping = try Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID)
+        return try? XChaCha20Poly1305.open(file.sealedKey[...], key: wrapping, nonce: file.nonce[...], associatedData: file.associatedData(vaultID: vaultID))
     }
 
     /// BLAKE2b-256 keyed with the device secret, of Argon2id(PIN) ‖ vault id (a PIN), or of the
