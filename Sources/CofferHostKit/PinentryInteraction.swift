@@ -57,6 +57,13 @@ public final class PinentryInteraction: UserInteraction {
             error: "Wrong PIN or master password (attempt \(attempt))")
     }
 
+    /// Where the TPM alone opens the vault: Unlock with the field left empty uses it.
+    public func requestTPMOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        try requestSecret(
+            attempt: attempt, description: "Unlock Coffer with this computer's TPM: leave the field empty and press Unlock (or type the master password), \(reason).",
+            prompt: "Master password:", error: "Wrong master password (attempt \(attempt))")
+    }
+
     /// One GETPIN with these texts; `nil` when the person cancelled or the prompt timed out.
     private func requestSecret(attempt: Int, description: String, prompt: String, error: String) throws -> SecureBytes? {
         let child = try start()

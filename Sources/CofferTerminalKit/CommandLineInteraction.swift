@@ -36,6 +36,13 @@ package final class CommandLineInteraction: UserInteraction {
         return try terminal.readSecret(prompt: "PIN or master password (\(reason)): ")
     }
 
+    /// Where the TPM alone opens the vault: Enter on an empty line is the person's "yes".
+    package func requestTPMOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        guard !suppliesPassword, let terminal = context.terminal else { return try requestMasterPassword(attempt: attempt, reason: reason) }
+        if attempt > 1 { terminal.write("Wrong master password, try again.\n") }
+        return try terminal.readSecret(prompt: "Enter to unlock with the TPM, or the master password (\(reason)): ")
+    }
+
     /// "deriving the key…" on stderr while Argon2id runs (only when it takes a while).
     package func willDeriveKey(_ parameters: KDFParameters) -> () -> Void {
         let progress = context.keyDerivationProgress(parameters)

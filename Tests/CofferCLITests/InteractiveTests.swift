@@ -3,6 +3,7 @@ import Coffer
 @testable import CofferCredentialHelpers
 @testable import CofferTerminalKit
 import Foundation
+import ScratchDirectories
 import XCTest
 
 /// Prompts through a real pseudo-terminal: what the user sees, and that secrets are not echoed.
@@ -19,7 +20,9 @@ final class PseudoTerminalTests: XCTestCase {
     /// Runs `coffer arguments` with a pseudo-terminal as its controlling terminal, typing
     /// `answers` at its prompts; with `stdin`, that text is its standard input (a pipe into a
     /// command run at a terminal). A run past `deadline` is killed (exit 124).
-    func drive(_ arguments: [String], answers: [String], stdin: String? = nil, deadline: Int = 30) throws -> (code: Int32, transcript: String) {
+    func drive(
+        _ arguments: [String], answers: [String], stdin: String? = nil, deadline: Int = 30, environment: [String: String] = [:]
+    ) throws -> (code: Int32, transcript: String) {
         let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Helpers/pty_drive.py").standardized.path
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/coffer"
         let transcriptPath = home + "/transcript-\(UUID().uuidString)"
@@ -32,7 +35,7 @@ final class PseudoTerminalTests: XCTestCase {
             options += ["--stdin", path]
         }
         process.arguments = ["python3", driver] + options + [transcriptPath, binary] + arguments + ["--container", home + "/vault"]
-        process.environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "PATH": "/usr/bin:/bin", "TERM": "dumb"]
+        process.environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "PATH": "/usr/bin:/bin", "TERM": "dumb"].merging(environment) { $1 }
         let input = Pipe()
         process.standardInput = input
         try process.run()
@@ -110,6 +113,39 @@ final class PseudoTerminalTests: XCTestCase {
         XCTAssertEqual(master.code, 0, master.transcript)
         XCTAssertTrue(master.transcript.contains("Master password ("), "a plain master password prompt again: \(master.transcript)")
         XCTAssertEqual(try drive(["lock"], answers: []).code, 0)
+    }
+
+    /// Quick unlock by the TPM (SPEC.md §8.6.1) against a software TPM: with a PIN, the prompt
+    /// takes the PIN or the master password; without, Enter on an empty line is the person's yes.
+    func testTheTPMUnlocksAtTheTerminalWithAPINOrAnEmptyAnswer() throws {
+        guard let machine = try SoftwareTPM() else { throw XCTSkip("swtpm is not installed (scripts/test installs it)") }
+        let tpm = ["COFFER_TPM_TCTI": machine.tcti]
+        XCTAssertEqual(try drive(["init", "--kdf", "interactive", "--password-stdin"], answers: [], stdin: "MasterSecret9\n").code, 0)
+        let enabled = try drive(["quick-unlock", "enable", "--tpm", "--pin"], answers: ["MasterSecret9", "4711", "4711"], environment: tpm)
+        XCTAssertEqual(enabled.code, 0, enabled.transcript)
+        XCTAssertTrue(enabled.transcript.contains("the TPM and the PIN opens this vault on this device for 14d"), enabled.transcript)
+        XCTAssertTrue(try drive(["status"], answers: []).transcript.contains("TPM and PIN, until"))
+
+        let unlocked = try drive(["unlock", "--no-agent", "--timeout", "1m"], answers: ["4711"], environment: tpm)
+        XCTAssertEqual(unlocked.code, 0, unlocked.transcript)
+        XCTAssertTrue(unlocked.transcript.contains("PIN or master password"), unlocked.transcript)
+        XCTAssertEqual(try drive(["lock"], answers: []).code, 0)
+        let master = try drive(["unlock", "--no-agent", "--timeout", "1m"], answers: ["MasterSecret9"], environment: tpm)
+        XCTAssertEqual(master.code, 0, "the master password at the same prompt: \(master.transcript)")
+        XCTAssertEqual(try drive(["lock"], answers: []).code, 0)
+
+        let noTPM = try drive(["unlock", "--no-agent", "--timeout", "1m"], answers: ["4711", "MasterSecret9"], environment: ["COFFER_TPM_TCTI": "device:/nonexistent"])
+        XCTAssertEqual(noTPM.code, 0, noTPM.transcript)
+        XCTAssertTrue(noTPM.transcript.contains("needs the TPM, which is unavailable"), noTPM.transcript)
+        XCTAssertEqual(try drive(["lock"], answers: []).code, 0)
+
+        XCTAssertEqual(try drive(["quick-unlock", "enable", "--tpm"], answers: ["MasterSecret9"], environment: tpm).code, 0)
+        let present = try drive(["unlock", "--no-agent", "--timeout", "1m"], answers: [""], environment: tpm)
+        XCTAssertEqual(present.code, 0, present.transcript)
+        XCTAssertTrue(present.transcript.contains("Enter to unlock with the TPM, or the master password"), present.transcript)
+        XCTAssertEqual(try drive(["lock"], answers: []).code, 0)
+        XCTAssertEqual(try drive(["quick-unlock", "disable"], answers: []).code, 0)
+        XCTAssertTrue(try drive(["quick-unlock", "status"], answers: []).transcript.contains("quick unlock: off"))
     }
 }
 

@@ -107,6 +107,33 @@ def quick_unlock():
         ("opslimit", ops), ("memlimit", mem), ("stretched", stretched), ("wrapping", wrapping), ("file", head + sealed)])
 
 
+def quick_unlock_tpm():
+    """A device's quick unlock file for the TPM and a PIN (SPEC.md §8.6.1) from fixed inputs. The
+    sealed object is a stand-in (a real one is the TPM's own); its templates are the ones sent."""
+    out = os.path.join(ROOT, "primitives")
+    vault_id, vault_key, unsealed = seq(0x10, 16), seq(0x30, 32), seq(0xB0, 32)
+    pin, salt, nonce = b"2468", seq(0x70, 16), seq(0x90, 24)
+    header = b"the vault header file, as bytes"
+    digest = hashlib.blake2b(header, digest_size=32).digest()
+    created, expires = 1780000000, 1781209600
+    primary_template = bytes.fromhex("0023000b00030472000000060080004300100003001000000000")
+    object_template = bytes.fromhex("0008000b0000005200000010" "0000")
+    private = seq(0xC0, 46)
+    public = object_template[:-2] + bytes.fromhex("0020") + seq(0xE0, 32)
+    sealed_object = struct.pack(">H", len(private)) + private + struct.pack(">H", len(public)) + public
+    head = (b"COFFERQ\x01" + bytes([4, 2, len(pin), 0]) + struct.pack("<QQ", created, expires) + digest + salt
+            + struct.pack("<IQ", 0, 0) + nonce)
+    ad = head[:9] + b"\x00" + head[10:12] + bytes(16) + head[28:] + vault_id + sealed_object
+    auth_value = hashlib.blake2b(pin + vault_id, digest_size=32, key=salt).digest()
+    wrapping = hashlib.blake2b(vault_id, digest_size=32, key=unsealed).digest()
+    sealed = ref.aead_encrypt(wrapping, nonce, ad, vault_key)
+    write_vector(os.path.join(out, "quick_unlock_tpm.vector"), "a TPM-and-PIN quick unlock file (2 attempts left), its keys and the TPM templates", [
+        ("expect", "ok"), ("vaultid", vault_id), ("vaultkey", vault_key), ("unsealed", unsealed), ("pin", pin),
+        ("header", header), ("created", created), ("expires", expires), ("salt", salt), ("nonce", nonce),
+        ("authvalue", auth_value), ("wrapping", wrapping), ("primarytemplate", primary_template),
+        ("objecttemplate", object_template), ("sealedobject", sealed_object), ("file", head + sealed + sealed_object)])
+
+
 def deterministic_bytes(start):
     counter = [start]
 
@@ -328,6 +355,7 @@ if __name__ == "__main__":
     sync()
     primitives()
     quick_unlock()
+    quick_unlock_tpm()
     vault()
     vault("vault-layout1", layout=1)
     vault("vault-layout2", layout=2)

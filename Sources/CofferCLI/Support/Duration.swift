@@ -20,6 +20,7 @@ enum Duration {
 
     static func format(_ seconds: TimeInterval) -> String {
         let total = Int(seconds.rounded())
+        if total >= 86400, total % 86400 == 0 { return "\(total / 86400)d" }
         if total >= 3600 { return "\(total / 3600)h\(total % 3600 / 60 > 0 ? "\(total % 3600 / 60)m" : "")" }
         if total >= 60 { return "\(total / 60)m\(total % 60 > 0 ? "\(total % 60)s" : "")" }
         return "\(total)s"

@@ -198,22 +198,33 @@ public final class UnlockPolicy {
         if let quick, quick.method == .system {
             if try unlockWithSystemAuthentication(vault, secrets: quick.secrets, reason: reason) { return .unlocked }
         }
-        var quickUnlock = quick?.method == .pin ? quick?.secrets : nil
+        var quickUnlock = quick?.method.takesPIN == true ? quick?.secrets : nil
+        var tpmAlone = quick?.method == .tpm
         for attempt in 1...Self.passwordAttempts {
             let secret = quickUnlock != nil
                 ? try interaction.requestPINOrMasterPassword(attempt: attempt, reason: reason)
+                : tpmAlone ? try interaction.requestTPMOrMasterPassword(attempt: attempt, reason: reason)
                 : try interaction.requestMasterPassword(attempt: attempt, reason: reason)
             guard let secret else { return .cancelled }
+            if tpmAlone, secret.count == 0 {
+                // An empty answer where the TPM alone opens the vault: the person asked for it.
+                tpmAlone = false
+                switch try vault.unlockWithTPM(tpm) {
+                case .unlocked: return quicklyUnlocked(vault)
+                case .unavailable(let end): quickUnlockNotice?("\(end.map(String.init(describing:)) ?? "quick unlock is off"); the master password is needed")
+                case .wrong: break
+                }
+                continue
+            }
             // Quick unlock first (tens of milliseconds); what is no PIN is the master password.
             var triedPIN = false
             if let secrets = quickUnlock {
-                switch try vault.unlock(pin: secret, secrets: secrets) {
-                case .unlocked:
-                    userVerification.markVerified()
-                    if startsSessions { startSession(for: vault) }
-                    return .unlocked
+                switch try vault.unlock(pin: secret, secrets: secrets, tpm: tpm) {
+                case .unlocked: return quicklyUnlocked(vault)
                 case .wrong: triedPIN = true
-                case .unavailable: quickUnlock = nil
+                case .unavailable(let end):
+                    if let end { quickUnlockNotice?("\(end); the master password is needed") }
+                    quickUnlock = nil
                 }
             }
             let right = try unlock(vault, masterPassword: secret, interaction: interaction)
@@ -225,11 +236,22 @@ public final class UnlockPolicy {
                 }
             }
             guard right else { continue }
+            vault.renewQuickUnlock()
             userVerification.markVerified()
             if startsSessions { startSession(for: vault) }
             return .unlocked
         }
         return .wrongPassword
+    }
+
+    /// The TPM quick unlock's TCTI comes from the host's environment (SPEC.md §8.6.1).
+    private var tpm: TPM { TPM(environment: environment) }
+
+    /// A PIN or the TPM opened `vault`: as the master password would have.
+    private func quicklyUnlocked(_ vault: Vault) -> Outcome {
+        userVerification.markVerified()
+        if startsSessions { startSession(for: vault) }
+        return .unlocked
     }
 
     /// Whether `password` unlocks `vault` (the interaction shows progress while Argon2id runs).
@@ -270,6 +292,9 @@ public final class UnlockPolicy {
         let secrets = sessions ?? KeyringSessions()
         switch vault.quickUnlockState(secrets: secrets) {
         case .available(let method, _, _): return (secrets, method)
+        case .ended(.renewable):
+            quickUnlockNotice?("\(QuickUnlockEnd.renewable); the master password is needed this once")
+            return nil
         case .ended(let end):
             quickUnlockNotice?("\(end); the master password is needed ('coffer quick-unlock enable' turns it on again)")
             return nil

@@ -11,6 +11,11 @@ public protocol UserInteraction: AnyObject {
     /// prompt takes either. The default asks for the master password.
     func requestPINOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes?
 
+    /// Where quick unlock by the TPM without a PIN is on (SPEC.md §8.6.1): one prompt where an
+    /// empty answer means "unlock with the TPM" (the person's presence) and any other is the master
+    /// password. The default asks for the master password.
+    func requestTPMOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes?
+
     /// Whether the password comes from a script (`--password-stdin`, `--password-file`): that
     /// line is always the master password, never a PIN (SPEC.md §8.3). Default: no.
     var suppliesPassword: Bool { get }
@@ -38,6 +43,10 @@ public protocol UserInteraction: AnyObject {
 
 extension UserInteraction {
     public func requestPINOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        try requestMasterPassword(attempt: attempt, reason: reason)
+    }
+
+    public func requestTPMOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
         try requestMasterPassword(attempt: attempt, reason: reason)
     }
 

@@ -25,6 +25,15 @@ public enum QuickUnlockEnd: Equatable, Sendable, CustomStringConvertible {
     case tooManyAttempts
     /// The device file is damaged.
     case unreadable
+    /// The TPM's lifetime (14 days unless set) is over: the next unlock with the master password
+    /// renews it, without the PIN.
+    case renewable
+    /// The TPM here did not seal it: the state came from another machine, or the TPM was cleared.
+    case otherTPM
+    /// The TPM refuses every PIN until its lockout ends (too many wrong ones, for any program).
+    case tpmLockedOut
+    /// No TPM could be reached (why).
+    case tpmUnavailable(String)
 
     public var description: String {
         switch self {
@@ -33,6 +42,10 @@ public enum QuickUnlockEnd: Equatable, Sendable, CustomStringConvertible {
         case .headerChanged: "quick unlock ended: the master password changed"
         case .tooManyAttempts: "quick unlock ended after three wrong PINs"
         case .unreadable: "quick unlock's device file is damaged"
+        case .renewable: "quick unlock by the TPM is due for the master password (it renews it)"
+        case .otherTPM: "quick unlock was sealed by another machine's TPM (or this TPM was cleared)"
+        case .tpmLockedOut: "the TPM is locked out after too many wrong PINs and refuses them for a while"
+        case .tpmUnavailable(let why): "quick unlock needs the TPM, which is unavailable (\(why))"
         }
     }
 }
@@ -44,7 +57,7 @@ public enum QuickUnlockEnd: Equatable, Sendable, CustomStringConvertible {
 extension Vault {
     /// Where quick unlock stands here; never asks the keyring to do more than look.
     public func quickUnlockState(secrets: KeyringSessions?) -> QuickUnlockState {
-        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length) else { return .off }
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.maximumLength) else { return .off }
         guard let file = try? QuickUnlockFile.decode(bytes) else { return .ended(.unreadable) }
         if let end = end(of: file, secrets: secrets, lookingOnly: true) { return .ended(end) }
         return .available(
@@ -69,20 +82,30 @@ extension Vault {
     private func enableQuickUnlock(
         _ method: QuickUnlockFile.Method, pin: SecureBytes?, secrets: KeyringSessions, lifetime: TimeInterval?, now: Date
     ) throws {
-        let keys = try keys()
         let secret = try SecureBytes.random(count: 32)
+        var file = try newQuickUnlockFile(method, lifetime: lifetime, now: now)
+        try seal(&file, wrapping: Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID))
+        try secrets.storeDeviceSecret(secret, for: vaultID, containerTag: deviceState.containerTag)
+        try writeQuickUnlock(file)
+    }
+
+    /// A quick unlock file for the unlocked vault, all but its sealed key.
+    func newQuickUnlockFile(_ method: QuickUnlockFile.Method, lifetime: TimeInterval?, now: Date) throws -> QuickUnlockFile {
+        _ = try keys()  // locked: nothing to wrap
         let created = UInt64(now.timeIntervalSince1970)
-        var file = QuickUnlockFile(
+        return QuickUnlockFile(
             method: method, attemptsLeft: QuickUnlockFile.attempts, created: created, expires: lifetime.map { created + UInt64(max(1, $0)) } ?? 0,
             headerDigest: try headerDigest(), salt: try SecureRandom.bytes(Argon2id.saltLength),
             parameters: method == .pin ? QuickUnlockFile.pinParameters : KDFParameters(opsLimit: 0, memLimit: 0),
             nonce: try XChaCha20Poly1305.randomNonce(), sealedKey: [])
-        let wrapping = try Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID)
-        file.sealedKey = try keys.vaultKey.withUnsafeBytes { (key) throws in
-            try XChaCha20Poly1305.seal(key, key: wrapping, nonce: file.nonce, associatedData: file.associatedData(vaultID: vaultID))
+    }
+
+    /// Wraps the vault key into `file` (every other member set: they are its associated data).
+    func seal(_ file: inout QuickUnlockFile, wrapping: SecureBytes) throws {
+        let associatedData = file.associatedData(vaultID: vaultID)
+        file.sealedKey = try keys().vaultKey.withUnsafeBytes { (key) throws in
+            try XChaCha20Poly1305.seal(key, key: wrapping, nonce: file.nonce, associatedData: associatedData)
         }
-        try secrets.storeDeviceSecret(secret, for: vaultID, containerTag: deviceState.containerTag)
-        try mappingErrors(file: deviceState.directory) { try deviceState.write(file.encoded, to: deviceState.quickUnlockName) }
     }
 
     /// Turns quick unlock off here: the wrapped key and the device secret go.
@@ -102,11 +125,18 @@ extension Vault {
 
     /// Tries `pin`. The attempt is counted on disk before the key is derived, so killing the
     /// process mid-try gains nothing; a right PIN gives the attempts back.
-    public func unlock(pin: SecureBytes, secrets: KeyringSessions) throws -> PINOutcome {
-        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length) else { return .unavailable(nil) }
-        guard var file = try? QuickUnlockFile.decode(bytes) else { return .unavailable(.unreadable) }
-        guard file.method == .pin else { return .unavailable(nil) }
+    /// - Parameter tpm: where a TPM method's object is unsealed.
+    public func unlock(pin: SecureBytes, secrets: KeyringSessions, tpm: TPM = TPM(tcti: nil)) throws -> PINOutcome {
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.maximumLength) else { return .unavailable(nil) }
+        guard let file = try? QuickUnlockFile.decode(bytes) else { return .unavailable(.unreadable) }
+        guard file.method.takesPIN else { return .unavailable(nil) }
         if let end = end(of: file, secrets: secrets, lookingOnly: false) { return .unavailable(end) }
+        if file.method == .tpmWithPIN { return try unlockWithTPM(file, pin: pin, tpm: tpm) }
+        return try unlockWithDeviceSecret(file, pin: pin, secrets: secrets)
+    }
+
+    private func unlockWithDeviceSecret(_ file: QuickUnlockFile, pin: SecureBytes, secrets: KeyringSessions) throws -> PINOutcome {
+        var file = file
         guard let secret = try secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag) else { return .unavailable(.deviceSecretGone) }
         let full = file.attemptsLeft
         file.attemptsLeft -= 1
@@ -121,7 +151,7 @@ extension Vault {
     /// Unlocks with the key quick unlock holds for the system's authentication: the caller's
     /// `SystemAuthenticator` said yes just now. - Returns: whether it opened the vault.
     public func unlockAfterSystemAuthentication(secrets: KeyringSessions) throws -> Bool {
-        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length),
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.maximumLength),
               let file = try? QuickUnlockFile.decode(bytes), file.method == .system, end(of: file, secrets: secrets, lookingOnly: false) == nil,
               let secret = try secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag)
         else { return false }
@@ -134,7 +164,7 @@ extension Vault {
     /// gives the attempt back (the person typed their password, not a wrong PIN); a wrong one
     /// leaves it counted, and the last one destroys the wrapped key.
     public func settleQuickUnlock(passwordWasRight: Bool, secrets: KeyringSessions) {
-        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.length),
+        guard let bytes = deviceState.read(deviceState.quickUnlockName, limit: QuickUnlockFile.maximumLength),
               var file = try? QuickUnlockFile.decode(bytes)
         else { return }
         if passwordWasRight, file.attemptsLeft > 0 {
@@ -149,13 +179,14 @@ extension Vault {
 
     /// Why `file` cannot open the vault now, if it cannot. An exhausted file is destroyed
     /// unless only looked at.
-    private func end(of file: QuickUnlockFile, secrets: KeyringSessions?, lookingOnly: Bool) -> QuickUnlockEnd? {
+    func end(of file: QuickUnlockFile, secrets: KeyringSessions?, lookingOnly: Bool) -> QuickUnlockEnd? {
         if file.attemptsLeft == 0 {
             if !lookingOnly, let secrets { try? destroyQuickUnlock(secrets: secrets) }
             return .tooManyAttempts
         }
-        if file.expires != 0, UInt64(Date().timeIntervalSince1970) >= file.expires { return .expired }
         guard let digest = try? headerDigest(), digest == file.headerDigest else { return .headerChanged }
+        if file.expires != 0, UInt64(Date().timeIntervalSince1970) >= file.expires { return file.method.usesTPM ? .renewable : .expired }
+        if file.method.usesTPM { return nil }  // the TPM, not the keyring, holds its secret
         guard let secrets, (try? secrets.deviceSecret(for: vaultID, containerTag: deviceState.containerTag)) ?? nil != nil else {
             return .deviceSecretGone
         }
@@ -163,7 +194,7 @@ extension Vault {
     }
 
     /// The vault key `file` wraps, or `nil` when the PIN (or the file) is wrong.
-    private func unwrap(_ file: QuickUnlockFile, pin: SecureBytes?, secret: SecureBytes) throws -> SecureBytes? {
+    func unwrap(_ file: QuickUnlockFile, pin: SecureBytes?, secret: SecureBytes) throws -> SecureBytes? {
         let wrapping = try Self.wrappingKey(pin: pin, secret: secret, file: file, vaultID: vaultID)
         return try? XChaCha20Poly1305.open(file.sealedKey[...], key: wrapping, nonce: file.nonce[...], associatedData: file.associatedData(vaultID: vaultID))
     }
@@ -180,16 +211,16 @@ extension Vault {
     }
 
     /// BLAKE2b-256 of the header file as it is on disk.
-    private func headerDigest() throws -> [UInt8] {
+    func headerDigest() throws -> [UInt8] {
         let opened = try openContainer()
         return try BLAKE2b.hash(fileSystem.readFile(GroupContainer.headerName, in: opened.root, limit: VaultHeader.length), length: 32)
     }
 
-    private func writeQuickUnlock(_ file: QuickUnlockFile) throws {
+    func writeQuickUnlock(_ file: QuickUnlockFile) throws {
         try mappingErrors(file: deviceState.directory) { try deviceState.write(file.encoded, to: deviceState.quickUnlockName) }
     }
 
-    private func destroyQuickUnlock(secrets: KeyringSessions?) throws(StorageError) {
+    func destroyQuickUnlock(secrets: KeyringSessions?) throws(StorageError) {
         try? secrets?.revokeDeviceSecret(for: vaultID, containerTag: deviceState.containerTag)
         do { try deviceState.remove(deviceState.quickUnlockName) } catch where error.isNotFound {}
     }

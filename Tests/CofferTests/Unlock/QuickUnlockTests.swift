@@ -26,7 +26,7 @@ final class QuickUnlockTests: XCTestCase {
     }
 
     func attemptsOnDisk(_ vault: Vault) throws -> UInt8 {
-        let bytes = try XCTUnwrap(vault.deviceState.read(vault.deviceState.quickUnlockName, limit: QuickUnlockFile.length))
+        let bytes = try XCTUnwrap(vault.deviceState.read(vault.deviceState.quickUnlockName, limit: QuickUnlockFile.maximumLength))
         return try QuickUnlockFile.decode(bytes).attemptsLeft
     }
 
@@ -61,7 +61,7 @@ final class QuickUnlockTests: XCTestCase {
         // A process killed after counting its third wrong PIN leaves 0 on disk: nothing tries it.
         let vault = try lockedVaultWithPIN()
         let name = vault.deviceState.quickUnlockName
-        var file = try QuickUnlockFile.decode(try XCTUnwrap(vault.deviceState.read(name, limit: QuickUnlockFile.length)))
+        var file = try QuickUnlockFile.decode(try XCTUnwrap(vault.deviceState.read(name, limit: QuickUnlockFile.maximumLength)))
         file.attemptsLeft = 0
         try vault.deviceState.write(file.encoded, to: name)
         XCTAssertEqual(try vault.unlock(pin: Fixture.secret("2468"), secrets: secrets), .unavailable(.tooManyAttempts))
@@ -102,7 +102,7 @@ final class QuickUnlockTests: XCTestCase {
     func testATamperedFileIsRefusedAndAnotherContainerHasNone() throws {
         let vault = try lockedVaultWithPIN()
         let name = vault.deviceState.quickUnlockName
-        var bytes = try XCTUnwrap(vault.deviceState.read(name, limit: QuickUnlockFile.length))
+        var bytes = try XCTUnwrap(vault.deviceState.read(name, limit: QuickUnlockFile.maximumLength))
         bytes[21] ^= 0x01  // the expiry: authenticated, so the key no longer opens
         try vault.deviceState.write(bytes, to: name)
         if case .unlocked = try vault.unlock(pin: Fixture.secret("2468"), secrets: secrets) { XCTFail("a changed file opened") }
@@ -265,6 +265,11 @@ final class PromptRecorder: UserInteraction {
 
     func requestPINOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
         prompts.append("PIN or master password")
+        return answers.isEmpty ? nil : Fixture.secret(answers.removeFirst())
+    }
+
+    func requestTPMOrMasterPassword(attempt: Int, reason: String) throws -> SecureBytes? {
+        prompts.append("TPM or master password")
         return answers.isEmpty ? nil : Fixture.secret(answers.removeFirst())
     }
 
