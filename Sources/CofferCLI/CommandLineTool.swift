@@ -8,7 +8,7 @@ public enum CommandLineTool {
     /// Every command, in the order `coffer help` lists them.
     static let commands: [Command.Type] = [
         InitCommand.self, AddCommand.self, ListCommand.self, SearchCommand.self, FillCommand.self, ShowCommand.self,
-        EditCommand.self, OTPCommand.self, RemoveCommand.self, PickCommand.self, MenuCommand.self, AuditCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, QuickUnlockCommand.self, StatusCommand.self,
+        EditCommand.self, OTPCommand.self, RemoveCommand.self, PickCommand.self, MenuCommand.self, AuditCommand.self, GenerateCommand.self, UnlockCommand.self, LockCommand.self, QuickUnlockCommand.self, StatusCommand.self, AttachCommand.self, AttachmentCommand.self,
         ProviderCommand.self, PasswdCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
         ImportCommand.self, ExportCommand.self, RunCommand.self, InjectCommand.self, AgentCommand.self, SSHAgentCommand.self, SSHKeyCommand.self, SecretServiceCommand.self,
         SyncCommand.self, CloneCommand.self, TeamCommand.self, WhoamiCommand.self, MoveCommand.self, BrowserCommand.self, CompletionCommand.self,

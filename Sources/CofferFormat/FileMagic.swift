@@ -21,6 +21,8 @@ public enum FileType: UInt8, Sendable {
     case teamKeys = 0x4B  // 'K'
     /// A device's quick unlock: the vault key wrapped for a PIN (SPEC.md §8.6), never in the container.
     case quickUnlock = 0x51  // 'Q'
+    /// An item's attached file, sealed as a stream (SPEC.md §6.7).
+    case attachment = 0x41  // 'A'
 }
 
 public enum FileMagic {

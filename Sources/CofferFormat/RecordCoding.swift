@@ -6,7 +6,7 @@ import FoundationEssentials
 public enum RecordCoding {
     static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
-        "name", "kind", "tags", "otp", "passwordHistory", "passkey", "secretService",
+        "name", "kind", "tags", "otp", "passwordHistory", "passkey", "secretService", "attachments",
     ]
 
     /// Writers omit every optional member at its default (`match` host, `kind` login, empty
@@ -42,6 +42,7 @@ public enum RecordCoding {
         })
         members["passkey"] = record.passkey.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
         members["secretService"] = record.secretService.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
+        members["attachments"] = record.attachments.isEmpty && omittingDefaults ? nil : .array(record.attachments.map { $0.json(omittingDefaults: omittingDefaults) })
         return members
     }
 
@@ -90,6 +91,12 @@ public enum RecordCoding {
             } ?? [],
             passkey: try reader.optional("passkey") { Passkey(json: $0) },  // `null` is refused: writers omit it
             secretService: try reader.optional("secretService") { SecretServiceMember(json: $0) },
+            attachments: try reader.optional("attachments") { value in
+                value.arrayValue.flatMap { elements in
+                    let attachments = elements.compactMap(Attachment.init(json:))
+                    return attachments.count == elements.count ? attachments : nil
+                }
+            } ?? [],
             otherMembers: members.filter(names: { !knownMembers.contains($0) }))
         try validate(record)
         return record
@@ -132,6 +139,9 @@ public enum RecordCoding {
         guard Set(record.tags).count == record.tags.count else { throw .invalidDocument("tags repeat") }
         guard record.passkey == nil || record.kind == .login else { throw .invalidDocument("passkey on an item that is not a login") }
         guard record.secretService == nil || record.kind == .secret else { throw .invalidDocument("secretService on an item that is not a secret") }
+        guard record.attachments.count <= Attachment.maximumPerItem else { throw .invalidDocument("more than \(Attachment.maximumPerItem) attachments") }
+        guard Set(record.attachments.map(\.name)).count == record.attachments.count else { throw .invalidDocument("attachment names repeat") }
+        guard Set(record.attachments.map(\.id)).count == record.attachments.count else { throw .invalidDocument("attachment ids repeat") }
     }
 
     /// `date` truncated to whole seconds, the precision the format stores.

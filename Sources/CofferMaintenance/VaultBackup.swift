@@ -32,6 +32,19 @@ public enum VaultBackup {
                 }
             }
         }
+        // Attachments (SPEC.md §6.7): sealed files, carried as they are.
+        if let attachments = try fileSystem.directoryIfPresent(GroupContainer.attachmentsName, in: root, check: check) {
+            entries.append(.init(path: "attachments", kind: .directory, mode: 0o700, contents: []))
+            for shard in try fileSystem.contents(of: attachments).sorted() where isVaultPath("attachments/" + shard) {
+                entries.append(.init(path: "attachments/" + shard, kind: .directory, mode: 0o700, contents: []))
+                let directory = try fileSystem.directory(shard, in: attachments, check: check)
+                for name in try fileSystem.contents(of: directory).sorted() {
+                    let relative = "attachments/" + shard + "/" + name
+                    guard isVaultPath(relative) else { continue }
+                    entries.append(try file(name, in: directory, relative: relative, limit: 1 << 34))
+                }
+            }
+        }
         entries.append(.init(path: "index", kind: .directory, mode: 0o700, contents: []))
         if let index = try fileSystem.directoryIfPresent(GroupContainer.indexName, in: root, check: check),
            try fileSystem.status(IdentityIndex.manifestName, in: index) != nil {
@@ -152,10 +165,11 @@ public enum VaultBackup {
     static func isVaultPath(_ path: String) -> Bool {
         let parts = path.split(separator: "/").map(String.init)
         switch parts.count {
-        case 1: return ["vault.coffer", "records", "index", GroupContainer.teamKeysName].contains(parts[0])
-        case 2: return (parts[0] == "records" && parts[1].count == 2 && Hex.decode(parts[1]) != nil)
+        case 1: return ["vault.coffer", "records", "index", GroupContainer.teamKeysName, GroupContainer.attachmentsName].contains(parts[0])
+        case 2: return ((parts[0] == "records" || parts[0] == GroupContainer.attachmentsName) && parts[1].count == 2 && Hex.decode(parts[1]) != nil)
             || (parts[0] == "index" && ["manifest", "shards", "journal"].contains(parts[1]))
         case 3: return (parts[0] == "records" && (try? RecordID(hex: parts[2])) != nil && parts[2].hasPrefix(parts[1]))
+            || (parts[0] == GroupContainer.attachmentsName && (try? AttachmentID(hex: parts[2])) != nil && parts[2].hasPrefix(parts[1]))
             || (parts[0] == "index" && parts[1] == "shards" && (try? ShardID(hex: parts[2])) != nil)
         default: return false
         }

@@ -56,6 +56,13 @@ struct VaultVerifier {
     /// The container a backup is of: its generation mark is the one a backup is compared with.
     var liveContainer: GroupContainer?
     var container: GroupContainer { vault.container }
+    /// The attachment files the walk found (a class box: the walk fills it, the record checks read it).
+    private var attachmentFiles: [AttachmentID: String] {
+        get { found.attachments }
+        nonmutating set { found.attachments = newValue }
+    }
+    private let found = Found()
+    private final class Found: @unchecked Sendable { var attachments: [AttachmentID: String] = [:] }
     var fileSystem: FileSystem { vault.fileSystem }
 
     func run() -> VerificationReport {
@@ -106,6 +113,8 @@ struct VaultVerifier {
             (GroupContainer.gitName, .directory), (GroupContainer.headerSealName, .regular), (GroupContainer.tombstonesName, .directory),
             // A team's (SPEC.md §16.3): judged below when the team is unlocked.
             (GroupContainer.teamKeysName, .regular),
+            // Attachments (SPEC.md §6.7), and those in passage (as tmp/: never read).
+            (GroupContainer.attachmentsName, .directory), (GroupContainer.incomingName, .directory),
         ]
         for name in (try? fileSystem.contents(of: root)) ?? [] {
             guard let kind = expected.first(where: { $0.0 == name })?.1 else {
@@ -115,13 +124,14 @@ struct VaultVerifier {
             checkEntry(name, in: root, kind: kind, &report)
         }
         if (try? fileSystem.status(GroupContainer.headerName, in: root)) == nil { report.add(root.path(of: GroupContainer.headerName), "missing") }
-        if let temporary = subdirectory(GroupContainer.temporaryName, in: root, &report) {
+        for name in [GroupContainer.temporaryName, GroupContainer.incomingName] {
+            guard let temporary = subdirectory(name, in: root, &report) else { continue }
             // A regular file there is a write in flight in another process, or the garbage of a
             // killed one that the next write removes (SPEC.md §3.4): never read, never a problem.
             // Anything else (a link, a FIFO, a directory) was put there by someone else.
             for name in (try? fileSystem.contents(of: temporary)) ?? [] {
                 guard let status = try? fileSystem.status(name, in: temporary), status.kind != .regular else { continue }
-                report.add(temporary.path(of: name), "unexpected entry in tmp/ (\(describe(name, in: temporary)))")
+                report.add(temporary.path(of: name), "unexpected entry in \(FileSystem.lastComponent(of: temporary.path))/ (\(describe(name, in: temporary)))")
             }
         }
         if let index = subdirectory(GroupContainer.indexName, in: root, &report) {
@@ -138,7 +148,32 @@ struct VaultVerifier {
             }
         }
         checkTombstones(in: root, &report)
+        attachmentFiles = self.attachmentFiles(in: root, &report)
         return recordFiles(in: root, &report)
+    }
+
+    /// `attachments/<xx>/<id>`: named as records are, regular files; read when a record names them.
+    private func attachmentFiles(in root: Directory, _ report: inout VerificationReport) -> [AttachmentID: String] {
+        var files: [AttachmentID: String] = [:]
+        guard let attachments = subdirectory(GroupContainer.attachmentsName, in: root, &report) else { return files }
+        for shard in (try? fileSystem.contents(of: attachments)) ?? [] {
+            guard shard.utf8.count == 2, Hex.decode(shard) != nil, checkEntry(shard, in: attachments, kind: .directory, &report),
+                  let directory = subdirectory(shard, in: attachments, &report)
+            else {
+                if !(shard.utf8.count == 2 && Hex.decode(shard) != nil) {
+                    report.add(attachments.path(of: shard), "unexpected entry in attachments/ (\(describe(shard, in: attachments)))")
+                }
+                continue
+            }
+            for name in (try? fileSystem.contents(of: directory)) ?? [] {
+                guard let id = try? AttachmentID(hex: name), name.hasPrefix(shard) else {
+                    report.add(directory.path(of: name), "not an attachment file name (\(describe(name, in: directory)))")
+                    continue
+                }
+                if checkEntry(name, in: directory, kind: .regular, &report) { files[id] = directory.path(of: name) }
+            }
+        }
+        return files
     }
 
     /// `tombstones/<xx>/<id>`: named like records, each exactly a tombstone's size and shape,
@@ -295,20 +330,30 @@ struct VaultVerifier {
         report.checkedContents = keys != nil
         let work = files.sorted { $0.key < $1.key }
         // Hashing and decrypting 100,000 files is the slow part: all cores share it.
-        let messages = try concurrentMap(work.count) { position in
+        let results = try concurrentMap(work.count) { position in
             let (id, path) = work[position]
-            return checkRecord(
-                id, path: path, ledger: ledger[id], entries: entries[id] ?? [], layout: manifest.layout, keys: keys, in: index.opened)
+            var attachments: [AttachmentID] = []
+            let message = checkRecord(
+                id, path: path, ledger: ledger[id], entries: entries[id] ?? [], layout: manifest.layout, keys: keys, in: index.opened,
+                attachments: &attachments)
+            return (message, attachments)
         }
-        for ((_, path), message) in zip(work, messages) {
+        for ((_, path), (message, _)) in zip(work, results) {
             if let message { report.add(path, message) }
+        }
+        // Every attachment file is some record's (a crash leaves none behind, SPEC.md §6.7).
+        let named = Set(results.flatMap(\.1))
+        if keys != nil, report.problems.allSatisfy({ !$0.file.hasPrefix(container.recordsDirectory) }) {
+            for (id, path) in attachmentFiles where !named.contains(id) {
+                report.add(path, "no item names this attachment (planted, or left by a program other than Coffer)")
+            }
         }
     }
 
     /// One record against its ledger entry and index entries; `nil` when it is sound.
     private func checkRecord(
         _ id: RecordID, path: String, ledger: LedgerEntry?, entries: [BucketEntry], layout: IndexLayout, keys: VaultKeys?,
-        in opened: OpenContainer
+        in opened: OpenContainer, attachments: inout [AttachmentID]
     ) -> String? {
         guard let ledger else { return "not in the index (added outside Coffer, or a deleted record put back)" }
         guard let bytes = try? vault.readRecordFile(id, in: opened),
@@ -323,6 +368,11 @@ struct VaultVerifier {
             return "\(error)"
         }
         if record.revision != ledger.revision { return "revision \(record.revision), the index expects \(ledger.revision)" }
+        // Every chunk of every attachment, against the size and digest the record states.
+        attachments = record.attachments.map(\.id)
+        for attachment in record.attachments {
+            do { try vault.readAttachment(attachment, of: record) { _ in } } catch { return "\(error)" }
+        }
         // Identities may have been removed or re-ranked through the store API; anything the
         // index offers must still be what the record holds.
         let expected = Vault.indexEntries(of: record)

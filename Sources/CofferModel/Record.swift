@@ -80,6 +80,8 @@ public struct Record: Equatable, Sendable {
     public var passkey: Passkey?
     /// A Secret Service item's collection, attributes and content type (SPEC.md §6.5), or nil.
     public var secretService: SecretServiceMember?
+    /// Files the item carries (SPEC.md §6.7), in the order they were added.
+    public var attachments: [Attachment]
     /// Members this version does not know, kept as read so that a rewrite preserves what a
     /// newer writer added (SPEC.md §6.2).
     public var otherMembers: JSONObject
@@ -91,7 +93,7 @@ public struct Record: Equatable, Sendable {
         notes: String = "", fields: [RecordField] = [], created: Date, modified: Date, revision: UInt64,
         matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login, tags: [String] = [], otp: String? = nil,
         passwordHistory: [PasswordHistoryEntry] = [], passkey: Passkey? = nil, secretService: SecretServiceMember? = nil,
-        otherMembers: JSONObject = [:]
+        attachments: [Attachment] = [], otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -110,8 +112,12 @@ public struct Record: Equatable, Sendable {
         self.passwordHistory = passwordHistory
         self.passkey = passkey
         self.secretService = secretService
+        self.attachments = attachments
         self.otherMembers = otherMembers
     }
+
+    /// The attachment named `name`, if any.
+    public func attachment(named name: String) -> Attachment? { attachments.first { $0.name == name } }
 
     /// The value of the first field named `name`.
     public func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }

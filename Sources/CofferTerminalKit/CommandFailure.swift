@@ -50,6 +50,8 @@ extension VaultError: CommandFailure {
             CLIError(reason, code: .usage)
         case .noOneTimeCode:
             CLIError(description, code: .noInput)
+        case .attachmentNotFound:
+            CLIError(description, hint: "'coffer attachment list ENTRY' names them", code: .noInput)
         case .vaultExists:
             CLIError(description, code: .exists)
         case .crypto(let error):

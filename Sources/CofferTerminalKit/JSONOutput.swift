@@ -113,7 +113,17 @@ package enum JSONOutput {
             passkey["key"] = nil
             document["passkey"] = .object(passkey)
         }
+        // An attachment's key opens a file that is not in this output: it stays in the vault.
+        document["attachments"] = .array(record.attachments.map(attachment))
         return .object(document)
+    }
+
+    /// An attachment as `show --json` and `attachment list --json` print it: never its key.
+    package static func attachment(_ attachment: Attachment) -> JSONValue {
+        .object([
+            "id": .string(attachment.id.hex), "name": .string(attachment.name), "mediaType": .string(attachment.mediaType),
+            "size": .integer(attachment.size), "digest": .string(Hex.encode(attachment.digest)), "added": .string(date(attachment.added)),
+        ])
     }
 
     package static func date(_ date: Date) -> String {

@@ -9,7 +9,7 @@ struct MoveCommand: Command {
     static let summary = "move an item into a team's vault (or from a team into yours)"
     static let usage = "move [TEAM:]ENTRY (--team NAME | --personal)"
     static let discussion = """
-        Copies the item, every member and its password history, into the other vault and then
+        Copies the item, every member, its password history and its attachments, into the other vault and then
         deletes it where it was: a crash in between leaves it in both, never in neither. The
         item gets a new id there. Moving it out of a team does not take it from members who
         already synced it: change its password if they should no longer have it.
@@ -33,6 +33,7 @@ struct MoveCommand: Command {
         let destination = try target.map { try TeamCommand.openTeam(context, $0, personal: personal).0 } ?? personal
         guard destination.vaultID != source.vaultID else { throw UsageError("the item is already there") }
         let moved = try destination.add(RecordDraft(record))
+        try destination.copyAttachments(record.attachments, from: source, to: moved.id)
         try source.deleteRecord(withID: id)
         context.note("moved '\(record.title)' into \(target.map { "team '\($0)'" } ?? "your own vault")")
         context.print(moved.id.hex)

@@ -6,8 +6,8 @@ import CofferTerminalKit
 /// (SPEC.md §10.2). pass's shape: the password on line 1, then `key: value` lines — `name`,
 /// `kind`, `user`, one `url` per service, `tags` (comma-separated), `match`, custom fields in
 /// order (a hidden one as `key (hidden): value`), `otp`, then the read-only `passkey` (its relying
-/// party, user and algorithm — never its key) and `secret service` (a Secret Service item's
-/// collection, attributes and content type), `id`, `revision`, `modified` and `password history` — then, after a blank line, the notes, verbatim.
+/// party, user and algorithm — never its key), `secret service` (a Secret Service item's
+/// collection, attributes and content type), one `attachment` per file (name, size, type), `id`, `revision`, `modified` and `password history` — then, after a blank line, the notes, verbatim.
 ///
 /// A custom field named like a member key is written `field KEY: value`. A value that spans
 /// lines continues on lines that start with one tab (as mail headers fold), so an SSH key or a
@@ -17,7 +17,7 @@ import CofferTerminalKit
 /// `ItemRules`' (the library's, which every host shares); this type adds what only a text has —
 /// lines, the mask, a removed line.
 struct ItemDocument: Equatable {
-    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "secret service", "id", "revision", "modified", "password history"]
+    static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "secret service", "attachment", "id", "revision", "modified", "password history"]
     static let hiddenMarker = " (hidden)"
     static let mask = "********"
 
@@ -29,6 +29,8 @@ struct ItemDocument: Equatable {
     var passwordHistory: String?
     var passkey: String?
     var secretService: String?
+    /// One line per attached file: its name, size and media type (`coffer attachment` handles them).
+    var attachments: [String] = []
 
     init(_ record: Record) {
         content = ItemContent(record)
@@ -40,6 +42,7 @@ struct ItemDocument: Equatable {
             let algorithm = (try? PasskeyPrivateKey(pkcs8: passkey.privateKey))?.algorithm.name ?? "unusable key"
             return "\(passkey.relyingPartyIdentifier), \(passkey.userName.isEmpty ? "(no user name)" : passkey.userName), \(algorithm)"
         }
+        attachments = record.attachments.map { "\($0.name) (\(AttachCommand.size($0.size)), \($0.mediaType))" }
         secretService = record.secretService.map { member in
             let attributes = member.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             return (["collection \(member.collection)"] + attributes + (member.isBase64 ? ["\(member.contentType), base64"] : [member.contentType]))
@@ -72,6 +75,7 @@ struct ItemDocument: Equatable {
         if let otp = content.otp { add("otp", masked ? Self.mask : otp) }
         if let passkey { add("passkey", passkey) }
         if let secretService { add("secret service", secretService) }
+        for attachment in attachments { add("attachment", attachment) }
         if let id { add("id", id) }
         if let revision { add("revision", revision) }
         if let modified { add("modified", modified) }
@@ -186,6 +190,7 @@ struct ItemDocument: Equatable {
             case "password history": passwordHistory = value.trimmingSpaces()
             case "passkey": passkey = value.trimmingSpaces()  // read-only: an edit keeps the record's passkey
             case "secret service": secretService = value.trimmingSpaces()  // read-only, as the passkey line
+            case "attachment": attachments.append(value.trimmingSpaces())  // read-only: 'coffer attachment' changes them
             default:
                 let hidden = key.hasSuffix(Self.hiddenMarker)
                 if hidden { key.removeLast(Self.hiddenMarker.count) }

@@ -82,6 +82,10 @@ public struct GroupContainer: Sendable, Equatable {
     /// A team vault's membership chain and sealed keys (SPEC.md §16.3).
     package static let teamKeysName = "team.coffer"
     package static let gitName = ".git"
+    /// Sealed attachment files, sharded as records are (SPEC.md §6.7).
+    package static let attachmentsName = "attachments"
+    /// Attachments being written: never shared, never backed up (SPEC.md §6.7).
+    package static let incomingName = "incoming"
 
     public var headerPath: String { path + "/" + Self.headerName }
     public var recordsDirectory: String { path + "/" + Self.recordsName }
@@ -91,6 +95,13 @@ public struct GroupContainer: Sendable, Equatable {
     /// The name of a record's shard directory: its id's first byte in hex. Records are sharded
     /// by it: 256 directories, ~400 files each at 100,000.
     static func shardName(of id: RecordID) -> String { Hex.encode([id.firstByte]) }
+
+    static func shardName(of id: AttachmentID) -> String { Hex.encode([id.firstByte]) }
+
+    /// Where attachment `id` lives, for messages: `attachments/<xx>/<id>`.
+    public func attachmentPath(_ id: AttachmentID) -> String {
+        path + "/" + Self.attachmentsName + "/" + Self.shardName(of: id) + "/" + id.hex
+    }
 
     /// Where record `id` lives, for messages: `records/<xx>/<id>`.
     public func recordPath(_ id: RecordID) -> String {
@@ -160,6 +171,14 @@ public final class OpenContainer: @unchecked Sendable {
         let name = GroupContainer.shardName(of: id)
         return try cached("records/" + name) { () throws(StorageError) in
             try fileSystem.directory(name, in: try directory(GroupContainer.recordsName, create: create), create: create, durable: durable)
+        }
+    }
+
+    /// The shard directory `attachments/<xx>` of attachment `id`, made when `create` is set.
+    func shard(of id: AttachmentID, create: Bool = false) throws(StorageError) -> Directory {
+        let name = GroupContainer.shardName(of: id)
+        return try cached("attachments/" + name) { () throws(StorageError) in
+            try fileSystem.directory(name, in: try directory(GroupContainer.attachmentsName, create: create), create: create)
         }
     }
 

@@ -161,9 +161,9 @@ package final class Git {
         try writeInfoFile("attributes", "* binary -filter -ident\n")
     }
 
-    /// Only the header, records and tombstones are shared; the index, lock and temp files are
+    /// Only the header, records, tombstones and attachments are shared; the index, lock and temp files are
     /// this device's.
-    static let excluded = "/*\n!/vault.coffer\n!/vault.seal\n!/team.coffer\n!/records/\n!/tombstones/\n"
+    static let excluded = "/*\n!/vault.coffer\n!/vault.seal\n!/team.coffer\n!/records/\n!/tombstones/\n!/attachments/\n"
 
     private func writeInfoFile(_ name: String, _ text: String) throws(SyncError) {
         do {

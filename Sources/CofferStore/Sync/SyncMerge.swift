@@ -153,7 +153,26 @@ enum SyncMerge {
         merged.revision = max(winner.revision, loser.revision) + 1
         merged.modified = max(now, winner.modified)
         merged.passwordHistory = joinedHistory(winner, loser)
+        merged.attachments = joinedAttachments(winner, loser)
         return (merged, sameContent(winner, loser) ? nil : loser)
+    }
+
+    /// Both sides' attachments (SPEC.md §15.3): the winner's, then each of the loser's it lacks
+    /// (by id), renamed `name (2)` where the winner has another of that name. An attachment
+    /// removed on one side while the other edited the item is kept: nothing is lost.
+    static func joinedAttachments(_ winner: Record, _ loser: Record) -> [Attachment] {
+        var joined = winner.attachments
+        for var attachment in loser.attachments where !joined.contains(where: { $0.id == attachment.id }) {
+            var base = attachment.name
+            while base.utf8.count > Attachment.maximumNameBytes - 8 { base.removeLast() }
+            var number = 2
+            while joined.contains(where: { $0.name == attachment.name }) {
+                attachment.name = base + " (\(number))"
+                number += 1
+            }
+            joined.append(attachment)
+        }
+        return Array(joined.prefix(Attachment.maximumPerItem))
     }
 
     /// Both histories and the loser's current password, newest first, each password once, and
@@ -179,6 +198,7 @@ enum SyncMerge {
         var (x, y) = (a, b)
         x.password = ""; y.password = ""
         x.passwordHistory = []; y.passwordHistory = []
+        x.attachments = []; y.attachments = []  // joined into the merged item
         x.revision = 0; y.revision = 0
         x.modified = y.modified
         x.created = y.created
@@ -190,6 +210,7 @@ enum SyncMerge {
     static func conflictCopy(of loser: Record, id: RecordID, now: Date) -> Record {
         var copy = loser
         copy.id = id
+        copy.attachments = []  // every one of them is on the merged item: a file belongs to one item
         copy.revision = 1
         copy.modified = now
         copy.name = "\(loser.title.isEmpty ? "item" : loser.title) (conflict \(UTCTimestamp.format(now).prefix(10)))"

@@ -9,7 +9,7 @@ extension SyncSession {
     /// outlived, the header, and the merge commit.
     func apply(
         _ decisions: [RecordID: MergeDecision], inputs: [RecordID: MergeInput], header: HeaderPlan?,
-        head: String?, remote: String, remoteTree: String
+        head: String?, remote: String, remoteTree: String, remoteAttachments: [AttachmentID: String]
     ) throws -> String? {
         try vault.exclusiveTransaction { opened -> String? in
             guard try localStateIsUnchanged(inputs, in: opened) else { return nil }
@@ -19,6 +19,21 @@ extension SyncSession {
             let now = RecordCoding.wholeSeconds(Date())
             var staged: [SyncedPath] = []
             var changes: [RecordChange] = []
+            // Attachment files follow the records that name them (SPEC.md §6.7, §15.3).
+            var arriving: [(RecordID, AttachmentID)] = []
+            var leaving: [(RecordID, AttachmentID)] = []
+            func follow(_ id: RecordID, from before: [Attachment], to after: [Attachment]) throws {
+                for attachment in after where !before.contains(where: { $0.id == attachment.id }) {
+                    try receiveAttachment(attachment, of: id, remoteTree: remoteTree, remoteAttachments: remoteAttachments, in: opened)
+                    arriving.append((id, attachment.id))
+                    staged.append(.attachment(attachment.id))
+                }
+                for attachment in before where !after.contains(where: { $0.id == attachment.id }) {
+                    try vault.moveAside(attachment.id, of: id, in: opened)
+                    leaving.append((id, attachment.id))
+                    staged.append(.attachment(attachment.id))
+                }
+            }
             let index = try vault.identityIndex(opened)
             let manifest = try index.readManifest()
             for id in decisions.keys.sorted() {
@@ -42,6 +57,7 @@ extension SyncSession {
                     break
                 case .remote:
                     guard let version = input.remote else { continue }
+                    try follow(id, from: input.local?.record.attachments ?? [], to: version.record.attachments)
                     changes.append(RecordChange(
                         id: id, sealed: version.bytes, revision: version.record.revision,
                         entries: Vault.indexEntries(of: version.record, previous: previous), isAdd: input.local == nil))
@@ -50,6 +66,7 @@ extension SyncSession {
                 case .merged:
                     guard let local = input.local, let remote = input.remote else { continue }
                     let (merged, loser) = SyncMerge.resolve(local, remote, now: now)
+                    try follow(id, from: local.record.attachments, to: merged.attachments)
                     changes.append(RecordChange(
                         id: id, sealed: try RecordSealing.seal(merged, vaultID: vault.vaultID, key: keys.recordKey),
                         revision: merged.revision, entries: Vault.indexEntries(of: merged, previous: previous)))
@@ -65,13 +82,18 @@ extension SyncSession {
                         staged.append(.record(copy.id))
                     }
                 case .absent:
-                    guard input.local != nil else { continue }
+                    guard let local = input.local else { continue }
+                    try follow(id, from: local.record.attachments, to: [])
                     changes.append(RecordChange(id: id, sealed: nil, revision: 0, entries: []))
                     report.incoming.deleted += 1
                     staged.append(.record(id))
                 }
             }
             if !changes.isEmpty { try vault.commit(changes, in: opened) }
+            for (id, attachment) in arriving { try vault.moveIncoming(Vault.incomingName(id, attachment), into: attachment, in: opened) }
+            for (id, attachment) in leaving {
+                try fileSystem.removeFile(Vault.incomingName(id, attachment), in: opened.directory(GroupContainer.incomingName))
+            }
             for (id, decision) in decisions where decision.tombstone == .none && inputs[id]?.localTombstone != nil {
                 try fileSystem.removeFile(id.hex, in: tombstoneShard(of: id, in: opened, create: false))
                 staged.append(.tombstone(id))
@@ -92,6 +114,26 @@ extension SyncSession {
             try git.updateRef(Git.branch, to: commit, from: head)
             return commit
         }
+    }
+
+    /// An attachment a merged record names that this device lacks: the remote's file, whole and
+    /// authentic under the record's key, written in passage (`incoming/`) until the record is
+    /// committed. A remote whose item names a file it does not hold is refused.
+    private func receiveAttachment(
+        _ attachment: Attachment, of id: RecordID, remoteTree: String, remoteAttachments: [AttachmentID: String], in opened: OpenContainer
+    ) throws {
+        let path = SyncedPath.attachment(attachment.id).path
+        guard let object = try remoteAttachments[attachment.id] ?? git.objects(in: remoteTree, under: [path])[path] else {
+            throw refusal(path, "is named by an item of the remote but missing from it; nothing was merged")
+        }
+        let bytes = try git.blobs([object], limit: Int(AttachmentStream.fileLength(attachment.size)))[object] ?? []
+        do {
+            try Vault.checkAttachment(bytes, attachment)
+        } catch {
+            throw refusal(path, "\(error); nothing was merged")
+        }
+        let incoming = try opened.directory(GroupContainer.incomingName, create: true)
+        try fileSystem.writeAtomically(bytes, to: Vault.incomingName(id, attachment.id), in: incoming, via: opened.temporary)
     }
 
     /// Whether every record and tombstone the merge decided on is still what the plan read

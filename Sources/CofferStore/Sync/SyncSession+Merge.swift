@@ -21,15 +21,22 @@ extension SyncSession {
         let baseTree = base == nil ? empty : trees.last!
 
         var sides: [SyncedPath: PathSides] = [:]
+        // Attachment files the remote added: taken when a merged record names them (apply).
+        var remoteAttachments: [AttachmentID: String] = [:]
         for change in try git.changes(from: baseTree, to: remoteTree) {
             guard let path = SyncedPath(change.path) else { throw refusal(change.path, "is not part of a Coffer vault") }
             guard change.newObject == nil || change.newMode == SyncedPath.fileMode else {
                 throw refusal(change.path, "is not a plain file (git mode \(change.newMode))")
             }
+            if case .attachment(let id) = path {
+                if let object = change.newObject { remoteAttachments[id] = object }
+                continue
+            }
             sides[path] = PathSides(base: change.oldObject, local: change.oldObject, remote: change.newObject)
         }
         for change in try git.changes(from: baseTree, to: headTree) {
             guard let path = SyncedPath(change.path) else { continue }  // checked when it was committed
+            if case .attachment = path { continue }
             if sides[path] != nil {
                 sides[path]!.local = change.newObject
             } else {
@@ -63,7 +70,7 @@ extension SyncSession {
             switch path {
             case .header: header = side
             case .headerSeal: seal = side
-            case .teamKeys: break
+            case .teamKeys, .attachment: break
             case .record(let id):
                 var input = inputs[id] ?? MergeInput(id: id)
                 input.base = try side.base.map { try recordVersion($0, blobs, id: id, path: path, fromRemote: false) }
@@ -84,7 +91,8 @@ extension SyncSession {
         let headerPlan = try planHeader(header: header, seal: seal, blobs: blobs, remoteTree: remoteTree)
         let decisions = inputs.mapValues(SyncMerge.decide)
         options.stepObserver?(.planned)
-        return try apply(decisions, inputs: inputs, header: headerPlan, head: head, remote: remote, remoteTree: remoteTree)
+        return try apply(
+            decisions, inputs: inputs, header: headerPlan, head: head, remote: remote, remoteTree: remoteTree, remoteAttachments: remoteAttachments)
     }
 
     /// The remote's header and seal to write, over the header this device committed.

@@ -249,6 +249,8 @@ package final class SyncSession {
         let index = try vault.identityIndex(opened)
         let manifest = try index.readManifest()
         let ledger = records > 16 ? try vault.wholeLedger(index, manifest) : nil
+        var named: [AttachmentID: (Attachment, Record)] = [:]
+        var attachmentFiles: [(AttachmentID, String)] = []
         for change in changes where change.newObject != nil {
             let file = vault.container.path + "/" + change.path
             guard let path = SyncedPath(change.path), change.newMode == SyncedPath.fileMode else {
@@ -260,7 +262,10 @@ package final class SyncSession {
                 switch path {
                 case .record(let id):
                     let entry = try ledger.map { $0[id] } ?? index.ledgerEntry(for: id, in: manifest)
-                    _ = try vault.checkedRecord(id, ledger: entry, keys: keys, in: opened)
+                    let record = try vault.checkedRecord(id, ledger: entry, keys: keys, in: opened)
+                    for attachment in record.attachments { named[attachment.id] = (attachment, record) }
+                case .attachment(let id):
+                    attachmentFiles.append((id, file))  // judged below, against the record that names it
                 case .tombstone(let id):
                     let bytes = try fileSystem.readFile(id.hex, in: tombstoneShard(of: id, in: opened, create: false), limit: Tombstone.fileLength)
                     _ = try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
@@ -276,6 +281,14 @@ package final class SyncSession {
             } catch {
                 throw VaultError.corrupt(file: file, reason: "fails authentication (planted or damaged); nothing was synced")
             }
+        }
+        // An attachment file enters the repository with the record that names it (the two are
+        // written in one transaction), whole and authentic under that record's key.
+        for (id, file) in attachmentFiles {
+            guard let (attachment, record) = named[id] else {
+                throw VaultError.corrupt(file: file, reason: "is named by no item this commit adds or changes (planted); nothing was synced")
+            }
+            try vault.readAttachment(attachment, of: record) { _ in }
         }
     }
 

@@ -203,34 +203,37 @@ extension Vault {
     @discardableResult
     public func updateRecord(withID id: RecordID, _ change: (inout Record) throws -> Void) throws(VaultError) -> Record {
         let keys = try keys()
-        return try writeTransaction { opened throws -> Record in
-            let index = try identityIndex(opened)
-            try recover(index)
-            let manifest = try index.readManifest()
-            let ledger = try index.ledgerEntry(for: id, in: manifest)
-            var record = try checkedRecord(id, ledger: ledger, keys: keys, in: opened)
-            let before = record
-            try change(&record)
-            record.id = id
-            record.created = before.created
-            record.revision = before.revision + 1
-            record.modified = RecordCoding.wholeSeconds(Date())
-            // No edit is the one place a secret is lost: the replaced password goes to history.
-            if record.password != before.password, !before.password.isEmpty {
-                record.passwordHistory.insert(PasswordHistoryEntry(password: before.password, replaced: record.modified), at: 0)
-            }
-            record.passwordHistory = Array(record.passwordHistory.prefix(Record.maximumPasswordHistory))
-            try Self.validate(RecordDraft(
-                serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, tags: record.tags, otp: record.otp))
-            var previous: [BucketEntry] = []
-            for slot in ledger?.identitySlots ?? [] {
-                previous += try index.entries(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
-            }
-            try commit([RecordChange(
-                id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
-                revision: record.revision, entries: Self.indexEntries(of: record, previous: previous))], in: opened)
-            return record
+        return try writeTransaction { opened throws -> Record in try updateRecord(withID: id, in: opened, keys: keys, change) }
+    }
+
+    /// `updateRecord(withID:_:)` inside a transaction the caller holds.
+    func updateRecord(withID id: RecordID, in opened: OpenContainer, keys: VaultKeys, _ change: (inout Record) throws -> Void) throws -> Record {
+        let index = try identityIndex(opened)
+        try recover(index)
+        let manifest = try index.readManifest()
+        let ledger = try index.ledgerEntry(for: id, in: manifest)
+        var record = try checkedRecord(id, ledger: ledger, keys: keys, in: opened)
+        let before = record
+        try change(&record)
+        record.id = id
+        record.created = before.created
+        record.revision = before.revision + 1
+        record.modified = RecordCoding.wholeSeconds(Date())
+        // No edit is the one place a secret is lost: the replaced password goes to history.
+        if record.password != before.password, !before.password.isEmpty {
+            record.passwordHistory.insert(PasswordHistoryEntry(password: before.password, replaced: record.modified), at: 0)
         }
+        record.passwordHistory = Array(record.passwordHistory.prefix(Record.maximumPasswordHistory))
+        try Self.validate(RecordDraft(
+            serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, tags: record.tags, otp: record.otp))
+        var previous: [BucketEntry] = []
+        for slot in ledger?.identitySlots ?? [] {
+            previous += try index.entries(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
+        }
+        try commit([RecordChange(
+            id: id, sealed: try RecordSealing.seal(record, vaultID: vaultID, key: keys.recordKey),
+            revision: record.revision, entries: Self.indexEntries(of: record, previous: previous))], in: opened)
+        return record
     }
 
     /// Deletes a record, and its identities. Works on a corrupt record too (nothing is decrypted).
@@ -247,7 +250,14 @@ extension Vault {
             guard inLedger || onDisk else {
                 throw VaultError.recordNotFound(id)
             }
+            // Its attachments leave with it (a record that cannot be read leaves its files for
+            // `verify` to name).
+            let attachments = (try? checkedRecord(id, ledger: index.ledgerEntry(for: id, in: index.readManifest()), keys: keys(), in: opened))?.attachments ?? []
+            for attachment in attachments { try moveAside(attachment.id, of: id, in: opened) }
             try commit([RecordChange(id: id, sealed: nil, revision: 0, entries: [])], in: opened)
+            for attachment in attachments {
+                try fileSystem.removeFile(Self.incomingName(id, attachment.id), in: opened.directory(GroupContainer.incomingName))
+            }
         }
     }
 
@@ -271,6 +281,7 @@ extension Vault {
             }
             let temporary = try opened.temporary
             for name in try fileSystem.contents(of: temporary) { fileSystem.removeQuietly(name, in: temporary) }
+            try settleIncomingAttachments(in: opened)
             return try body(opened)
         }
     }

@@ -24,6 +24,8 @@ public enum VaultError: Error, Equatable, Sendable {
     /// The item has no one-time code (asked for one, as `coffer otp` or an AutoFill code does):
     /// nothing matches, which is not bad data.
     case noOneTimeCode(item: String)
+    /// The item carries no attachment of that name.
+    case attachmentNotFound(item: String, name: String)
     case storage(StorageError)
     case crypto(CryptoError)
     /// A write stopped by an interrupt (Ctrl-C) before anything of it was committed: nothing
@@ -39,6 +41,7 @@ extension VaultError: CustomStringConvertible {
         switch self {
         case .wrongPassword: "wrong master password"
         case .noOneTimeCode(let item): "'\(item)' has no one-time code"
+        case .attachmentNotFound(let item, let name): "'\(item)' has no attachment named '\(name)'"
         case .locked: "the vault is locked"
         case .recordNotFound(let id): "no credential with id \(id)"
         case .noVault(let container): "no vault in \(container) (run 'coffer init' first)"

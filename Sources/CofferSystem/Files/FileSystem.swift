@@ -90,7 +90,7 @@ public struct FileSystem: Sendable {
 
     /// A temporary file's distinguishing part: `count` random bytes in hex (`getrandom(2)`, so two
     /// writers never pick one name; not a secret), or the process id if the kernel has none yet.
-    static func uniqueSuffix(_ count: Int) -> String {
+    public static func uniqueSuffix(_ count: Int) -> String {
         var bytes = [UInt8](repeating: 0, count: count)
         let filled = bytes.withUnsafeMutableBytes { buffer in SystemCall.retryingInterrupts { coffer_getrandom(buffer.baseAddress, UInt(count)) } }
         guard case .success(let filledCount) = filled, filledCount == count else { return String(getpid()) }
@@ -445,6 +445,9 @@ public final class OpenedFile {
     private let fd: Int32
     /// Its size when it was opened.
     public let size: Int
+    /// The path it was opened by, for messages.
+    let path: String
+    var descriptor: Int32 { fd }
 
     /// Takes `fd`, which must be a regular file's (closed and refused otherwise).
     init(regularFile fd: Int32, path: String) throws(StorageError) {
@@ -454,6 +457,7 @@ public final class OpenedFile {
         }
         self.fd = fd
         self.size = Int(status.size)
+        self.path = path
     }
 
     deinit { close(fd) }
