@@ -7,6 +7,7 @@ SPEC.md is complete. Usage:
 
     python3 coffer_reference.py list CONTAINER      (master password on the first line of stdin)
 """
+import base64
 import hashlib
 import json
 import unicodedata
@@ -609,3 +610,62 @@ if __name__ == "__main__":
             vault_id, vault_key = read_header(f.read(), password, **policy)
         generation, identities, items, ledger = read_index(sys.argv[2], vault_id, vault_key)
         print(f"index generation {generation}: {len(identities)} identities, {len(items)} items, {len(ledger)} ledger entries")
+
+
+# Attachments (SPEC.md §6.7)
+
+ATTACHMENT_CHUNK = 65536
+
+
+def padme(size):
+    """The bucket an attachment's content is padded to: max(4096, Padmé(size))."""
+    if size <= 4096:
+        return 4096
+    exponent = size.bit_length() - 1
+    bits = exponent.bit_length()
+    mask = (1 << (exponent - bits)) - 1
+    return (size + mask) & ~mask
+
+
+def seal_attachment(key, content):
+    """An attachment file: the preamble, the secretstream header, the padded content in chunks."""
+    state = sodium.crypto_secretstream_xchacha20poly1305_state()
+    header = sodium.crypto_secretstream_xchacha20poly1305_init_push(state, key)
+    padded = content + bytes(padme(len(content)) - len(content))
+    out = preamble(0x41) + header
+    for offset in range(0, len(padded), ATTACHMENT_CHUNK):
+        last = offset + ATTACHMENT_CHUNK >= len(padded)
+        tag = sodium.crypto_secretstream_xchacha20poly1305_TAG_FINAL if last else sodium.crypto_secretstream_xchacha20poly1305_TAG_MESSAGE
+        out += sodium.crypto_secretstream_xchacha20poly1305_push(state, padded[offset:offset + ATTACHMENT_CHUNK], None, tag)
+    return out
+
+
+def open_attachment(member, data):
+    """The content of an attachment file, checked in SPEC.md §6.7's order; ValueError otherwise."""
+    size, key = member["size"], base64.urlsafe_b64decode(member["key"] + "==")
+    padded = padme(size)
+    chunks = -(-padded // ATTACHMENT_CHUNK)
+    if len(data) != 32 + padded + 17 * chunks:
+        raise ValueError("wrong length")
+    if data[:8] != preamble(0x41):
+        raise ValueError("not an attachment")
+    state = sodium.crypto_secretstream_xchacha20poly1305_state()
+    sodium.crypto_secretstream_xchacha20poly1305_init_pull(state, data[8:32], key)
+    plain, offset = b"", 32
+    for index in range(chunks):
+        length = min(ATTACHMENT_CHUNK, padded - index * ATTACHMENT_CHUNK) + 17
+        try:
+            message, tag = sodium.crypto_secretstream_xchacha20poly1305_pull(state, data[offset:offset + length], None)
+        except Exception:
+            raise ValueError("chunk %d fails authentication" % index)
+        final = sodium.crypto_secretstream_xchacha20poly1305_TAG_FINAL
+        if (tag == final) != (index == chunks - 1) or tag not in (final, sodium.crypto_secretstream_xchacha20poly1305_TAG_MESSAGE):
+            raise ValueError("chunk %d has the wrong tag" % index)
+        plain += message
+        offset += length
+    content, padding = plain[:size], plain[size:]
+    if any(padding):
+        raise ValueError("padding is not zero")
+    if hashlib.blake2b(content, digest_size=32).hexdigest() != member["digest"]:
+        raise ValueError("digest differs")
+    return content

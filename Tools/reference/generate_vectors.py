@@ -134,6 +134,29 @@ def quick_unlock_tpm():
         ("objecttemplate", object_template), ("sealedobject", sealed_object), ("file", head + sealed + sealed_object)])
 
 
+def attachment():
+    """An attachment file of two chunks (SPEC.md §6.7) with its record member, checked by the
+    reference reader, and the Padmé buckets of a row of sizes."""
+    import base64
+    out = os.path.join(ROOT, "primitives")
+    key = seq(0x40, 32)
+    content = bytes((i * 31 + (i >> 8)) % 256 for i in range(70000))
+    # The secretstream header is random (libsodium draws it): a vector that still reads is kept,
+    # so regenerating changes nothing.
+    path = os.path.join(out, "attachment.vector")
+    kept = [line.split(": ", 1)[1].strip() for line in open(path) if line.startswith("file: ")] if os.path.exists(path) else []
+    data = bytes.fromhex(kept[0]) if kept else ref.seal_attachment(key, content)
+    member = {"id": seq(0xA0, 16).hex(), "name": "recovery codes.pdf", "mediaType": "application/pdf", "size": len(content),
+              "digest": hashlib.blake2b(content, digest_size=32).hexdigest(),
+              "key": base64.urlsafe_b64encode(key).decode().rstrip("="), "added": "2026-12-06T07:00:00Z"}
+    assert ref.open_attachment(member, data) == content
+    sizes = [0, 1, 4096, 4097, 5000, 65536, 70000, 1000000, 123456789, 1 << 30]
+    write_vector(os.path.join(out, "attachment.vector"),
+                 "an attachment of 70,000 bytes (i*31 + i>>8 mod 256) in two chunks, its member, and Padmé buckets", [
+        ("expect", "ok"), ("member", json.dumps(member, sort_keys=True, separators=(",", ":"))), ("contentdigest", member["digest"]),
+        ("buckets", " ".join("%d:%d" % (size, ref.padme(size)) for size in sizes)), ("file", data)])
+
+
 def deterministic_bytes(start):
     counter = [start]
 
@@ -356,6 +379,7 @@ if __name__ == "__main__":
     primitives()
     quick_unlock()
     quick_unlock_tpm()
+    attachment()
     vault()
     vault("vault-layout1", layout=1)
     vault("vault-layout2", layout=2)
