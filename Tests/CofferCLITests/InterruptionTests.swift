@@ -78,4 +78,49 @@ final class InterruptionTests: XCTestCase {
         XCTAssertEqual(again.stderr, "", "said once: the write is finished")
         XCTAssertEqual(try runTool(EndToEndTests.binary, ["verify"], environment: environment).code, 0)
     }
+
+    /// `kill -9` while `coffer attach` streams a file (issue 57): the item is unchanged, the vault
+    /// verifies clean, and the half-written file goes with the next write.
+    func testAnAttachKilledMidWayLeavesTheItemAsItWas() throws {
+        let run = { (arguments: [String], stdin: String) in try runTool(EndToEndTests.binary, arguments, stdin: stdin, environment: self.environment) }
+        XCTAssertEqual(try run(["add", "example.com", "alice", "--password-stdin"], "master\npw\n").code, 0)
+        let big = home + "/big.bin"
+        FileManager.default.createFile(atPath: big, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: big))
+        let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        for _ in 0..<400 { handle.write(block) }
+        try handle.close()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: EndToEndTests.binary)
+        process.arguments = ["attach", "example.com", big, "--password-stdin"]
+        process.environment = environment.merging(["COFFER_ATTACHMENT_LIMIT": "1G"]) { $1 }
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data("master\n".utf8))
+        try input.fileHandleForWriting.close()
+        // Killed once the sealed file is growing in incoming/.
+        let incoming = home + "/vault/incoming"
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning {
+            let partial = (try? FileManager.default.contentsOfDirectory(atPath: incoming))?.first { $0.hasSuffix(".partial") }
+            if let partial, let size = (try? FileManager.default.attributesOfItem(atPath: incoming + "/" + partial))?[.size] as? Int, size > 1 << 20 { break }
+            usleep(1000)
+        }
+        XCTAssertTrue(process.isRunning, "killed mid-way, not after")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+
+        let verified = try run(["verify", "--password-stdin"], "master\n")
+        XCTAssertEqual(verified.code, 0, verified.stderr)
+        let shown = try run(["show", "example.com", "--json", "--password-stdin"], "master\n")
+        let record = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(record["revision"] as? Int, 1, "the item is unchanged")
+        XCTAssertEqual((record["attachments"] as? [Any])?.count, 0)
+        XCTAssertEqual(try run(["add", "other.example", "bob", "--password-stdin"], "master\npw\n").code, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: incoming), [], "the next write removed the partial file")
+    }
 }

@@ -45,7 +45,7 @@ extension Vault {
                 try buffer.withUnsafeBytes { try sealer.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) { try file.write($0) } }
             }
         }
-        let digest = try sealer.finish { try file.write($0) }
+        let digest = try mappingErrors(file: container.path + "/" + GroupContainer.incomingName) { try sealer.finish { try file.write($0) } }
         let attachment = Attachment(
             id: attachmentID, name: name, mediaType: mediaType, size: sealer.size, digest: digest, key: key.withUnsafeBytes { Array($0) },
             added: RecordCoding.wholeSeconds(Date()))
@@ -130,7 +130,13 @@ extension Vault {
         }
         let opened = try openContainer()
         let file = try mappingErrors(file: path) { () throws -> OpenedFile? in
-            do { return try fileSystem.openForReading(attachment.id.hex, in: opened.shard(of: attachment.id)) } catch let error as StorageError where error.isNotFound { return nil }
+            do {
+                if let file = try fileSystem.openForReading(attachment.id.hex, in: opened.shard(of: attachment.id)) { return file }
+            } catch let error as StorageError where error.isNotFound {}
+            // Still in passage: its record was committed, and the move a crash (or a full disk)
+            // stopped is the next write's (SPEC.md §6.7).
+            guard let incoming = try opened.directoryIfPresent(GroupContainer.incomingName) else { return nil }
+            return try fileSystem.openForReading(Self.incomingName(record.id, attachment.id), in: incoming)
         }
         guard let file else { throw corrupt("is missing") }
         guard UInt64(file.size) == AttachmentStream.fileLength(attachment.size) else { throw corrupt(AttachmentOpener.Failure.wrongLength.description) }

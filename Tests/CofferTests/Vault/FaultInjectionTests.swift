@@ -11,10 +11,14 @@ final class FaultInjectionTests: XCTestCase {
 
     struct Case {
         let name: String
+        /// What the kept item gets before the snapshot the operation starts from.
+        var prepare: Operation? = nil
         let operation: Operation
         /// Whether a snapshot is the operation's complete result, given the one before.
         let isDone: (_ before: [String], _ after: [String]) -> Bool
     }
+
+    static func attachOne(_ vault: Vault, _ id: RecordID) throws { try vault.attach(name: "a.bin", to: id, read: AttachmentTests.reader([1, 2, 3])) }
 
     let cases: [Case] = [
         Case(name: "add", operation: { vault, _ in try vault.add(Fixture.draft("new.example")) }) { before, after in
@@ -27,6 +31,17 @@ final class FaultInjectionTests: XCTestCase {
             after.count == 1 && after[0].hasSuffix("changed 2")
         },
         Case(name: "delete", operation: { vault, id in try vault.deleteRecord(withID: id) }) { _, after in after.isEmpty },
+        // A file of four chunks: a full disk at any write of it, or of the record, or at either
+        // move, leaves the item without it or with all of it (SPEC.md §6.7).
+        Case(name: "attach", operation: { vault, id in
+            try vault.attach(name: "scan.bin", to: id, read: AttachmentTests.reader(Array(repeating: 7, count: 200_000)))
+        }) { _, after in after.count == 1 && after[0].hasSuffix(" 2 scan.bin:200000") },
+        Case(name: "delete with an attachment", prepare: attachOne, operation: { vault, id in try vault.deleteRecord(withID: id) }) { _, after in
+            after.isEmpty
+        },
+        Case(name: "remove an attachment", prepare: attachOne, operation: { vault, id in try vault.removeAttachment(named: "a.bin", of: id) }) {
+            _, after in after.count == 1 && after[0].hasSuffix(" 3")
+        },
     ]
 
     /// The steps are counted per run, not measured once beforehand: how many files an operation
@@ -42,6 +57,7 @@ final class FaultInjectionTests: XCTestCase {
                 let faults = FaultInjector(failAt: nil)
                 let vault = try Fixture.vault(fileSystem: FileSystem(faults: faults))
                 let kept = try vault.add(Fixture.draft("kept.example"))
+                try testCase.prepare?(vault, kept.id)
                 let before = try snapshot(vault)
                 faults.arm(failAt: step)
                 do {
@@ -78,7 +94,16 @@ final class FaultInjectionTests: XCTestCase {
 
     /// Ids and decrypted contents of every record, read through the index check in a fresh open.
     func snapshot(_ vault: Vault) throws -> [String] {
-        try Fixture.reopen(vault).allRecords().map { "\($0.id) \($0.password) \($0.revision)" }
+        let reopened = try Fixture.reopen(vault)
+        return try reopened.allRecords().map { record in
+            // Every attachment an item names reads whole.
+            let files = try record.attachments.map { attachment in
+                var count = 0
+                try reopened.readAttachment(attachment, of: record) { count += $0.count }
+                return " \(attachment.name):\(count)"
+            }
+            return "\(record.id) \(record.password) \(record.revision)" + files.joined()
+        }
     }
 
     /// POSIX keeps a new directory's name, and an unlink, through a power loss only once the
