@@ -39,10 +39,10 @@ public enum AttachmentStream {
 }
 
 /// Seals content that arrives in pieces of any length into an attachment file's bytes, holding
-/// one chunk at a time.
+/// one chunk at a time. It does not hash: the caller computes the content's digest beside it (on
+/// another core: BLAKE2b is a third of the work, SPEC.md §6.7).
 public final class AttachmentSealer {
     private let stream: SecretStream
-    private let hasher: BLAKE2b.Hasher
     /// Content not yet sealed: a chunk is sealed only once more content (or the end) shows
     /// whether it is the last.
     private var pending: [UInt8] = []
@@ -56,7 +56,6 @@ public final class AttachmentSealer {
         let (stream, streamHeader) = try SecretStream.pushing(key: key)
         self.stream = stream
         header = FileMagic.bytes(for: .attachment) + streamHeader
-        hasher = try BLAKE2b.Hasher()
         pending.reserveCapacity(AttachmentStream.chunkLength)
         output = [UInt8](repeating: 0, count: AttachmentStream.sealedChunkLength)
     }
@@ -65,7 +64,6 @@ public final class AttachmentSealer {
 
     /// Takes `content`; `write` receives each sealed chunk (valid only during the call).
     public func append(_ content: UnsafeRawBufferPointer, write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        hasher.update(content)
         size += UInt64(content.count)
         var rest = content[...]
         while !rest.isEmpty {
@@ -77,8 +75,7 @@ public final class AttachmentSealer {
     }
 
     /// Pads the content to its bucket and seals the rest, the last chunk final.
-    /// - Returns: the content's BLAKE2b-256.
-    public func finish(write: (UnsafeRawBufferPointer) throws -> Void) rethrows -> [UInt8] {
+    public func finish(write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         var padding = AttachmentStream.paddedLength(size) - size
         while true {
             let room = UInt64(AttachmentStream.chunkLength - pending.count)
@@ -89,7 +86,6 @@ public final class AttachmentSealer {
             try seal(final: false, write: write)
         }
         try seal(final: true, write: write)
-        return hasher.finish()
     }
 
     private func seal(final: Bool, write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
@@ -126,7 +122,8 @@ public final class AttachmentOpener {
     }
 
     private let stream: SecretStream
-    private let hasher: BLAKE2b.Hasher
+    /// `nil` when the caller hashes the content itself (`finish(contentDigest:)`).
+    private let hasher: BLAKE2b.Hasher?
     private let attachment: Attachment
     private var plaintext = [UInt8](repeating: 0, count: AttachmentStream.chunkLength)
     /// The next chunk's index, and how many content bytes are still to come.
@@ -134,15 +131,17 @@ public final class AttachmentOpener {
     private var contentLeft: UInt64
     public let chunkCount: UInt64
 
-    /// - Parameter header: the file's first `AttachmentStream.headerLength` bytes.
-    public init(_ attachment: Attachment, header: ArraySlice<UInt8>) throws(Failure) {
+    /// - Parameters:
+    ///   - header: the file's first `AttachmentStream.headerLength` bytes.
+    ///   - hashing: whether it hashes what it opens; without, the caller hashes the content
+    ///     (on another core) and gives the digest to `finish(contentDigest:)`.
+    public init(_ attachment: Attachment, header: ArraySlice<UInt8>, hashing: Bool = true) throws(Failure) {
         guard header.count == AttachmentStream.headerLength, Array(header.prefix(FileMagic.length)) == FileMagic.bytes(for: .attachment),
               let key = try? SecureBytes(copying: attachment.key),
-              let stream = try? SecretStream.pulling(key: key, header: header.dropFirst(FileMagic.length)),
-              let hasher = try? BLAKE2b.Hasher()
+              let stream = try? SecretStream.pulling(key: key, header: header.dropFirst(FileMagic.length))
         else { throw .notAnAttachment }
         self.stream = stream
-        self.hasher = hasher
+        self.hasher = hashing ? try? BLAKE2b.Hasher() : nil
         self.attachment = attachment
         contentLeft = attachment.size
         chunkCount = AttachmentStream.chunkCount(attachment.size)
@@ -160,6 +159,25 @@ public final class AttachmentOpener {
 
     /// Opens the next chunk; `deliver` receives its content bytes (none of the padding).
     public func open(_ sealed: UnsafeRawBufferPointer, deliver: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let count = try open(sealed)
+        try plaintext.withUnsafeBytes { buffer in
+            let piece = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            hasher?.update(piece)
+            try deliver(piece)
+        }
+    }
+
+    /// Opens the next chunk into `output` (at least a chunk long): the count of content bytes
+    /// there (none of the padding).
+    public func open(_ sealed: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = try open(sealed)
+        plaintext.withUnsafeBytes { output.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        return count
+    }
+
+    /// Pulls the next chunk into `plaintext` and checks its place, tag and padding: the count
+    /// of content bytes it holds.
+    private func open(_ sealed: UnsafeRawBufferPointer) throws -> Int {
         let index = nextChunk
         guard sealed.count == nextChunkLength, sealed.count > 0 else { throw Failure.wrongLength }
         let count = sealed.count - SecretStream.overhead
@@ -174,16 +192,13 @@ public final class AttachmentOpener {
         let content = Int(min(UInt64(count), contentLeft))
         contentLeft -= UInt64(content)
         guard plaintext[content..<count].allSatisfy({ $0 == 0 }) else { throw Failure.badPadding }
-        try plaintext.withUnsafeBytes { buffer in
-            let piece = UnsafeRawBufferPointer(rebasing: buffer[..<content])
-            hasher.update(piece)
-            try deliver(piece)
-        }
+        return content
     }
 
-    /// After the last chunk: whether everything was there and the digest is the item's.
-    public func finish() throws(Failure) {
+    /// After the last chunk: whether everything was there and the digest is the item's (the
+    /// one this opener computed, or `contentDigest` where the caller hashed).
+    public func finish(contentDigest: [UInt8]? = nil) throws(Failure) {
         guard nextChunk == chunkCount, contentLeft == 0 else { throw .wrongLength }
-        guard hasher.finish() == attachment.digest else { throw .digestMismatch }
+        guard (contentDigest ?? hasher?.finish()) == attachment.digest else { throw .digestMismatch }
     }
 }

@@ -28,3 +28,25 @@ package func concurrentMap<T>(_ count: Int, _ transform: (Int) throws -> T) thro
     }
     return try results.map { try $0!.get() }
 }
+
+/// Runs `first` and `second` at once on two cores, returning when both are done; what `second`
+/// throws is thrown then. For two independent passes over the same bytes (an attachment's hash
+/// beside its encryption).
+package func concurrently(_ first: () -> Void, _ second: () throws -> Void) throws {
+    guard concurrentWorkerCount > 1 else {
+        first()
+        return try second()
+    }
+    var failure: (any Error)?
+    withoutActuallyEscaping(first) { first in
+        withoutActuallyEscaping(second) { second in
+            nonisolated(unsafe) let (first, second) = (first, second)
+            nonisolated(unsafe) var caught: (any Error)?
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                if part == 0 { first() } else { do { try second() } catch { caught = error } }
+            }
+            failure = caught
+        }
+    }
+    if let failure { throw failure }
+}

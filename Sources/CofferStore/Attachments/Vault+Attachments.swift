@@ -32,20 +32,34 @@ extension Vault {
         let attachmentID = try mappingErrors(file: "attachment id") { try AttachmentID.random() }
         let key = try SecureBytes.random(count: SecretStream.keyLength)
         let sealer = try AttachmentSealer(key: key)
+        let hasher = try BLAKE2b.Hasher()
         let file = try receive(attachmentID, of: id) { file in
             try sealer.header.withUnsafeBytes { try file.write($0) }
-            var buffer = [UInt8](repeating: 0, count: AttachmentStream.chunkLength)
-            defer { buffer.withUnsafeMutableBytes { Sodium.wipe($0) } }
-            while true {
-                let count = try buffer.withUnsafeMutableBytes { try read($0) }
-                if count == 0 { break }
-                guard sealer.size + UInt64(count) <= limit else {
-                    throw VaultError.invalidInput("'\(name)' is larger than the limit of \(Self.describe(size: limit)) per attachment")
+            // Read a batch, then hash it on one core while the other seals and writes it.
+            var batch = [UInt8](repeating: 0, count: Self.batchChunks * AttachmentStream.chunkLength)
+            defer { batch.withUnsafeMutableBytes { Sodium.wipe($0) } }
+            var ended = false
+            while !ended {
+                var filled = 0
+                while filled < batch.count {
+                    let count = try batch.withUnsafeMutableBytes { try read(UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+                    if count == 0 {
+                        ended = true
+                        break
+                    }
+                    filled += count
+                    guard sealer.size + UInt64(filled) <= limit else {
+                        throw VaultError.invalidInput("'\(name)' is larger than the limit of \(Self.describe(size: limit)) per attachment")
+                    }
                 }
-                try buffer.withUnsafeBytes { try sealer.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) { try file.write($0) } }
+                try batch.withUnsafeBytes { buffer in
+                    let content = UnsafeRawBufferPointer(rebasing: buffer[..<filled])
+                    try concurrently({ hasher.update(content) }, { try sealer.append(content) { try file.write($0) } })
+                }
             }
+            try sealer.finish { try file.write($0) }
         }
-        let digest = try mappingErrors(file: container.path + "/" + GroupContainer.incomingName) { try sealer.finish { try file.write($0) } }
+        let digest = hasher.finish()
         let attachment = Attachment(
             id: attachmentID, name: name, mediaType: mediaType, size: sealer.size, digest: digest, key: key.withUnsafeBytes { Array($0) },
             added: RecordCoding.wholeSeconds(Date()))
@@ -141,17 +155,61 @@ extension Vault {
         guard let file else { throw corrupt("is missing") }
         guard UInt64(file.size) == AttachmentStream.fileLength(attachment.size) else { throw corrupt(AttachmentOpener.Failure.wrongLength.description) }
         do {
-            let opener = try AttachmentOpener(attachment, header: (file.read(at: 0, count: AttachmentStream.headerLength) ?? [])[...])
-            var buffer = [UInt8](repeating: 0, count: AttachmentStream.sealedChunkLength)
-            var offset = AttachmentStream.headerLength
-            while opener.nextChunkLength > 0 {
-                let length = opener.nextChunkLength
-                let count = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<length]), at: offset) }
-                guard count == length else { throw AttachmentOpener.Failure.wrongLength }
-                try buffer.withUnsafeBytes { try opener.open(UnsafeRawBufferPointer(rebasing: $0[..<length]), deliver: write) }
-                offset += length
+            let opener = try AttachmentOpener(attachment, header: (file.read(at: 0, count: AttachmentStream.headerLength) ?? [])[...], hashing: false)
+            let hasher = try BLAKE2b.Hasher()
+            let batchBytes = Self.batchChunks * AttachmentStream.chunkLength
+            // Two content buffers and one of sealed bytes, raw: one core opens batch k + 1 into
+            // one buffer while the other hashes and hands out batch k from the other.
+            let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.batchChunks * AttachmentStream.sealedChunkLength, alignment: 16)
+            let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: batchBytes, alignment: 16),
+                           UnsafeMutableRawBufferPointer.allocate(byteCount: batchBytes, alignment: 16)]
+            defer {
+                sealed.deallocate()
+                for buffer in buffers {
+                    Sodium.wipe(buffer)
+                    buffer.deallocate()
+                }
             }
-            try opener.finish()
+            let padded = AttachmentStream.paddedLength(attachment.size)
+            var offset = AttachmentStream.headerLength
+            /// Reads and opens the next batch of chunks into `output`, every one authenticated
+            /// before any is handed out: the count of content bytes it holds.
+            func openBatch(into output: UnsafeMutableRawBufferPointer) throws -> Int {
+                let first = opener.nextChunk, count = min(UInt64(Self.batchChunks), opener.chunkCount - first)
+                guard count > 0 else { return 0 }
+                // Every chunk is full but the last.
+                let plain = min(UInt64(count) * UInt64(AttachmentStream.chunkLength), padded - first * UInt64(AttachmentStream.chunkLength))
+                let span = Int(plain) + Int(count) * SecretStream.overhead
+                guard try file.read(into: UnsafeMutableRawBufferPointer(rebasing: sealed[..<span]), at: offset) == span else {
+                    throw AttachmentOpener.Failure.wrongLength
+                }
+                var taken = 0, produced = 0
+                while taken < span {
+                    let length = opener.nextChunkLength
+                    produced += try opener.open(
+                        UnsafeRawBufferPointer(rebasing: sealed[taken..<taken + length]), into: UnsafeMutableRawBufferPointer(rebasing: output[produced...]))
+                    taken += length
+                }
+                offset += span
+                return produced
+            }
+            var slot = 0
+            var ready = try openBatch(into: buffers[0])
+            var more = opener.nextChunkLength > 0
+            while true {
+                let piece = UnsafeRawBufferPointer(rebasing: buffers[slot][..<ready])
+                var next = 0
+                let target = buffers[1 - slot]
+                try concurrently({ hasher.update(piece) }, {
+                    try write(piece)
+                    if more { next = try openBatch(into: target) }
+                })
+                guard more else { break }
+                more = opener.nextChunkLength > 0
+                ready = next
+                slot = 1 - slot
+            }
+            try opener.finish(contentDigest: hasher.finish())
         } catch let failure as AttachmentOpener.Failure {
             throw corrupt(failure.description)
         } catch let failure as StorageError {
@@ -189,6 +247,10 @@ extension Vault {
     }
 
     // MARK: Internals
+
+    /// Chunks read, sealed or opened at once (4 MiB): large enough that hashing beside the
+    /// sealing pays, small enough for constant memory.
+    static let batchChunks = 64
 
     /// `incoming/<record id>.<attachment id>`: a file in passage, whose record says where it belongs.
     static func incomingName(_ record: RecordID, _ attachment: AttachmentID) -> String { record.hex + "." + attachment.hex }
