@@ -4,10 +4,26 @@ public struct ImportedItem: Equatable, Sendable {
     /// Where it was in the source, for messages: "line 12", "item 3", "Work/github.com.gpg".
     public let origin: String
     public var draft: RecordDraft
+    /// Files the item carried (SPEC.md §6.7), attached once the item is stored.
+    public var attachments: [ImportedAttachment]
 
-    public init(origin: String, draft: RecordDraft) {
+    public init(origin: String, draft: RecordDraft, attachments: [ImportedAttachment] = []) {
         self.origin = origin
         self.draft = draft
+        self.attachments = attachments
+    }
+}
+
+/// A file an imported item carries: its name, media type and content.
+public struct ImportedAttachment: Equatable, Sendable {
+    public var name: String
+    public var mediaType: String
+    public var content: [UInt8]
+
+    public init(name: String, mediaType: String, content: [UInt8]) {
+        self.name = name
+        self.mediaType = mediaType
+        self.content = content
     }
 }
 

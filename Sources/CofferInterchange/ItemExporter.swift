@@ -53,12 +53,16 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
 /// §12). So an export either carries every member or names what it would lose — a new member
 /// that a writer forgets is reported, never dropped without a word.
 public enum ItemExporter {
-    public static func export(_ records: [Record], as format: ExportFormat, accountID: [UInt8]) throws(ExportError) -> ExportResult {
+    /// - Parameter content: an attachment's bytes (read from the vault), for the formats that
+    ///   carry files (json).
+    public static func export(
+        _ records: [Record], as format: ExportFormat, accountID: [UInt8], content: (Record, Attachment) throws -> [UInt8] = { _, _ in [] }
+    ) throws -> ExportResult {
         let text: String
         var counters: [String] = []
         switch format {
         case .csv: text = CofferCSV.write(records)
-        case .json: text = JSONValue.array(records.map { .object(RecordCoding.document($0, omittingDefaults: false)) }).canonicalText
+        case .json: text = JSONValue.array(try records.map { try .object(CofferExportImport.document($0, content: content)) }).canonicalText
         case .cxf:
             let exported = CredentialExchangeFormat.export(records, accountID: accountID)
             text = exported.document.canonicalText
@@ -66,14 +70,18 @@ public enum ItemExporter {
         }
         let readBack: [ImportedItem]
         do { readBack = try ItemImporter.read(text, format: format.importFormat).items } catch {
-            throw .doesNotReadBack("\(error)")
+            throw ExportError.doesNotReadBack("\(error)")
         }
         guard readBack.count == records.count else {
-            throw .doesNotReadBack("\(readBack.count) items read back from \(records.count) records")
+            throw ExportError.doesNotReadBack("\(readBack.count) items read back from \(records.count) records")
         }
         var leftOut: [ExportResult.LeftOut] = []
         for (record, item) in zip(records, readBack) {
-            let lost = differences(RecordDraft(record), item.draft)
+            var lost = differences(RecordDraft(record), item.draft)
+            // Files come back whole: the same names, types and bytes (by their digests).
+            let files = record.attachments.map { "\($0.name) \($0.mediaType) \($0.size) \(Hex.encode($0.digest))" }
+            let returned = item.attachments.map { "\($0.name) \($0.mediaType) \($0.content.count) \(Hex.encode((try? BLAKE2b.hash($0.content)) ?? []))" }
+            if files != returned { lost.append("attachments") }
             if !lost.isEmpty { leftOut.append(.init(title: record.title, members: lost)) }
         }
         return ExportResult(text: text, leftOut: leftOut, passkeysLeftOutForTheirCounter: counters)

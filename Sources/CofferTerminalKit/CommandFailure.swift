@@ -274,3 +274,19 @@ extension AssuanError: CommandFailure {
     }
 }
 
+
+extension TPMChannel.Failure: CommandFailure {
+    package var failure: CLIError {
+        CLIError(description, hint: "Coffer uses /dev/tpmrm0 (COFFER_TPM_TCTI names another TPM)", code: .unavailable)
+    }
+}
+
+extension TPMQuickUnlockError: CommandFailure {
+    package var failure: CLIError {
+        CLIError("the TPM could not seal quick unlock's secret: \(description)", hint: "Coffer uses /dev/tpmrm0 (COFFER_TPM_TCTI names another TPM)", code: .unavailable)
+    }
+}
+
+extension AttachmentOpener.Failure: CommandFailure {
+    package var failure: CLIError { CLIError("an attachment \(description)", hint: "'coffer verify' checks every attachment", code: .dataError) }
+}

@@ -164,4 +164,47 @@ final class AttachmentCLITests: SyncTestCase {
             XCTAssertEqual(restored.run(["verify"]).code, 0)
         }
     }
+
+    func testAJSONExportCarriesTheFilesAndAnImportAttachesThemAgain() throws {
+        let a = SyncDevice("A", root: root)
+        a.harness.initVault()
+        let id = a.add("example.com", "alice", password: "pw")
+        let binary = try file("scan.png", size: 70_000)
+        XCTAssertEqual(a.run(["attach", id, binary]).code, 0)
+        XCTAssertEqual(a.run(["attach", id, try file("empty.txt", size: 0)]).code, 0)
+        let exported = a.run(["export", "--format", "json", "--plaintext"])
+        XCTAssertEqual(exported.code, 0, exported.stderr)
+        let items = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [[String: Any]])
+        let files = try XCTUnwrap(items.first?["attachments"] as? [[String: Any]])
+        XCTAssertEqual(files.map { $0["name"] as? String }, ["scan.png", "empty.txt"])
+        XCTAssertNil(files[0]["key"], "the export carries the file, not the vault's key to it")
+        XCTAssertEqual((files[0]["content"] as? String).flatMap { Data(base64Encoded: $0) }, try Data(contentsOf: URL(fileURLWithPath: binary)))
+
+        // CSV cannot carry files: it says so, and writes nothing unless told.
+        let csv = a.run(["export", "--format", "csv", "--plaintext"])
+        XCTAssertEqual(csv.code, 1, csv.stderr)
+        XCTAssertTrue(csv.stderr.contains("cannot carry its attachments"), csv.stderr)
+
+        let path = root + "/export.json"
+        try exported.stdout.write(toFile: path, atomically: true, encoding: .utf8)
+        let b = SyncDevice("B", root: root)
+        b.harness.initVault()
+        let imported = b.run(["import", path])
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        let newID = b.run(["list", "--format", "{id}"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(try get(b, newID, "scan.png"), try Data(contentsOf: URL(fileURLWithPath: binary)))
+        XCTAssertEqual(try get(b, newID, "empty.txt"), Data())
+        XCTAssertEqual(b.run(["verify"]).code, 0)
+
+        // An export whose file does not match its digest is refused, nothing imported.
+        let content = try XCTUnwrap(files[0]["content"] as? String)
+        let altered = exported.stdout.replacingOccurrences(of: content, with: "AAAA" + content.dropFirst(4))
+        try altered.write(toFile: path, atomically: true, encoding: .utf8)
+        let c = SyncDevice("C", root: root)
+        c.harness.initVault()
+        let refused = c.run(["import", path])
+        XCTAssertNotEqual(refused.code, 0)
+        XCTAssertTrue(refused.stderr.contains("'scan.png' does not hold the content its digest names"), refused.stderr)
+        XCTAssertEqual(c.run(["list"]).stdout, "")
+    }
 }

@@ -18,6 +18,7 @@ final class ExitCodeCoverageTests: XCTestCase {
         "TarArchive.DecodeError": "VaultBackup.readArchive rethrows it as VaultError.corrupt",
         "CSV.ParseError": "the CSV readers rethrow it as ImportError.malformed",
         "SecretServiceFault": "the Secret Service answers it as a D-Bus error reply",
+        "TPMCommands.Failure": "quick unlock turns it into TPMQuickUnlockError or a PIN outcome",
     ]
 
     /// `Outer.Inner` names of every type whose inheritance clause lists `Error`.

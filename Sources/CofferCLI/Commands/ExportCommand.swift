@@ -37,7 +37,11 @@ struct ExportCommand: Command {
         let vault = try context.unlockedVault()
         let progress = ProgressLine(io: context.io, label: "exporting", enabled: !context.wantsJSON)
         let records = try vault.allRecords()
-        let result = try ItemExporter.export(records, as: format, accountID: vault.vaultID.bytes)
+        let result = try ItemExporter.export(records, as: format, accountID: vault.vaultID.bytes) { record, attachment in
+            var bytes: [UInt8] = []
+            try vault.readAttachment(attachment, of: record) { bytes += $0 }
+            return bytes
+        }
         progress.finish()
         for item in result.leftOut {
             context.note("'\(item.title)': \(name) cannot carry its \(item.members.joined(separator: ", "))")

@@ -60,8 +60,6 @@ struct QuickUnlockCommand: Command {
                 }
             } catch let unavailable as KeyringSessions.Unavailable {
                 throw CLIError("\(unavailable)", hint: "quick unlock keeps its device secret in the kernel keyring", code: .unavailable)
-            } catch let refused as TPMQuickUnlockError {
-                throw CLIError("the TPM could not seal quick unlock's secret: \(refused)", hint: "Coffer uses /dev/tpmrm0 (COFFER_TPM_TCTI names another TPM)", code: .unavailable)
             }
             let what = system ? "the system's authentication" : tpm ? (pin ? "the TPM and the PIN" : "the TPM") : "the PIN"
             context.note("quick unlock on: \(what) opens this vault on this device " + (lifetime.map { "for \(Duration.format($0))" } ?? "until it restarts"))
