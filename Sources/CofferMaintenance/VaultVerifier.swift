@@ -155,22 +155,30 @@ struct VaultVerifier {
     /// `attachments/<xx>/<id>`: named as records are, regular files; read when a record names them.
     private func attachmentFiles(in root: Directory, _ report: inout VerificationReport) -> [AttachmentID: String] {
         var files: [AttachmentID: String] = [:]
-        guard let attachments = subdirectory(GroupContainer.attachmentsName, in: root, &report) else { return files }
-        for shard in (try? fileSystem.contents(of: attachments)) ?? [] {
-            guard shard.utf8.count == 2, Hex.decode(shard) != nil, checkEntry(shard, in: attachments, kind: .directory, &report),
-                  let directory = subdirectory(shard, in: attachments, &report)
-            else {
-                if !(shard.utf8.count == 2 && Hex.decode(shard) != nil) {
-                    report.add(attachments.path(of: shard), "unexpected entry in attachments/ (\(describe(shard, in: attachments)))")
-                }
+        for (name, directory) in shardedFiles(GroupContainer.attachmentsName, of: "an attachment", in: root, &report) {
+            if let id = try? AttachmentID(hex: name) { files[id] = directory.path(of: name) }
+        }
+        return files
+    }
+
+    /// The regular files of a sharded directory (`records/`, `tombstones/`, `attachments/`):
+    /// each `<xx>/<id>`, `id` 32 lowercase hex digits in the shard of its first byte. Anything
+    /// else there — another name, a link, a FIFO, a directory — is reported and left out.
+    private func shardedFiles(_ name: String, of what: String, in root: Directory, _ report: inout VerificationReport) -> [(String, Directory)] {
+        var files: [(String, Directory)] = []
+        guard let parent = subdirectory(name, in: root, &report) else { return files }
+        for shard in (try? fileSystem.contents(of: parent)) ?? [] {
+            guard shard.utf8.count == 2, Hex.decode(shard) != nil else {
+                report.add(parent.path(of: shard), "unexpected entry in \(name)/ (\(describe(shard, in: parent)))")
                 continue
             }
-            for name in (try? fileSystem.contents(of: directory)) ?? [] {
-                guard let id = try? AttachmentID(hex: name), name.hasPrefix(shard) else {
-                    report.add(directory.path(of: name), "not an attachment file name (\(describe(name, in: directory)))")
+            guard checkEntry(shard, in: parent, kind: .directory, &report), let directory = subdirectory(shard, in: parent, &report) else { continue }
+            for file in (try? fileSystem.contents(of: directory)) ?? [] {
+                guard (try? RecordID(hex: file)) != nil, file.hasPrefix(shard) else {
+                    report.add(directory.path(of: file), "not \(what) file name (32 lowercase hex digits in the shard of its first byte; \(describe(file, in: directory)))")
                     continue
                 }
-                if checkEntry(name, in: directory, kind: .regular, &report) { files[id] = directory.path(of: name) }
+                if checkEntry(file, in: directory, kind: .regular, &report) { files.append((file, directory)) }
             }
         }
         return files
@@ -179,35 +187,19 @@ struct VaultVerifier {
     /// `tombstones/<xx>/<id>`: named like records, each exactly a tombstone's size and shape,
     /// and authentic under its own id when the vault is unlocked.
     private func checkTombstones(in root: Directory, _ report: inout VerificationReport) {
-        guard let tombstones = subdirectory(GroupContainer.tombstonesName, in: root, &report) else { return }
         let keys = try? vault.keys()
-        for shard in (try? fileSystem.contents(of: tombstones)) ?? [] {
-            guard shard.utf8.count == 2, Hex.decode(shard) != nil, checkEntry(shard, in: tombstones, kind: .directory, &report),
-                  let directory = subdirectory(shard, in: tombstones, &report)
-            else {
-                if !(shard.utf8.count == 2 && Hex.decode(shard) != nil) {
-                    report.add(tombstones.path(of: shard), "unexpected entry in tombstones/ (\(describe(shard, in: tombstones)))")
+        for (name, directory) in shardedFiles(GroupContainer.tombstonesName, of: "a tombstone", in: root, &report) {
+            do {
+                let bytes = try fileSystem.readFile(name, in: directory, limit: Tombstone.fileLength)
+                if let keys, let id = try? RecordID(hex: name) {
+                    _ = try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
+                } else {
+                    _ = try SealedEnvelope.decode(bytes, as: .tombstone, validLength: { $0 == Tombstone.fileLength })
                 }
-                continue
-            }
-            for name in (try? fileSystem.contents(of: directory)) ?? [] {
-                guard (try? RecordID(hex: name)) != nil, name.hasPrefix(shard) else {
-                    report.add(directory.path(of: name), "not a tombstone file name (\(describe(name, in: directory)))")
-                    continue
-                }
-                guard checkEntry(name, in: directory, kind: .regular, &report) else { continue }
-                do {
-                    let bytes = try fileSystem.readFile(name, in: directory, limit: Tombstone.fileLength)
-                    if let keys, let id = try? RecordID(hex: name) {
-                        _ = try keys.openingWithRecordKey { try Tombstone.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
-                    } else {
-                        _ = try SealedEnvelope.decode(bytes, as: .tombstone, validLength: { $0 == Tombstone.fileLength })
-                    }
-                } catch CryptoError.authenticationFailed {
-                    report.add(directory.path(of: name), "tombstone fails authentication (altered, moved or from another vault)")
-                } catch {
-                    report.add(directory.path(of: name), "\(error)")
-                }
+            } catch CryptoError.authenticationFailed {
+                report.add(directory.path(of: name), "tombstone fails authentication (altered, moved or from another vault)")
+            } catch {
+                report.add(directory.path(of: name), "\(error)")
             }
         }
     }
@@ -215,28 +207,12 @@ struct VaultVerifier {
     /// Every well-named record file, checked for type, mode, size and envelope structure.
     private func recordFiles(in root: Directory, _ report: inout VerificationReport) -> [RecordID: String] {
         var files: [RecordID: String] = [:]
-        guard let records = subdirectory(GroupContainer.recordsName, in: root, &report) else { return files }
-        for shard in (try? fileSystem.contents(of: records)) ?? [] {
-            guard shard.utf8.count == 2, Hex.decode(shard) != nil else {
-                report.add(records.path(of: shard), "unexpected entry in records/ (\(describe(shard, in: records)))")
-                continue
-            }
-            guard checkEntry(shard, in: records, kind: .directory, &report), let directory = subdirectory(shard, in: records, &report) else {
-                continue
-            }
-            for name in (try? fileSystem.contents(of: directory)) ?? [] {
-                let path = directory.path(of: name)
-                guard let id = try? RecordID(hex: name), name.hasPrefix(shard) else {
-                    report.add(path, "not a record file name (32 lowercase hex digits in the shard of its first byte; \(describe(name, in: directory)))")
-                    continue
-                }
-                guard checkEntry(name, in: directory, kind: .regular, &report) else { continue }
-                do {
-                    _ = try RecordEnvelope.decode(fileSystem.readFile(name, in: directory, limit: RecordEnvelope.maximumFileLength))
-                    files[id] = path
-                } catch {
-                    report.add(path, "\(error)")
-                }
+        for (name, directory) in shardedFiles(GroupContainer.recordsName, of: "a record", in: root, &report) {
+            do {
+                _ = try RecordEnvelope.decode(fileSystem.readFile(name, in: directory, limit: RecordEnvelope.maximumFileLength))
+                if let id = try? RecordID(hex: name) { files[id] = directory.path(of: name) }
+            } catch {
+                report.add(directory.path(of: name), "\(error)")
             }
         }
         return files

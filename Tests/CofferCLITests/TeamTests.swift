@@ -353,6 +353,32 @@ final class TeamTests: TeamTestCase {
         XCTAssertFalse(audit.contains("exposed\tops:github.com"), audit)
     }
 
+    /// A team item's files travel with it (issue 57), and a removal's rotation re-seals the
+    /// records only: every attachment file on the remote is the same object after it, yet what
+    /// follows stays out of the removed member's reach (the key is in the re-sealed record).
+    func testAttachmentsTravelInATeamAndARemovalReSealsOnlyTheRecords() throws {
+        let (alice, bob, carol) = founded()
+        alice.must(["add", "--team", "ops", "vpn.example", "svc"], stdin: "pw\n")
+        let file = root + "/client.ovpn"
+        try Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: URL(fileURLWithPath: file))
+        alice.must(["attach", "ops:vpn.example", file])
+        alice.must(["team", "sync"]); bob.must(["team", "sync"]); carol.must(["team", "sync"])
+        let out = root + "/bob.ovpn"
+        bob.must(["attachment", "get", "ops:vpn.example", "client.ovpn", "-o", out])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), try Data(contentsOf: URL(fileURLWithPath: file)))
+        let listing = { try self.git(["--git-dir", self.remote, "ls-tree", "-r", "main", "attachments"]).stdout }
+        let before = try listing()
+        XCTAssertEqual(before.split(separator: "\n").count, 1)
+
+        alice.must(["team", "remove", "ops", "carol"])
+        alice.must(["team", "sync"])
+        XCTAssertEqual(try listing(), before, "the file is the same object: only records were re-sealed")
+        bob.must(["team", "sync"])
+        try FileManager.default.removeItem(atPath: out)
+        bob.must(["attachment", "get", "ops:vpn.example", "client.ovpn", "-o", out])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), try Data(contentsOf: URL(fileURLWithPath: file)))
+    }
+
     // MARK: An attacker who can push
 
     /// Someone who can push to the remote but is no member (the forge's admin, a thief of a

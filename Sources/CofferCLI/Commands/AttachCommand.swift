@@ -41,8 +41,9 @@ struct AttachCommand: Command {
             }
             opened.append((path, name ?? FileSystem.lastComponent(of: path), file))
         }
+        let entry = context.scoped(operands[0])  // first: `TEAM:ENTRY` says which vault opens
         let vault = try context.unlockedVault()
-        let id = try EntryOperand.resolve(context.scoped(operands[0]), in: vault, context: context)
+        let id = try EntryOperand.resolve(entry, in: vault, context: context)
         for (path, attachmentName, file) in opened {
             var offset = 0
             let attachment = try vault.attach(

@@ -30,8 +30,9 @@ struct AttachmentCommand: Command {
 
     static func run(_ context: CommandContext) throws -> ExitCode {
         let operands = try context.positionals(2...3, names: "list, get or rm, then ENTRY (and NAME)")
+        let entry = context.scoped(operands[1])  // first: `TEAM:ENTRY` says which vault opens
         let vault = try context.unlockedVault()
-        let id = try EntryOperand.resolve(context.scoped(operands[1]), in: vault, context: context)
+        let id = try EntryOperand.resolve(entry, in: vault, context: context)
         switch operands[0] {
         case "list":
             guard operands.count == 2 else { throw UsageError("'attachment list' takes ENTRY only") }
