@@ -78,7 +78,7 @@ let package = Package(
         // The host kit: HostSession (every host's one door), pinentry, the AutoFill host.
         .target(name: "CofferHostKit", dependencies: ["CofferProvider"]),
         // Features above the vault, each with the C library only it needs.
-        .target(name: "CofferInterchange", dependencies: ["CofferProvider", "CLibXML2", "CZip"], swiftSettings: libxml2Headers),
+        .target(name: "CofferInterchange", dependencies: ["CofferProvider", "CofferMaintenance", "CLibXML2", "CZip"], swiftSettings: libxml2Headers),
         .target(name: "CofferAudit", dependencies: ["CofferProvider", "CZxcvbn"]),
         .target(name: "CofferMaintenance", dependencies: ["CofferProvider", "CZlib", "CZstd"]),
         // Long-lived hosts of the provider.

@@ -237,6 +237,36 @@ final class ImportEndToEndTests: XCTestCase {
         XCTAssertTrue(unlocked(["show", "Visa", "--json"], cli).stdout.contains("\"hidden\":true"), "a protected string is a hidden field")
     }
 
+    /// KeePassXC's own attachments (`attachment-import`), through its XML export (gzipped
+    /// `Meta/Binaries` referred to by each entry): they arrive as the item's attachments, byte
+    /// for byte (issue 57).
+    func testKeePassXCAttachmentsArriveWithTheirItem() throws {
+        let cli = harness()
+        let base = cli.container + "/.."
+        let database = base + "/files.kdbx"
+        _ = try tool("/usr/bin/keepassxc-cli", ["db-create", "-p", database], stdin: "dbpw\ndbpw\n", check: false)
+        _ = try tool("/usr/bin/keepassxc-cli", ["add", database, "server", "-u", "root"], stdin: "dbpw\n", check: false)
+        let binary = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ $0 >> 7) })
+        try binary.write(to: URL(fileURLWithPath: base + "/key.bin"))
+        try "Host home\n  User root\n".write(toFile: base + "/config.txt", atomically: true, encoding: .utf8)
+        _ = try tool("/usr/bin/keepassxc-cli", ["attachment-import", database, "server", "key.bin", base + "/key.bin"], stdin: "dbpw\n")
+        _ = try tool("/usr/bin/keepassxc-cli", ["attachment-import", database, "server", "ssh/config", base + "/config.txt"], stdin: "dbpw\n")
+        let xml = try tool("/usr/bin/keepassxc-cli", ["export", "--format", "xml", database], stdin: "dbpw\n")
+        XCTAssertTrue(xml.contains("Compressed=\"True\""), "KeePassXC compresses its binaries")
+        try xml.write(toFile: base + "/files.xml", atomically: true, encoding: .utf8)
+        let imported = unlocked(["import", base + "/files.xml"], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("Binary → attachments (2)"), imported.stderr + xml)
+        let listed = unlocked(["attachment", "list", "server"], cli).stdout
+        XCTAssertTrue(listed.contains("key.bin  4.8 KiB"), listed)
+        XCTAssertTrue(listed.contains("ssh_config  22 bytes"), "a '/' in a KeePass name becomes '_': \(listed)")
+        let out = base + "/key.out"
+        XCTAssertEqual(unlocked(["attachment", "get", "server", "key.bin", "-o", out], cli).code, 0)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), binary)
+        XCTAssertEqual(unlocked(["attachment", "get", "server", "ssh_config"], cli).stdout, "Host home\n  User root\n")
+        XCTAssertEqual(unlocked(["verify"], cli).code, 0)
+    }
+
     func testPassStoreThroughGPG() throws {
         let cli = harness()
         let base = cli.container + "/.."

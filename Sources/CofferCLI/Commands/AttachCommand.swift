@@ -47,7 +47,7 @@ struct AttachCommand: Command {
         for (path, attachmentName, file) in opened {
             var offset = 0
             let attachment = try vault.attach(
-                name: attachmentName, mediaType: context.arguments.value("type") ?? MediaType.guess(attachmentName, path), to: id, limit: limit
+                name: attachmentName, mediaType: context.arguments.value("type") ?? Attachment.mediaType(guessedFrom: attachmentName, path), to: id, limit: limit
             ) { buffer in
                 let count = try file.read(into: buffer, at: offset)
                 offset += count
@@ -89,27 +89,5 @@ struct AttachCommand: Command {
         case let storage as StorageError where storage.isNotFound: "no such file"
         default: "\(error)"
         }
-    }
-}
-
-/// Media types by file extension, for the common kinds of file people keep with an item.
-enum MediaType {
-    static let byExtension: [String: String] = [
-        "pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
-        "webp": "image/webp", "svg": "image/svg+xml", "txt": "text/plain", "md": "text/markdown", "csv": "text/csv",
-        "json": "application/json", "xml": "application/xml", "html": "text/html", "zip": "application/zip",
-        "gz": "application/gzip", "tar": "application/x-tar", "kdbx": "application/x-keepass2", "key": "application/octet-stream",
-        "pem": "application/x-pem-file", "crt": "application/x-x509-ca-cert", "cer": "application/pkix-cert",
-        "p12": "application/x-pkcs12", "pfx": "application/x-pkcs12", "pub": "text/plain", "asc": "application/pgp-keys",
-        "ovpn": "application/x-openvpn-profile", "conf": "text/plain", "yaml": "application/yaml", "yml": "application/yaml",
-    ]
-
-    /// By the first of `names` (the attachment's name, then the file's) with a known extension.
-    static func guess(_ names: String...) -> String {
-        for name in names {
-            guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { continue }
-            if let type = byExtension[name[name.index(after: dot)...].lowercased()] { return type }
-        }
-        return Attachment.defaultMediaType
     }
 }

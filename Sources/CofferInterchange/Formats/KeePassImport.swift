@@ -1,4 +1,5 @@
 import CofferProvider
+import CofferMaintenance
 import FoundationEssentials
 
 /// KeePassXC's CSV (`keepassxc-cli export --format csv`) and KeePass 2 XML (KeePass's "KeePass
@@ -50,19 +51,47 @@ enum KeePassImport {
         }
         var report = ImportReport(format: .keepassXML)
         var items: [ImportedItem] = []
-        try walk(top, path: [], items: &items, report: &report)
+        let binaries = try sharedBinaries(root.child("Meta")?.child("Binaries"))
+        try walk(top, path: [], binaries: binaries, items: &items, report: &report)
         return (items, report)
     }
 
-    private static func walk(_ group: XMLElement, path: [String], items: inout [ImportedItem], report: inout ImportReport) throws(ImportError) {
-        let here = path + [group.child("Name")?.text ?? ""]
-        for entry in group.children("Entry") {
-            items.append(try item(entry, tag: groupTag(here), report: &report))
+    /// The largest attachment an import takes from a KeePass file (decompressed).
+    static let binaryLimit = 1 << 30
+
+    /// `Meta/Binaries`: the files entries refer to by `ID` (KeePassXC's export: base64, gzip
+    /// when `Compressed="True"`).
+    static func sharedBinaries(_ element: XMLElement?) throws(ImportError) -> [String: [UInt8]] {
+        var binaries: [String: [UInt8]] = [:]
+        for binary in element?.children("Binary") ?? [] {
+            guard let id = binary.attribute("ID") else { continue }
+            binaries[id] = try binaryContent(binary, at: "line \(binary.line)")
         }
-        for child in group.children("Group") { try walk(child, path: here, items: &items, report: &report) }
+        return binaries
     }
 
-    private static func item(_ entry: XMLElement, tag: String?, report: inout ImportReport) throws(ImportError) -> ImportedItem {
+    /// A `Binary`'s bytes: base64, gunzipped when it says it is compressed.
+    static func binaryContent(_ element: XMLElement, at origin: String) throws(ImportError) -> [UInt8] {
+        guard let bytes = Base64.decode(element.text.filter { !$0.isWhitespace }) else {
+            throw .malformed(location: origin, reason: "an attachment that is not base64")
+        }
+        guard element.attribute("Compressed")?.lowercased() == "true" else { return bytes }
+        do { return try BackupCompression.gzip.decompress(bytes, limit: binaryLimit) } catch {
+            throw .malformed(location: origin, reason: "a compressed attachment that does not decompress (\(error))")
+        }
+    }
+
+    private static func walk(
+        _ group: XMLElement, path: [String], binaries: [String: [UInt8]], items: inout [ImportedItem], report: inout ImportReport
+    ) throws(ImportError) {
+        let here = path + [group.child("Name")?.text ?? ""]
+        for entry in group.children("Entry") {
+            items.append(try item(entry, tag: groupTag(here), binaries: binaries, report: &report))
+        }
+        for child in group.children("Group") { try walk(child, path: here, binaries: binaries, items: &items, report: &report) }
+    }
+
+    private static func item(_ entry: XMLElement, tag: String?, binaries: [String: [UInt8]], report: inout ImportReport) throws(ImportError) -> ImportedItem {
         let strings = try entry.children("String").map { element throws(ImportError) in try string(element) }
         func value(_ key: String) -> String { strings.first { $0.key == key }?.value ?? "" }
         let origin = "line \(entry.line)" + (value("Title").isEmpty ? "" : " '\(value("Title").prefix(40))'")
@@ -106,15 +135,32 @@ enum KeePassImport {
         }
         draft.passwordHistory.sort { $0.replaced > $1.replaced }
         draft.passwordHistory = Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory))
+        // Attachments: by reference to Meta/Binaries, or inline (older KeePass 2 files).
+        var attachments: [ImportedAttachment] = []
         for binary in entry.children("Binary") {
-            report.dropped("Binary '\(binary.child("Key")?.text ?? "")'", because: "attachments are not imported")
+            let key = binary.child("Key")?.text ?? ""
+            guard let value = binary.child("Value"), let name = Attachment.usableName(key), !attachments.contains(where: { $0.name == name }) else {
+                report.dropped("Binary '\(key.prefix(40))'", because: "no name an attachment can have (or one taken twice)")
+                continue
+            }
+            let content: [UInt8]
+            if let reference = value.attribute("Ref") {
+                guard let shared = binaries[reference] else {
+                    throw .malformed(location: origin, reason: "attachment '\(name)' refers to a binary the file does not hold")
+                }
+                content = shared
+            } else {
+                content = try binaryContent(value, at: origin)
+            }
+            attachments.append(ImportedAttachment(name: name, mediaType: Attachment.mediaType(guessedFrom: name), content: content))
+            report.kept("Binary", as: "attachments", value: "1")
         }
         let times = entry.child("Times")
         draft.created = times?.child("CreationTime").flatMap { parseTime($0.text) }
         draft.modified = times?.child("LastModificationTime").flatMap { parseTime($0.text) }
         if let created = draft.created { draft.passkey?.created = RecordCoding.wholeSeconds(created) }
         report.kept("Times", as: "created and modified", value: draft.created == nil ? "" : "1")
-        return ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin))
+        return ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin), attachments: attachments)
     }
 
     /// KeePassXC's passkey attributes (its browser integration's `KPEX_PASSKEY_*`): the PKCS#8 key as

@@ -42,6 +42,37 @@ public struct Attachment: Equatable, Sendable {
         self.added = added
     }
 
+    /// Media types by file extension, for the kinds of file people keep with an item.
+    static let mediaTypesByExtension: [String: String] = [
+        "pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
+        "webp": "image/webp", "svg": "image/svg+xml", "txt": "text/plain", "md": "text/markdown", "csv": "text/csv",
+        "json": "application/json", "xml": "application/xml", "html": "text/html", "zip": "application/zip",
+        "gz": "application/gzip", "tar": "application/x-tar", "kdbx": "application/x-keepass2",
+        "pem": "application/x-pem-file", "crt": "application/x-x509-ca-cert", "cer": "application/pkix-cert",
+        "p12": "application/x-pkcs12", "pfx": "application/x-pkcs12", "pub": "text/plain", "asc": "application/pgp-keys",
+        "ovpn": "application/x-openvpn-profile", "conf": "text/plain", "yaml": "application/yaml", "yml": "application/yaml",
+    ]
+
+    /// The media type of the first of `names` (the attachment's name, then a file's) whose
+    /// extension is known; `application/octet-stream` otherwise.
+    public static func mediaType(guessedFrom names: String...) -> String {
+        for name in names {
+            guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { continue }
+            if let type = mediaTypesByExtension[name[name.index(after: dot)...].lowercased()] { return type }
+        }
+        return defaultMediaType
+    }
+
+    /// `name` made into one an attachment may have: `/` and control characters become `_`,
+    /// cut to 255 bytes; `nil` when nothing is left (an import names what it could not keep).
+    public static func usableName(_ name: String) -> String? {
+        var result = String(name.map { character in
+            character == "/" || character.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) ? "_" : character
+        })
+        while result.utf8.count > maximumNameBytes { result.removeLast() }
+        return isValidName(result) ? result : nil
+    }
+
     /// Whether `name` may name an attachment.
     public static func isValidName(_ name: String) -> Bool {
         let bytes = name.utf8
