@@ -218,6 +218,11 @@ async function fromPopup(message) {
       return ask({ type: "search", query: String(message.query ?? "") });
     case "reveal":
       return ask({ type: "reveal", recordIdentifier: String(message.recordIdentifier ?? "") });
+    case "attachments":
+      return ask({ type: "attachments", recordIdentifier: String(message.recordIdentifier ?? "") });
+    case "attachmentGet":
+    case "attachmentSave":
+      return ask({ type: message.type, recordIdentifier: String(message.recordIdentifier ?? ""), name: String(message.name ?? "") });
     case "fillTab":
       // The tab's top frame asks for the fill itself, so the origin is again the browser's.
       return api.tabs.sendMessage(message.tabId, { type: "fillChosen", recordIdentifier: message.recordIdentifier }, { frameId: 0 });

@@ -117,6 +117,25 @@ public final class BrowserHost {
             try unlock(vault, reason: "to copy a password")
             let record = try vault.record(withID: id)
             return ["user": .string(record.user), "password": .string(record.password)]
+        case .attachments(let id):
+            try unlock(vault, reason: "to list an item's attachments")
+            return ["attachments": .array(try vault.record(withID: id).attachments.map { attachment in
+                .object([
+                    "name": .string(attachment.name), "mediaType": .string(attachment.mediaType), "size": .integer(attachment.size),
+                    "added": .string(UTCTimestamp.format(attachment.added)),
+                ])
+            })]
+        case .attachmentGet(let id, let name):
+            try unlock(vault, reason: "to open an attachment")
+            guard let attachment = try vault.record(withID: id).attachment(named: name) else { throw BrowserHostError.notFound }
+            guard attachment.size <= UInt64(BrowserRequest.maximumInlineAttachment) else { throw BrowserHostError.tooLarge(Int(attachment.size)) }
+            var content: [UInt8] = []
+            try vault.readAttachment(named: name, of: id) { content += $0 }
+            return ["name": .string(name), "mediaType": .string(attachment.mediaType), "content": .string(Base64.encode(content))]
+        case .attachmentSave(let id, let name):
+            try unlock(vault, reason: "to save an attachment")
+            guard try vault.record(withID: id).attachment(named: name) != nil else { throw BrowserHostError.notFound }
+            return ["path": .string(try saveAttachment(name, of: id, in: vault))]
         case .generate:
             return [:]  // answered above
         case .passkeyList(let origin, let options, let unlock):
@@ -129,6 +148,29 @@ public final class BrowserHost {
             session.lock(vault)
             return ["locked": true]
         }
+    }
+
+    /// Writes an attachment into the person's downloads directory (`$XDG_DOWNLOAD_DIR`, else
+    /// `~/Downloads`) under its name, or `name (2)`… where that is taken: 0600, atomically, never
+    /// through a link or over a file. - Returns: the path written.
+    func saveAttachment(_ name: String, of id: RecordID, in vault: Vault) throws -> String {
+        let environment = session.environment
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/"
+        let directory = environment["XDG_DOWNLOAD_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/Downloads"
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        let (stem, suffix) = dot.map { (String(name[..<$0]), String(name[$0...])) } ?? (name, "")
+        for number in 1...100 {
+            let path = directory + "/" + (number == 1 ? name : "\(stem) (\(number))\(suffix)")
+            do {
+                try FileSystem.standard.writeUserFileStreaming(to: path, replacing: false) { file in
+                    try vault.readAttachment(named: name, of: id) { try file.write($0) }
+                }
+                return path
+            } catch let error as StorageError where error.isAlreadyExisting {
+                continue
+            }
+        }
+        throw BrowserHostError.exists
     }
 
     /// Every identity for the origin, best first, each with its match level and whether it

@@ -24,6 +24,12 @@ enum BrowserRequest: Equatable {
     case save(BrowserOrigin, user: String, password: String)
     case update(BrowserOrigin, RecordID, password: String)
     case reveal(RecordID)
+    /// An item's attachments (SPEC.md §6.7): names, types, sizes — never content.
+    case attachments(RecordID)
+    /// One attachment's content, for one up to `BrowserRequest.maximumInlineAttachment` bytes.
+    case attachmentGet(RecordID, name: String)
+    /// One attachment written to the person's downloads directory.
+    case attachmentSave(RecordID, name: String)
     /// The popup's question: what audit flags among the tab's logins, and where to change them.
     case audit(BrowserOrigin)
     /// `origin` and the field's `passwordrules` choose the rule (SPEC.md §12.1); both optional.
@@ -67,6 +73,9 @@ enum BrowserRequest: Equatable {
     }
 
     static let maximumSecretLength = 4096
+    /// The largest attachment an answer carries (base64 keeps the answer under native
+    /// messaging's 1 MB from the host); a larger one is saved (`attachmentSave`).
+    static let maximumInlineAttachment = 512 * 1024
 
     init(_ object: JSONObject) throws(BrowserHostError) {
         guard let type = object["type"]?.stringValue else { throw .badRequest("no type") }
@@ -108,6 +117,9 @@ enum BrowserRequest: Equatable {
         case "save": self = .save(try origin(), user: try text("user"), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))
         case "update": self = .update(try origin(), try record(), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))
         case "reveal": self = .reveal(try record())
+        case "attachments": self = .attachments(try record())
+        case "attachmentGet": self = .attachmentGet(try record(), name: try text("name", limit: 1024))
+        case "attachmentSave": self = .attachmentSave(try record(), name: try text("name", limit: 1024))
         case "generate":
             let length = object["length"].map { $0.int64Value.map(Int.init) } ?? 20
             guard let length, (8...128).contains(length) else { throw .badRequest("length must be 8 to 128") }

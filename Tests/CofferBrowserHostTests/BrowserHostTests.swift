@@ -291,6 +291,41 @@ final class BrowserHostTests: XCTestCase {
     }
 
     /// What `coffer unlock` does: a keyring session for this vault.
+    /// An item's files for the extension's pages (issue 57): listed, a small one in the answer,
+    /// any one saved to the downloads directory without replacing a file; locked asks pinentry.
+    func testAttachmentsAreListedOpenedAndSaved() throws {
+        try vault.unlock(masterPassword: SecureBytes(copying: Array(Self.master.utf8)))
+        let id = try XCTUnwrap(try vault.allRecords().first { $0.user == "alice" }?.id)
+        let small = Array("recovery codes\n".utf8), large = [UInt8](repeating: 7, count: BrowserRequest.maximumInlineAttachment + 1)
+        for (name, bytes) in [("codes.txt", small), ("big.bin", large)] {
+            var offset = 0
+            try vault.attach(name: name, mediaType: name.hasSuffix(".txt") ? "text/plain" : "application/octet-stream", to: id) { buffer in
+                let count = min(buffer.count, bytes.count - offset)
+                buffer.copyBytes(from: bytes[offset..<offset + count])
+                offset += count
+                return count
+            }
+        }
+        try pinentryAnswers([Self.master])
+        let listed = ask(["id": 1, "type": "attachments", "recordIdentifier": .string(id.hex)])
+        XCTAssertEqual(listed["attachments"]?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue }, ["codes.txt", "big.bin"], "\(listed)")
+        XCTAssertEqual(pinentryPrompts, 1, "locked: pinentry asked once")
+        XCTAssertNil(listed["attachments"]?.arrayValue?.first?.objectValue?["key"])
+
+        let opened = ask(["id": 2, "type": "attachmentGet", "recordIdentifier": .string(id.hex), "name": "codes.txt"])
+        XCTAssertEqual(opened["content"]?.stringValue.flatMap(Base64.decode), small)
+        XCTAssertEqual(error(ask(["id": 3, "type": "attachmentGet", "recordIdentifier": .string(id.hex), "name": "big.bin"])), "tooLarge")
+        XCTAssertEqual(error(ask(["id": 4, "type": "attachmentGet", "recordIdentifier": .string(id.hex), "name": "none"])), "notFound")
+
+        host.session.environment = ["HOME": base, "XDG_DOWNLOAD_DIR": base + "/downloads", "PATH": "/usr/bin:/bin"]
+        try FileManager.default.createDirectory(atPath: base + "/downloads", withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: base + "/downloads/big.bin"))
+        let saved = ask(["id": 5, "type": "attachmentSave", "recordIdentifier": .string(id.hex), "name": "big.bin"])
+        XCTAssertEqual(saved["path"]?.stringValue, base + "/downloads/big (2).bin", "\(saved)")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: base + "/downloads/big (2).bin")), Data(large))
+        XCTAssertEqual(try String(contentsOfFile: base + "/downloads/big.bin", encoding: .utf8), "mine", "an existing file is never replaced")
+    }
+
     func unlockBySession() throws {
         let owner = try Vault.open(vault.container, configuration: vault.configuration)
         try owner.unlock(masterPassword: SecureBytes(copying: Array(Self.master.utf8)))
