@@ -49,3 +49,35 @@ public enum BLAKE2b {
         return digest
     }
 }
+
+extension BLAKE2b {
+    /// BLAKE2b over bytes that arrive in pieces (`crypto_generichash_init/update/final`).
+    public final class Hasher {
+        /// libsodium's state is 64-byte aligned, which Swift does not import as a type.
+        private let state: UnsafeMutableRawPointer
+        private let length: Int
+
+        public init(length: Int = 32) throws(CryptoError) {
+            try Sodium.ready()
+            self.length = length
+            state = .allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+            guard crypto_generichash_init(OpaquePointer(state), nil, 0, length) == 0 else {
+                state.deallocate()
+                throw .invalidLength(expected: 32, actual: length)
+            }
+        }
+
+        deinit { state.deallocate() }
+
+        public func update(_ bytes: UnsafeRawBufferPointer) {
+            guard bytes.count > 0 else { return }
+            crypto_generichash_update(OpaquePointer(state), bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+        }
+
+        public func finish() -> [UInt8] {
+            var digest = [UInt8](repeating: 0, count: length)
+            crypto_generichash_final(OpaquePointer(state), &digest, length)
+            return digest
+        }
+    }
+}

@@ -56,13 +56,6 @@ struct VaultVerifier {
     /// The container a backup is of: its generation mark is the one a backup is compared with.
     var liveContainer: GroupContainer?
     var container: GroupContainer { vault.container }
-    /// The attachment files the walk found (a class box: the walk fills it, the record checks read it).
-    private var attachmentFiles: [AttachmentID: String] {
-        get { found.attachments }
-        nonmutating set { found.attachments = newValue }
-    }
-    private let found = Found()
-    private final class Found: @unchecked Sendable { var attachments: [AttachmentID: String] = [:] }
     var fileSystem: FileSystem { vault.fileSystem }
 
     func run() -> VerificationReport {
@@ -83,7 +76,7 @@ struct VaultVerifier {
                 report.add(index.journalPath, "\(error)")
             }
         }
-        let files = checkLayout(opened, &report)
+        let (files, attachments) = checkLayout(opened, &report)
         report.recordCount = files.count
         // A team's key file: the chain, the slots and the keys, as any reader judges them.
         if vault.isUnlocked, (try? fileSystem.status(GroupContainer.teamKeysName, in: opened.root)) != nil {
@@ -91,7 +84,7 @@ struct VaultVerifier {
         }
         guard let index else { return report }
         do {
-            try vault.fileLock(opened).withLock(.shared) { try checkIndex(index, files: files, into: &report) }
+            try vault.fileLock(opened).withLock(.shared) { try checkIndex(index, files: files, attachments: attachments, into: &report) }
         } catch {
             report.add(index.manifestPath, "\(error)")
         }
@@ -102,8 +95,10 @@ struct VaultVerifier {
 
     /// Walks the container: every entry of the root, `records/`, `index/` and `tmp/` must be what
     /// belongs at its place (a regular file or a private directory); links, FIFOs, devices and
-    /// misplaced directories are named. Returns every well-formed record file.
-    private func checkLayout(_ opened: OpenContainer, _ report: inout VerificationReport) -> [RecordID: String] {
+    /// misplaced directories are named. Returns every well-formed record file and attachment file.
+    private func checkLayout(
+        _ opened: OpenContainer, _ report: inout VerificationReport
+    ) -> (records: [RecordID: String], attachments: [AttachmentID: String]) {
         let root = opened.root
         let expected: [(String, FileStatus.Kind)] = [
             (GroupContainer.headerName, .regular), (GroupContainer.lockName, .regular), (GroupContainer.recordsName, .directory),
@@ -148,8 +143,8 @@ struct VaultVerifier {
             }
         }
         checkTombstones(in: root, &report)
-        attachmentFiles = self.attachmentFiles(in: root, &report)
-        return recordFiles(in: root, &report)
+        let attachments = attachmentFiles(in: root, &report)
+        return (recordFiles(in: root, &report), attachments)
     }
 
     /// `attachments/<xx>/<id>`: named as records are, regular files; read when a record names them.
@@ -256,7 +251,9 @@ struct VaultVerifier {
 
     // MARK: With the index key
 
-    private func checkIndex(_ index: IdentityIndex, files: [RecordID: String], into report: inout VerificationReport) throws {
+    private func checkIndex(
+        _ index: IdentityIndex, files: [RecordID: String], attachments attachmentFiles: [AttachmentID: String], into report: inout VerificationReport
+    ) throws {
         let manifest = try index.readManifest()
         report.generation = manifest.generation
         report.checkedIndex = true

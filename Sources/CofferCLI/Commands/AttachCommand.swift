@@ -36,7 +36,7 @@ struct AttachCommand: Command {
                 throw CLIError("cannot attach \(path): \(Self.describe(error))", code: .noInput)
             }
             guard UInt64(file.size) <= limit else {
-                throw CLIError("\(path) is \(Self.size(UInt64(file.size))), over the limit of \(Self.size(limit)) per attachment",
+                throw CLIError("\(path) is \(Attachment.describe(size: UInt64(file.size))), over the limit of \(Attachment.describe(size: limit)) per attachment",
                                hint: "COFFER_ATTACHMENT_LIMIT raises it (e.g. COFFER_ATTACHMENT_LIMIT=2G)", code: .usage)
             }
             opened.append((path, name ?? FileSystem.lastComponent(of: path), file))
@@ -53,7 +53,7 @@ struct AttachCommand: Command {
                 offset += count
                 return count
             }
-            context.note("attached \(path) as '\(attachment.name)' (\(Self.size(attachment.size)), \(attachment.mediaType))")
+            context.note("attached \(path) as '\(attachment.name)' (\(Attachment.describe(size: attachment.size)), \(attachment.mediaType))")
         }
         return .success
     }
@@ -67,19 +67,6 @@ struct AttachCommand: Command {
             throw UsageError("COFFER_ATTACHMENT_LIMIT is '\(text)'; expected a size such as 2G, 500M or 1048576")
         }
         return number * (unit ?? 1)
-    }
-
-    /// "12 KiB", "3.4 MiB", "512 bytes".
-    static func size(_ bytes: UInt64) -> String {
-        if bytes < 1024 { return "\(bytes) byte\(bytes == 1 ? "" : "s")" }
-        let units = ["KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes) / 1024, unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        let rounded = value >= 10 ? String(Int(value.rounded())) : String(Double(Int(value * 10)) / 10)
-        return rounded + " " + units[unit]
     }
 
     private static func describe(_ error: Error) -> String {

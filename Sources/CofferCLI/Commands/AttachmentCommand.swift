@@ -74,7 +74,7 @@ struct AttachmentCommand: Command {
 
     /// `NAME  SIZE  TYPE  added DATE`, the name escaped for the terminal.
     static func line(_ attachment: Attachment) -> String {
-        DisplayText.escaped(attachment.name) + "  " + AttachCommand.size(attachment.size) + "  " + attachment.mediaType + "  added "
+        DisplayText.escaped(attachment.name) + "  " + Attachment.describe(size: attachment.size) + "  " + attachment.mediaType + "  added "
             + JSONOutput.date(attachment.added)
     }
 }

@@ -42,7 +42,7 @@ struct ItemDocument: Equatable {
             let algorithm = (try? PasskeyPrivateKey(pkcs8: passkey.privateKey))?.algorithm.name ?? "unusable key"
             return "\(passkey.relyingPartyIdentifier), \(passkey.userName.isEmpty ? "(no user name)" : passkey.userName), \(algorithm)"
         }
-        attachments = record.attachments.map { "\($0.name) (\(AttachCommand.size($0.size)), \($0.mediaType))" }
+        attachments = record.attachments.map { "\($0.name) (\(Attachment.describe(size: $0.size)), \($0.mediaType))" }
         secretService = record.secretService.map { member in
             let attributes = member.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             return (["collection \(member.collection)"] + attributes + (member.isBase64 ? ["\(member.contentType), base64"] : [member.contentType]))

@@ -73,6 +73,19 @@ public struct Attachment: Equatable, Sendable {
         return isValidName(result) ? result : nil
     }
 
+    /// "12 KiB", "3.4 MiB", "512 bytes": a size as a person reads it.
+    public static func describe(size bytes: UInt64) -> String {
+        if bytes < 1024 { return "\(bytes) byte\(bytes == 1 ? "" : "s")" }
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes) / 1024, unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        let rounded = value >= 10 ? String(Int(value.rounded())) : String(Double(Int(value * 10)) / 10)
+        return rounded + " " + units[unit]
+    }
+
     /// Whether `name` may name an attachment.
     public static func isValidName(_ name: String) -> Bool {
         let bytes = name.utf8

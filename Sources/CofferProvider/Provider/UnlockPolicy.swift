@@ -210,7 +210,7 @@ public final class UnlockPolicy {
                 // An empty answer where the TPM alone opens the vault: the person asked for it.
                 tpmAlone = false
                 switch try vault.unlockWithTPM(tpm) {
-                case .unlocked: return quicklyUnlocked(vault)
+                case .unlocked: return personUnlocked(vault)
                 case .unavailable(let end): quickUnlockNotice?("\(end.map(String.init(describing:)) ?? "quick unlock is off"); the master password is needed")
                 case .wrong: break
                 }
@@ -220,7 +220,7 @@ public final class UnlockPolicy {
             var triedPIN = false
             if let secrets = quickUnlock {
                 switch try vault.unlock(pin: secret, secrets: secrets, tpm: tpm) {
-                case .unlocked: return quicklyUnlocked(vault)
+                case .unlocked: return personUnlocked(vault)
                 case .wrong: triedPIN = true
                 case .unavailable(let end):
                     if let end { quickUnlockNotice?("\(end); the master password is needed") }
@@ -237,9 +237,7 @@ public final class UnlockPolicy {
             }
             guard right else { continue }
             vault.renewQuickUnlock()
-            userVerification.markVerified()
-            if startsSessions { startSession(for: vault) }
-            return .unlocked
+            return personUnlocked(vault)
         }
         return .wrongPassword
     }
@@ -247,8 +245,9 @@ public final class UnlockPolicy {
     /// The TPM quick unlock's TCTI comes from the host's environment (SPEC.md §8.6.1).
     private var tpm: TPM { TPM(environment: environment) }
 
-    /// A PIN or the TPM opened `vault`: as the master password would have.
-    private func quicklyUnlocked(_ vault: Vault) -> Outcome {
+    /// The person opened `vault` just now (the master password, a PIN, the TPM, the system's
+    /// authentication): a passkey may count as verified, and a session starts where this host wants.
+    private func personUnlocked(_ vault: Vault) -> Outcome {
         userVerification.markVerified()
         if startsSessions { startSession(for: vault) }
         return .unlocked
@@ -274,8 +273,7 @@ public final class UnlockPolicy {
         switch systemAuthenticator.authenticate(reason: reason) {
         case .authorized:
             guard try vault.unlockAfterSystemAuthentication(secrets: secrets) else { return false }
-            userVerification.markVerified()
-            if startsSessions { startSession(for: vault) }
+            _ = personUnlocked(vault)
             return true
         case .denied:
             quickUnlockNotice?("the system's authentication was refused; the master password is needed")

@@ -49,7 +49,7 @@ extension Vault {
                     }
                     filled += count
                     guard sealer.size + UInt64(filled) <= limit else {
-                        throw VaultError.invalidInput("'\(name)' is larger than the limit of \(Self.describe(size: limit)) per attachment")
+                        throw VaultError.invalidInput("'\(name)' is larger than the limit of \(Attachment.describe(size: limit)) per attachment")
                     }
                 }
                 try batch.withUnsafeBytes { buffer in
@@ -299,9 +299,5 @@ extension Vault {
                 try fileSystem.removeFile(name, in: incoming)
             }
         }
-    }
-
-    static func describe(size: UInt64) -> String {
-        size >= 1 << 20 && size % (1 << 20) == 0 ? "\(size >> 20) MiB" : size >= 1024 ? "\(size / 1024) KiB" : "\(size) bytes"
     }
 }

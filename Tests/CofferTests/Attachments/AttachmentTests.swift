@@ -132,7 +132,7 @@ final class AttachmentTests: XCTestCase {
         let vault = try Fixture.vault()
         let id = try vault.add(Fixture.draft()).id
         XCTAssertThrowsError(try vault.attach(name: "big", to: id, limit: 100_000, read: Self.reader(Self.content(100_001)))) { error in
-            XCTAssertTrue("\(error)".contains("larger than the limit of 97 KiB"), "\(error)")
+            XCTAssertTrue("\(error)".contains("larger than the limit of 98 KiB"), "\(error)")
         }
         for name in ["", "a/b", "..", "tab\there", String(repeating: "x", count: 256)] {
             XCTAssertThrowsError(try vault.attach(name: name, to: id, read: Self.reader([1])), name)

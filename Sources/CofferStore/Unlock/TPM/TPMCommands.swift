@@ -31,7 +31,7 @@ struct TPMCommands {
         parameters.sized(Self.primaryTemplate)
         parameters.sized([])  // outsideInfo
         parameters.u32(0)  // creationPCR: none
-        var response = try send(0x131, "CreatePrimary", handles: [Self.ownerHierarchy], authValue: [], parameters: parameters.bytes)
+        var response = try send(0x131, "CreatePrimary", handles: [Self.ownerHierarchy], authValue: [], parameters: parameters.bytes, returnsHandle: true)
         return try response.u32()
     }
 
@@ -54,7 +54,7 @@ struct TPMCommands {
 
     /// TPM2_Load of `object` (TPM2B_PRIVATE ‖ TPM2B_PUBLIC) under `parent`.
     func load(_ object: [UInt8], parent: UInt32) throws(Failure) -> UInt32 {
-        var response = try send(0x157, "Load", handles: [parent], authValue: [], parameters: object)
+        var response = try send(0x157, "Load", handles: [parent], authValue: [], parameters: object, returnsHandle: true)
         return try response.u32()
     }
 
@@ -98,8 +98,10 @@ struct TPMCommands {
     ]
 
     /// Sends a command, retrying the TPM's "busy" warnings, and returns a reader at its
-    /// parameters (after the handles it returns, for the caller to read first).
-    private func send(_ code: UInt32, _ name: String, handles: [UInt32], authValue: [UInt8]?, parameters: [UInt8]) throws(Failure) -> TPMReader {
+    /// parameters — after the handle it returns (`returnsHandle`), for the caller to read first.
+    private func send(
+        _ code: UInt32, _ name: String, handles: [UInt32], authValue: [UInt8]?, parameters: [UInt8], returnsHandle: Bool = false
+    ) throws(Failure) -> TPMReader {
         var command = TPMWriter()
         command.u16(authValue == nil ? 0x8001 : 0x8002)  // TPM_ST_NO_SESSIONS, TPM_ST_SESSIONS
         command.u32(0)  // the size, set below
@@ -123,12 +125,8 @@ struct TPMCommands {
             let tag = try response.u16(), _ = try response.u32(), rc = try response.u32()
             switch rc {
             case 0:
-                // The handle area (read by the caller) comes before the parameter size; the
-                // commands here return at most one handle, and Load and CreatePrimary one.
-                if tag == 0x8002 {
-                    let handleBytes = code == 0x131 || code == 0x157 ? 4 : 0
-                    response.skipParameterSize(afterHandleBytes: handleBytes)
-                }
+                // The handle area (read by the caller) comes before the parameter size.
+                if tag == 0x8002 { response.skipParameterSize(afterHandleBytes: returnsHandle ? 4 : 0) }
                 return response
             case 0x922, 0x908, 0x90A:  // TPM_RC_RETRY, TPM_RC_YIELDED, TPM_RC_TESTING
                 Pause.sleep(for: .milliseconds(20))
