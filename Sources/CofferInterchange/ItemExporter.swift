@@ -54,7 +54,7 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
 /// that a writer forgets is reported, never dropped without a word.
 public enum ItemExporter {
     /// - Parameter content: an attachment's bytes (read from the vault), for the formats that
-    ///   carry files (json).
+    ///   carry files (json, cxf).
     public static func export(
         _ records: [Record], as format: ExportFormat, accountID: [UInt8], content: (Record, Attachment) throws -> [UInt8] = { _, _ in [] }
     ) throws -> ExportResult {
@@ -64,7 +64,7 @@ public enum ItemExporter {
         case .csv: text = CofferCSV.write(records)
         case .json: text = JSONValue.array(try records.map { try .object(CofferExportImport.document($0, content: content)) }).canonicalText
         case .cxf:
-            let exported = CredentialExchangeFormat.export(records, accountID: accountID)
+            let exported = try CredentialExchangeFormat.export(records, accountID: accountID, content: content)
             text = exported.document.canonicalText
             counters = exported.passkeysLeftOut
         }

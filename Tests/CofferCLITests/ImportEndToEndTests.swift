@@ -267,6 +267,45 @@ final class ImportEndToEndTests: XCTestCase {
         XCTAssertEqual(unlocked(["verify"], cli).code, 0)
     }
 
+    /// 1Password's files (issue 57): a Document item's own file and a login's `file` field arrive
+    /// as attachments byte for byte, from `files/<documentId>__<fileName>` as KeePassXC's 1PUX
+    /// reader finds them; a file the archive lacks is named as dropped, the item kept.
+    func testOnePassword1PUXFilesArriveAsAttachments() throws {
+        let cli = harness()
+        let base = cli.container + "/.."
+        let pdf = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 9) })
+        try pdf.write(to: URL(fileURLWithPath: base + "/codes.pdf"))
+        try python("""
+        import json, sys, zipfile
+        base = sys.argv[1]
+        item = lambda uuid, cat, title, details: {"uuid": uuid, "favIndex": 0, "createdAt": 1700000000, "updatedAt": 1700000100, "state": "active", "categoryUuid": cat, "details": details, "overview": {"title": title, "tags": []}}
+        file_field = lambda doc, name, size: {"title": name, "value": {"file": {"fileName": name, "documentId": doc, "decryptedSize": size}}}
+        items = [
+          item("d1", "006", "Recovery codes", {"notesPlain": "printed too", "documentAttributes": {"fileName": "codes.pdf", "documentId": "doc1", "decryptedSize": 70000}}),
+          item("l1", "001", "Server", {"loginFields": [{"value": "root", "designation": "username", "fieldType": "T"}], "sections": [{"title": "", "fields": [
+              file_field("doc2", "id_ed25519.pub", 17), file_field("doc3", "gone.txt", 4), {"title": "host", "value": {"string": "home.example"}}]}]}),
+        ]
+        data = {"accounts": [{"attrs": {"name": "Me"}, "vaults": [{"attrs": {"name": "Private"}, "items": items}]}]}
+        with zipfile.ZipFile(base + "/files.1pux", "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("export.attributes", json.dumps({"version": 3}))
+            z.writestr("export.data", json.dumps(data))
+            z.write(base + "/codes.pdf", "files/doc1__codes.pdf")
+            z.writestr("files/doc2__id_ed25519.pub", "ssh-ed25519 AAAA\\n")
+        """, [base])
+        let imported = unlocked(["import", base + "/files.1pux"], cli)
+        XCTAssertEqual(imported.code, 0, imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("details.documentAttributes → attachments (1)"), imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("sections file → attachments (1)"), imported.stderr)
+        XCTAssertTrue(imported.stderr.contains("'gone.txt'") && imported.stderr.contains("files/doc3__gone.txt"), imported.stderr)
+        let out = base + "/codes.out"
+        XCTAssertEqual(unlocked(["attachment", "get", "Recovery codes", "codes.pdf", "-o", out], cli).code, 0)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), pdf)
+        XCTAssertTrue(unlocked(["attachment", "list", "Recovery codes"], cli).stdout.contains("application/pdf"))
+        XCTAssertEqual(unlocked(["attachment", "get", "Server", "id_ed25519.pub"], cli).stdout, "ssh-ed25519 AAAA\n")
+        XCTAssertTrue(unlocked(["show", "Server"], cli).stdout.contains("host: home.example\n"), "the item's other fields are kept")
+        XCTAssertEqual(unlocked(["verify"], cli).code, 0)
+    }
+
     func testPassStoreThroughGPG() throws {
         let cli = harness()
         let base = cli.container + "/.."

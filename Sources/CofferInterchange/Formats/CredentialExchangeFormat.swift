@@ -10,13 +10,18 @@ import FoundationEssentials
 /// item extension `coffer-item`, which other importers ignore and Coffer reads back, so a
 /// Coffer → Coffer round trip loses nothing. As CXF requires, a passkey whose signature counter
 /// is not 0 is left out of an export (and said so), and an imported passkey's counter is 0.
+/// An attachment is a `file` credential (name, size, SHA-256); as this document is no CXP archive
+/// with a `documents` folder, its bytes travel in the extension's `files`.
 public enum CredentialExchangeFormat {
     static let extensionName = "coffer-item"
 
     /// The export document and the titles of items whose passkey was left out.
-    public static func export(_ records: [Record], accountID: [UInt8], at date: Date = Date()) -> (document: JSONValue, passkeysLeftOut: [String]) {
+    /// - Parameter content: an attachment's bytes, read from the vault.
+    public static func export(
+        _ records: [Record], accountID: [UInt8], at date: Date = Date(), content: (Record, Attachment) throws -> [UInt8] = { _, _ in [] }
+    ) throws -> (document: JSONValue, passkeysLeftOut: [String]) {
         var leftOut: [String] = []
-        let items: [JSONValue] = records.map { record in
+        let items: [JSONValue] = try records.map { record in
             var credentials: [JSONValue] = []
             var extra: JSONObject = ["name": .string(extensionName)]
             if !record.user.isEmpty || !record.password.isEmpty {  // a card or note may hold a password too
@@ -52,6 +57,17 @@ public enum CredentialExchangeFormat {
             if !record.fields.isEmpty {
                 credentials.append(["type": "custom-fields", "fields": .array(record.fields.map { field($0.value, concealed: $0.hidden, label: $0.name) })])
             }
+            var files: [JSONValue] = []
+            for attachment in record.attachments {
+                let bytes = try content(record, attachment)
+                let id = JSONValue.string(Base64.encodeURL(attachment.id.bytes))
+                credentials.append([
+                    "type": "file", "id": id, "name": .string(attachment.name), "decryptedSize": .integer(UInt64(bytes.count)),
+                    "integrityHash": .string(Base64.encodeURL(SHA256Digest.hash(bytes))),
+                ])
+                files.append(["id": id, "mediaType": .string(attachment.mediaType), "content": .string(Base64.encode(bytes))])
+            }
+            if !files.isEmpty { extra["files"] = .array(files) }
             if record.kind != .login { extra["kind"] = .string(record.kind.rawValue) }
             if record.matchMode != .host { extra["match"] = .string(record.matchMode.rawValue) }
             if !record.passwordHistory.isEmpty {
@@ -102,7 +118,8 @@ public enum CredentialExchangeFormat {
             for (index, value) in (account.objectValue?["items"]?.arrayValue ?? []).enumerated() {
                 guard let item = value.objectValue else { throw .malformed(location: "item \(index + 1)", reason: "not an object") }
                 let origin = "item \(index + 1) '\((item["title"]?.stringValue ?? "").prefix(40))'"
-                items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(try draft(item, at: origin, report: &report), at: origin)))
+                let (draft, files) = try read(item, at: origin, report: &report)
+                items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin), attachments: files))
             }
             if !(account.objectValue?["collections"]?.arrayValue ?? []).isEmpty {
                 report.dropped("collections", because: "Coffer has no collections; items keep their tags")
@@ -111,7 +128,10 @@ public enum CredentialExchangeFormat {
         return (items, report)
     }
 
-    private static func draft(_ item: JSONObject, at origin: String, report: inout ImportReport) throws(ImportError) -> RecordDraft {
+    private static func read(
+        _ item: JSONObject, at origin: String, report: inout ImportReport
+    ) throws(ImportError) -> (RecordDraft, [ImportedAttachment]) {
+        var fileCredentials: [JSONObject] = []
         var draft = RecordDraft(serviceIdentifiers: [], user: "", password: "")
         let extra = (item["extensions"]?.arrayValue ?? []).compactMap(\.objectValue).first { $0["name"]?.stringValue == extensionName } ?? [:]
         draft.name = extra["unnamed"]?.boolValue == true ? "" : item["title"]?.stringValue ?? ""
@@ -173,6 +193,8 @@ public enum CredentialExchangeFormat {
                     draft.fields.append(RecordField(name: field["label"]?.stringValue ?? "", value: field["value"]?.stringValue ?? "", hidden: hidden))
                     report.kept("custom-fields", as: hidden ? "hidden fields" : "fields", value: "1")
                 }
+            case "file":
+                fileCredentials.append(credential)
             default:
                 report.dropped(type, because: sawLogin || draft.passkey != nil || draft.otp != nil
                     ? "Coffer keeps one of each per item" : "a credential type Coffer does not store")
@@ -194,6 +216,44 @@ public enum CredentialExchangeFormat {
             else { return nil }
             return PasswordHistoryEntry(password: password, replaced: replaced)
         }
-        return draft
+        return (draft, try attachments(fileCredentials, contents: extra["files"], at: origin, report: &report))
+    }
+
+    /// The `file` credentials as attachments, their bytes from the `coffer-item` extension's
+    /// `files` (by `id`) and checked against the credential's `decryptedSize` and
+    /// `integrityHash`. A file whose bytes the document does not hold — another exporter's, whose
+    /// bytes are in a CXP archive's `documents` folder — is reported dropped.
+    private static func attachments(
+        _ credentials: [JSONObject], contents: JSONValue?, at origin: String, report: inout ImportReport
+    ) throws(ImportError) -> [ImportedAttachment] {
+        var stored: [String: JSONObject] = [:]
+        for file in (contents?.arrayValue ?? []).compactMap(\.objectValue) {
+            if let id = file["id"]?.stringValue { stored[id] = file }
+        }
+        var result: [ImportedAttachment] = []
+        for credential in credentials {
+            guard let id = credential["id"]?.stringValue, let fileName = credential["name"]?.stringValue,
+                  let size = credential["decryptedSize"]?.uint64Value, let hash = credential["integrityHash"]?.stringValue.flatMap(Base64.decodeURL)
+            else { throw .malformed(location: origin, reason: "a file credential without an id, name, decryptedSize or integrityHash") }
+            guard let file = stored[id] else {
+                report.dropped("file '\(fileName.prefix(40))'", because: "its bytes are not in the document (a CXP archive's documents folder is not read)")
+                continue
+            }
+            guard let name = Attachment.usableName(fileName), !result.contains(where: { $0.name == name }) else {
+                report.dropped("file '\(fileName.prefix(40))'", because: "no name an attachment can have (or one taken twice)")
+                continue
+            }
+            guard let content = file["content"]?.stringValue.flatMap(Base64.decode) else {
+                throw .malformed(location: origin, reason: "attachment '\(name)' has no base64 content")
+            }
+            guard UInt64(content.count) == size, SHA256Digest.hash(content) == hash else {
+                throw .malformed(location: origin, reason: "attachment '\(name)' does not hold the content its decryptedSize and integrityHash name")
+            }
+            let mediaType = file["mediaType"]?.stringValue ?? ""
+            result.append(ImportedAttachment(
+                name: name, mediaType: Attachment.isValidMediaType(mediaType) ? mediaType : Attachment.mediaType(guessedFrom: name), content: content))
+            report.kept("file", as: "attachments", value: "1")
+        }
+        return result
     }
 }

@@ -4,7 +4,9 @@ import FoundationEssentials
 /// 1Password's exports: the CSV of 1Password 8 (`Title,Url,Username,Password,OTPAuth,Favorite,
 /// Archived,Tags,Notes`) and the 1PUX archive (a zip whose `export.data` is JSON: accounts → vaults
 /// → items, each with `overview`, `details.loginFields`, `details.sections[].fields[]` and
-/// `details.passwordHistory`; support.1password.com/1pux-format). Vault names become tags.
+/// `details.passwordHistory`; support.1password.com/1pux-format). Vault names become tags. A
+/// document's file and a `file` field's file are the archive's `files/<documentId>__<fileName>`
+/// (as KeePassXC's 1PUX reader finds them), imported as the item's attachments.
 enum OnePasswordImport {
     static let csvColumns = ["title", "url", "urls", "username", "password", "otpauth", "favorite", "archived", "tags", "notes"]
 
@@ -36,9 +38,12 @@ enum OnePasswordImport {
     // MARK: 1PUX
 
     static let exportDataLimit = 64 << 20
+    /// The largest file an item's attachment may inflate to, as for KeePass's binaries.
+    static let fileLimit = 1 << 30
 
-    static func readPUX(_ archive: [UInt8]) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
-        let data = try ZipArchive.member("export.data", of: archive, limit: exportDataLimit)
+    static func readPUX(_ bytes: [UInt8]) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
+        let archive = try ZipArchive(bytes)
+        let data = try archive.member("export.data", limit: exportDataLimit)
         guard let document = try? JSONValue.parse(data), let accounts = document.objectValue?["accounts"]?.arrayValue else {
             throw .malformed(location: "export.data", reason: "not a 1PUX export (no \"accounts\")")
         }
@@ -52,7 +57,8 @@ enum OnePasswordImport {
                     let title = item["overview"]?.objectValue?["title"]?.stringValue ?? ""
                     let origin = "vault '\(vaultName.prefix(30))' item \(index + 1)" + (title.isEmpty ? "" : " '\(title.prefix(40))'")
                     let draft = try self.draft(item, vault: vaultName, origin: origin, report: &report)
-                    items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin)))
+                    let files = try attachments(of: item, in: archive, at: origin, report: &report)
+                    items.append(ImportedItem(origin: origin, draft: try ImportValues.checked(draft, at: origin), attachments: files))
                 }
             }
         }
@@ -119,8 +125,9 @@ enum OnePasswordImport {
                     report.kept("sections totp", as: "one-time code", value: uri)
                     continue
                 }
+                if type == "file" { continue }  // an attachment: `attachments(of:in:at:report:)`
                 guard let text = text(of: content, type: type) else {
-                    report.dropped("sections \(type)", because: type == "file" ? "attachments are not imported" : "a value Coffer cannot store as text")
+                    report.dropped("sections \(type)", because: "a value Coffer cannot store as text")
                     continue
                 }
                 guard !text.isEmpty else { continue }
@@ -141,10 +148,43 @@ enum OnePasswordImport {
         report.kept("createdAt", as: "created", value: draft.created == nil ? "" : "1")
         draft.modified = item["updatedAt"]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         report.kept("updatedAt", as: "modified", value: draft.modified == nil ? "" : "1")
-        if case .object(let attributes)? = details["documentAttributes"], !attributes.isEmpty {
-            report.dropped("details.documentAttributes", because: "attachments are not imported")
-        }
         return draft
+    }
+
+    /// The item's files: a Document's own (`details.documentAttributes`) and every `file` field's,
+    /// each `{fileName, documentId}` naming the archive's `files/<documentId>__<fileName>`. A file
+    /// the archive does not hold, or a name an attachment cannot have, is reported dropped.
+    private static func attachments(
+        of item: JSONObject, in archive: ZipArchive, at origin: String, report: inout ImportReport
+    ) throws(ImportError) -> [ImportedAttachment] {
+        let details = item["details"]?.objectValue ?? [:]
+        var references: [(JSONObject, from: String)] = []
+        if let document = details["documentAttributes"]?.objectValue { references.append((document, "details.documentAttributes")) }
+        for section in details["sections"]?.arrayValue ?? [] {
+            for field in section.objectValue?["fields"]?.arrayValue ?? [] {
+                if let file = field.objectValue?["value"]?.objectValue?["file"]?.objectValue { references.append((file, "sections file")) }
+            }
+        }
+        var files: [ImportedAttachment] = []
+        for (reference, source) in references {
+            let fileName = reference["fileName"]?.stringValue ?? ""
+            let path = "files/\(reference["documentId"]?.stringValue ?? "")__\(fileName)"
+            guard archive.contains(path) else {
+                report.dropped("\(source) '\(fileName.prefix(40))'", because: "the archive holds no \(path.prefix(80))")
+                continue
+            }
+            guard let name = Attachment.usableName(fileName), !files.contains(where: { $0.name == name }) else {
+                report.dropped("\(source) '\(fileName.prefix(40))'", because: "no name an attachment can have (or one taken twice)")
+                continue
+            }
+            let content: [UInt8]
+            do { content = try archive.member(path, limit: fileLimit) } catch {
+                throw .malformed(location: origin, reason: "attachment '\(name)': \(error.reason)")
+            }
+            files.append(ImportedAttachment(name: name, mediaType: Attachment.mediaType(guessedFrom: name), content: content))
+            report.kept(source, as: "attachments", value: "1")
+        }
+        return files
     }
 
     /// A section field's value as text: strings as they are, a date as YYYY-MM-DD, a month/year
