@@ -153,13 +153,18 @@ final class AttachmentCLITests: SyncTestCase {
         let id = device.add("example.com", "alice", password: "pw")
         let original = try file("scan.png", size: 200_000)
         XCTAssertEqual(device.run(["attach", id, original]).code, 0)
+        let edges = try [0, 1, 65_536, 65_537].map { size in try file("edge\(size)", size: size) }  // empty, one byte, a chunk, a chunk + 1
+        for edge in edges { XCTAssertEqual(device.run(["attach", id, edge]).code, 0) }
         for archive in ["backup.tar", "backup.tar.zst", "backup-dir"] {
             let path = root + "/" + archive
             XCTAssertEqual(device.run(["backup", path]).code, 0)
             let restored = SyncDevice("R-\(archive)", root: root)
             let result = restored.harness.run(["restore", path, "--container", restored.container], container: false)
             XCTAssertEqual(result.code, 0, result.stderr)
-            XCTAssertEqual(try get(restored, id, "scan.png"), try Data(contentsOf: URL(fileURLWithPath: original)), archive)
+            for path in [original] + edges {
+                let name = URL(fileURLWithPath: path).lastPathComponent
+                XCTAssertEqual(try get(restored, id, name), try Data(contentsOf: URL(fileURLWithPath: path)), "\(archive): \(name)")
+            }
             XCTAssertEqual(restored.run(["verify"]).code, 0)
         }
     }
@@ -217,14 +222,16 @@ final class AttachmentCLITests: SyncTestCase {
         let binary = try file("scan.png", size: 70_000)
         XCTAssertEqual(a.run(["attach", id, binary]).code, 0)
         XCTAssertEqual(a.run(["attach", id, try file("empty.txt", size: 0)]).code, 0)
+        let edges = try [1, 65_536, 65_537].map { size in try file("edge\(size)", size: size) }  // one byte, a chunk, a chunk + 1
+        for edge in edges { XCTAssertEqual(a.run(["attach", id, edge]).code, 0) }
         let exported = a.run(["export", "--format", "cxf", "--plaintext"])
         XCTAssertEqual(exported.code, 0, exported.stderr)
         XCTAssertEqual(exported.stderr, "", "nothing left out")
         let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(exported.stdout.utf8)) as? [String: Any])
         let item = try XCTUnwrap(((document["accounts"] as? [[String: Any]])?.first?["items"] as? [[String: Any]])?.first)
         let files = (item["credentials"] as? [[String: Any]] ?? []).filter { $0["type"] as? String == "file" }
-        XCTAssertEqual(files.map { $0["name"] as? String }, ["scan.png", "empty.txt"])
-        XCTAssertEqual(files.map { $0["decryptedSize"] as? Int }, [70_000, 0])
+        XCTAssertEqual(files.map { $0["name"] as? String }, ["scan.png", "empty.txt", "edge1", "edge65536", "edge65537"])
+        XCTAssertEqual(files.map { $0["decryptedSize"] as? Int }, [70_000, 0, 1, 65_536, 65_537])
         let sha256sum = Process()
         sha256sum.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
         sha256sum.arguments = [binary]
@@ -245,6 +252,9 @@ final class AttachmentCLITests: SyncTestCase {
         let newID = b.run(["list", "--format", "{id}"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertEqual(try get(b, newID, "scan.png"), try Data(contentsOf: URL(fileURLWithPath: binary)))
         XCTAssertEqual(try get(b, newID, "empty.txt"), Data())
+        for edge in edges {
+            XCTAssertEqual(try get(b, newID, URL(fileURLWithPath: edge).lastPathComponent), try Data(contentsOf: URL(fileURLWithPath: edge)))
+        }
         XCTAssertTrue(b.run(["attachment", "list", newID]).stdout.contains("image/png"), "the media type travels in the extension")
 
         // Altered bytes are refused, nothing imported.
