@@ -8,48 +8,60 @@ import FoundationEssentials
 /// or a FIFO in a container or in a backup directory is refused, never read through, and a
 /// restore writes only beneath the directory it creates.
 public enum VaultBackup {
-    /// The files a backup holds, relative to the container: the header, a team's key file, every
-    /// record, the manifest and the shards it names. Never `lock`, `tmp/` or unreferenced shards.
-    /// - Parameter root: the container (or a backup directory) held open.
-    static func snapshot(of root: Directory, fileSystem: FileSystem, check: DirectoryCheck) throws -> [TarArchive.Entry] {
-        func file(_ name: String, in directory: Directory, relative: String, limit: Int) throws -> TarArchive.Entry {
-            .init(path: relative, kind: .file, mode: 0o600, contents: try fileSystem.readFile(name, in: directory, limit: limit))
+    /// One entry of a backup: a directory, a small file read whole, or an attachment file copied
+    /// in pieces when it is written (an attachment of any size passes in constant memory).
+    struct Entry {
+        enum Source {
+            case directory
+            case bytes([UInt8])
+            /// `name` in `directory`, `size` bytes when the snapshot was taken.
+            case file(name: String, directory: Directory, size: UInt64)
         }
-        var entries: [TarArchive.Entry] = [try file(GroupContainer.headerName, in: root, relative: "vault.coffer", limit: VaultHeader.length)]
+
+        let path: String
+        let source: Source
+    }
+
+    /// The files a backup holds, relative to the container: the header, a team's key file, every
+    /// record and attachment file, the manifest and the shards it names. Never `lock`, `tmp/`,
+    /// `incoming/` or unreferenced shards.
+    /// - Parameter root: the container (or a backup directory) held open.
+    static func snapshot(of root: Directory, fileSystem: FileSystem, check: DirectoryCheck) throws -> [Entry] {
+        func file(_ name: String, in directory: Directory, relative: String, limit: Int) throws -> Entry {
+            Entry(path: relative, source: .bytes(try fileSystem.readFile(name, in: directory, limit: limit)))
+        }
+        var entries: [Entry] = [try file(GroupContainer.headerName, in: root, relative: "vault.coffer", limit: VaultHeader.length)]
         // A team's key file: without it no member could open the restored team (SPEC.md §16.3).
         if try fileSystem.status(GroupContainer.teamKeysName, in: root) != nil {
             entries.append(try file(GroupContainer.teamKeysName, in: root, relative: GroupContainer.teamKeysName, limit: TeamKeyFile.maximumFileLength))
         }
-        entries.append(.init(path: "records", kind: .directory, mode: 0o700, contents: []))
-        if let records = try fileSystem.directoryIfPresent(GroupContainer.recordsName, in: root, check: check) {
-            for shard in try fileSystem.contents(of: records).sorted() where isVaultPath("records/" + shard) {
-                entries.append(.init(path: "records/" + shard, kind: .directory, mode: 0o700, contents: []))
-                let directory = try fileSystem.directory(shard, in: records, check: check)
+        for top in [GroupContainer.recordsName, GroupContainer.attachmentsName] {
+            guard let sharded = try fileSystem.directoryIfPresent(top, in: root, check: check) else {
+                if top == GroupContainer.recordsName { entries.append(Entry(path: top, source: .directory)) }
+                continue
+            }
+            entries.append(Entry(path: top, source: .directory))
+            for shard in try fileSystem.contents(of: sharded).sorted() where isVaultPath(top + "/" + shard) {
+                entries.append(Entry(path: top + "/" + shard, source: .directory))
+                let directory = try fileSystem.directory(shard, in: sharded, check: check)
                 for name in try fileSystem.contents(of: directory).sorted() {
-                    let relative = "records/" + shard + "/" + name
+                    let relative = top + "/" + shard + "/" + name
                     guard isVaultPath(relative) else { continue }  // verify reports strays; a backup leaves them out
-                    entries.append(try file(name, in: directory, relative: relative, limit: RecordEnvelope.maximumFileLength))
+                    if top == GroupContainer.recordsName {
+                        entries.append(try file(name, in: directory, relative: relative, limit: RecordEnvelope.maximumFileLength))
+                    } else if let status = try fileSystem.status(name, in: directory) {
+                        // Attachments (SPEC.md §6.7): sealed files, carried as they are.
+                        guard status.kind == .regular else { throw StorageError.wrongFileType(path: directory.path(of: name)) }
+                        entries.append(Entry(path: relative, source: .file(name: name, directory: directory, size: UInt64(status.size))))
+                    }
                 }
             }
         }
-        // Attachments (SPEC.md §6.7): sealed files, carried as they are.
-        if let attachments = try fileSystem.directoryIfPresent(GroupContainer.attachmentsName, in: root, check: check) {
-            entries.append(.init(path: "attachments", kind: .directory, mode: 0o700, contents: []))
-            for shard in try fileSystem.contents(of: attachments).sorted() where isVaultPath("attachments/" + shard) {
-                entries.append(.init(path: "attachments/" + shard, kind: .directory, mode: 0o700, contents: []))
-                let directory = try fileSystem.directory(shard, in: attachments, check: check)
-                for name in try fileSystem.contents(of: directory).sorted() {
-                    let relative = "attachments/" + shard + "/" + name
-                    guard isVaultPath(relative) else { continue }
-                    entries.append(try file(name, in: directory, relative: relative, limit: 1 << 34))
-                }
-            }
-        }
-        entries.append(.init(path: "index", kind: .directory, mode: 0o700, contents: []))
+        entries.append(Entry(path: "index", source: .directory))
         if let index = try fileSystem.directoryIfPresent(GroupContainer.indexName, in: root, check: check),
            try fileSystem.status(IdentityIndex.manifestName, in: index) != nil {
             entries.append(try file(IdentityIndex.manifestName, in: index, relative: "index/manifest", limit: IdentityIndex.maximumManifestLength))
-            entries.append(.init(path: "index/shards", kind: .directory, mode: 0o700, contents: []))
+            entries.append(Entry(path: "index/shards", source: .directory))
             // Without the index key we cannot read which shards are live; a backup taken under
             // the lock right after recovery holds none that are stale, and verify flags any.
             if let shards = try fileSystem.directoryIfPresent("shards", in: index, check: check) {
@@ -82,18 +94,29 @@ public enum VaultBackup {
             if let index = try? vault.identityIndex(opened), index.journalExists {
                 try vault.fileLock(opened).withLock(.exclusive) { try vault.recover(index) }
             }
+            // Read and written under the lock: an attachment is copied as it is read.
             let entries = try vault.fileLock(opened).withLock(.shared) {
-                try snapshot(of: opened.root, fileSystem: fileSystem, check: .privateToUser)
+                let entries = try snapshot(of: opened.root, fileSystem: fileSystem, check: .privateToUser)
+                if let compression = BackupCompression.forName(destination) {
+                    try fileSystem.writeUserFileStreaming(to: destination, replacing: false) { file in
+                        let compressor = try CompressingWriter(compression) { try file.write($0) }
+                        let tar = TarWriter { try compressor.write($0) }
+                        for entry in entries { try add(entry, to: tar, fileSystem: fileSystem) }
+                        try tar.finish()
+                        try compressor.finish()
+                    }
+                } else {
+                    let parent = try fileSystem.openDirectory(atPath: FileSystem.parentDirectory(of: destination), check: .anyOwner)
+                    let name = FileSystem.lastComponent(of: destination)
+                    try fileSystem.makeNewDirectory(name, in: parent)
+                    try write(entries, into: fileSystem.directory(name, in: parent), fileSystem: fileSystem)
+                }
+                return entries
             }
-            if let compression = BackupCompression.forName(destination) {
-                try fileSystem.writeUserFileExclusively(compression.compress(TarArchive.encode(entries)), to: destination)
-            } else {
-                let parent = try fileSystem.openDirectory(atPath: FileSystem.parentDirectory(of: destination), check: .anyOwner)
-                let name = FileSystem.lastComponent(of: destination)
-                try fileSystem.makeNewDirectory(name, in: parent)
-                try write(entries, into: fileSystem.directory(name, in: parent), fileSystem: fileSystem)
-            }
-            return entries.filter { $0.path.hasPrefix("records/") && $0.kind == .file }.count
+            return entries.filter { entry in
+                if case .bytes = entry.source { return entry.path.hasPrefix("records/") }
+                return false
+            }.count
         }
     }
 
@@ -105,15 +128,8 @@ public enum VaultBackup {
         from source: String, into container: GroupContainer, replacing: Bool, fileSystem: FileSystem = .standard, durable: Bool = true
     ) throws(VaultError) {
         try mappingErrors(file: source) {
-            // A plain tar of a container also holds its lock file and temp directory: not data.
-            let entries = try readBackup(source, fileSystem: fileSystem).filter {
-                $0.path != "lock" && $0.path != "tmp" && !$0.path.hasPrefix("tmp/")
-            }
-            guard entries.contains(where: { $0.path == "vault.coffer" }) else {
-                throw VaultError.invalidInput("\(source) holds no vault.coffer: not a Coffer backup")
-            }
-            for entry in entries where !isVaultPath(entry.path) {
-                throw VaultError.invalidInput("\(source): unexpected entry '\(entry.path.prefix(80))' in a vault backup")
+            guard let info = try fileSystem.userPathStatus(source) else {
+                throw StorageError.system(operation: "open", path: source, errno: Errno.notFound.rawValue)
             }
             let parent = try fileSystem.openDirectory(
                 atPath: FileSystem.parentDirectory(of: container.path), create: true, createParents: true, check: .anyOwner)
@@ -128,7 +144,16 @@ public enum VaultBackup {
             let staging = name + ".restoring-" + Hex.encode(try SecureRandom.bytes(4))
             try fileSystem.makeNewDirectory(staging, in: parent)
             do {
-                try write(entries, into: fileSystem.directory(staging, in: parent), fileSystem: fileSystem, durable: durable)
+                let root = try fileSystem.directory(staging, in: parent)
+                if info.kind == .directory {
+                    let entries = try snapshot(of: fileSystem.openDirectory(atPath: source, check: .anyOwner), fileSystem: fileSystem, check: .anyOwner)
+                    try write(entries, into: root, fileSystem: fileSystem, durable: durable)
+                } else {
+                    try extract(source, into: root, fileSystem: fileSystem, durable: durable)
+                }
+                guard try fileSystem.status("vault.coffer", in: root) != nil else {
+                    throw VaultError.invalidInput("\(source) holds no vault.coffer: not a Coffer backup")
+                }
             } catch {
                 fileSystem.removeTree(staging, in: parent)
                 throw error
@@ -144,22 +169,56 @@ public enum VaultBackup {
         }
     }
 
-    /// The entries of a backup: a directory (a `coffer backup`, or a plain `cp -a` / `rsync -a`
-    /// copy of a quiet vault, read as it is without taking its lock: it may sit on read-only
-    /// media), or a tar.
-    static func readBackup(_ source: String, fileSystem: FileSystem) throws -> [TarArchive.Entry] {
-        guard let info = try fileSystem.userPathStatus(source) else { throw StorageError.system(operation: "open", path: source, errno: Errno.notFound.rawValue) }
-        if info.kind == .directory {
-            return try snapshot(of: fileSystem.openDirectory(atPath: source, check: .anyOwner), fileSystem: fileSystem, check: .anyOwner)
-        }
-        let stored = try fileSystem.readUserFile(source, limit: 4 << 30)
-        let bytes: [UInt8]
-        do { bytes = try BackupCompression.detect(stored).decompress(stored, limit: 4 << 30) } catch {
+    /// Writes the entries of the tar backup `source` (plain, gzip or zstd by its first bytes)
+    /// beneath `root` as they are read. A plain tar of a container also holds its lock file and
+    /// temp directory: not data, skipped; any other path outside the layout is refused.
+    static func extract(_ source: String, into root: Directory, fileSystem: FileSystem, durable: Bool) throws {
+        let file = try fileSystem.openUserFileForReading(source)
+        var position = 0
+        let reader: DecompressingReader
+        let tar: TarReader
+        do {
+            reader = try DecompressingReader(BackupCompression.detect(file.read(at: 0, count: min(4, file.size)) ?? [])) { buffer in
+                let count = try file.read(into: buffer, at: position)
+                position += count
+                return count
+            }
+            tar = TarReader { try reader.read(into: $0) }
+        } catch {
             throw VaultError.corrupt(file: source, reason: error.description)
         }
-        do { return try TarArchive.decode(bytes) } catch let TarArchive.DecodeError.malformed(reason) {
+        let temporary = try fileSystem.directory(GroupContainer.temporaryName, in: root, create: true)
+        do {
+            while let header = try tar.next() {
+                guard header.path != ".", header.path != "lock", header.path != "tmp", !header.path.hasPrefix("tmp/") else { continue }
+                guard isVaultPath(header.path) else {
+                    throw VaultError.invalidInput("\(source): unexpected entry '\(header.path.prefix(80))' in a vault backup")
+                }
+                guard header.size <= largestFile(at: header.path) else {
+                    throw VaultError.corrupt(file: source, reason: "\(header.path) is \(header.size) bytes, more than any such file")
+                }
+                try place(header.path, isDirectory: header.kind == .directory, into: root, via: temporary, fileSystem: fileSystem) { write in
+                    try tar.contents(write)
+                }
+            }
+        } catch let error as TarArchive.DecodeError {
+            guard case .malformed(let reason) = error else { throw error }
             throw VaultError.corrupt(file: source, reason: reason)
+        } catch let error as CompressionError {
+            throw VaultError.corrupt(file: source, reason: error.description)
         }
+        if durable { try fileSystem.syncFileSystems(of: [root]) }
+    }
+
+    /// The largest file a path of the layout may be (a backup's entry past it is refused before
+    /// it is written); an attachment file has no bound but the disk.
+    static func largestFile(at path: String) -> UInt64 {
+        if path == "vault.coffer" { return UInt64(VaultHeader.length) }
+        if path == GroupContainer.teamKeysName { return UInt64(TeamKeyFile.maximumFileLength) }
+        if path.hasPrefix("records/") { return UInt64(RecordEnvelope.maximumFileLength) }
+        if path == "index/manifest" { return UInt64(IdentityIndex.maximumManifestLength) }
+        if path.hasPrefix("index/") { return UInt64(max(IdentityIndex.maximumShardLength, IdentityIndex.maximumManifestLength)) }
+        return .max
     }
 
     static func isVaultPath(_ path: String) -> Bool {
@@ -176,18 +235,64 @@ public enum VaultBackup {
     }
 
     /// Writes `entries` (paths already checked by `isVaultPath`) beneath `root`, then flushes.
-    static func write(_ entries: [TarArchive.Entry], into root: Directory, fileSystem: FileSystem, durable: Bool = true) throws {
+    static func write(_ entries: [Entry], into root: Directory, fileSystem: FileSystem, durable: Bool = true) throws {
         let temporary = try fileSystem.directory(GroupContainer.temporaryName, in: root, create: true)
         for entry in entries {
-            var components = entry.path.split(separator: "/").map(String.init)
-            let last = components.removeLast()
-            var directory = root
-            for component in components { directory = try fileSystem.directory(component, in: directory, create: true) }
-            switch entry.kind {
-            case .directory: try fileSystem.makeDirectory(last, in: directory)
-            case .file: try fileSystem.writeAtomically(entry.contents, to: last, in: directory, via: temporary, durable: false)
+            let isDirectory = if case .directory = entry.source { true } else { false }
+            try place(entry.path, isDirectory: isDirectory, into: root, via: temporary, fileSystem: fileSystem) { write in
+                try contents(of: entry, fileSystem: fileSystem, write)
             }
         }
         if durable { try fileSystem.syncFileSystems(of: [root]) }
+    }
+
+    /// Adds `entry` to a tar being written.
+    static func add(_ entry: Entry, to tar: TarWriter, fileSystem: FileSystem) throws {
+        let size: UInt64 = switch entry.source {
+        case .directory: 0
+        case .bytes(let bytes): UInt64(bytes.count)
+        case .file(_, _, let size): size
+        }
+        let isDirectory = if case .directory = entry.source { true } else { false }
+        let header = TarArchive.Header(path: entry.path, kind: isDirectory ? .directory : .file, mode: isDirectory ? 0o700 : 0o600, size: size)
+        try tar.add(header) { write in try contents(of: entry, fileSystem: fileSystem, write) }
+    }
+
+    /// Passes a file entry's bytes to `write`: held ones at once, a file's in pieces of 1 MiB.
+    private static func contents(of entry: Entry, fileSystem: FileSystem, _ write: (UnsafeRawBufferPointer) throws -> Void) throws {
+        switch entry.source {
+        case .directory: return
+        case .bytes(let bytes): try bytes.withUnsafeBytes { try write($0) }
+        case .file(let name, let directory, let size):
+            guard let file = try fileSystem.openForReading(name, in: directory) else {
+                throw StorageError.system(operation: "open", path: directory.path(of: name), errno: Errno.notFound.rawValue)
+            }
+            var piece = [UInt8](repeating: 0, count: 1 << 20)
+            var offset = 0
+            while UInt64(offset) < size {
+                let wanted = Int(min(UInt64(piece.count), size - UInt64(offset)))
+                let count = try piece.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0.prefix(wanted)), at: offset) }
+                guard count == wanted else { throw VaultError.corrupt(file: directory.path(of: name), reason: "it shrank while it was copied") }
+                try piece.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+                offset += count
+            }
+        }
+    }
+
+    /// Makes the directory `path` beneath `root`, or the file `path` from what `contents` writes:
+    /// written in `temporary` and renamed into place, so no half-written file stands in the tree.
+    private static func place(
+        _ path: String, isDirectory: Bool, into root: Directory, via temporary: Directory, fileSystem: FileSystem,
+        contents: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
+        var components = path.split(separator: "/").map(String.init)
+        let last = components.removeLast()
+        var directory = root
+        for component in components { directory = try fileSystem.directory(component, in: directory, create: true) }
+        if isDirectory { return try fileSystem.makeDirectory(last, in: directory) }
+        let file = try fileSystem.createStreamedFile(in: temporary)
+        try contents { try file.write($0) }
+        try file.finish(durable: false)
+        try fileSystem.rename(file.name, in: temporary, to: last, in: directory)
     }
 }

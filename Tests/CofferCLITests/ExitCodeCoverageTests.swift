@@ -15,7 +15,7 @@ final class ExitCodeCoverageTests: XCTestCase {
     /// Internal error types that never leave their module (each is caught and rethrown as one
     /// that conforms), with where they are caught.
     static let neverLeaveTheirModule: [String: String] = [
-        "TarArchive.DecodeError": "VaultBackup.readArchive rethrows it as VaultError.corrupt",
+        "TarArchive.DecodeError": "VaultBackup.extract rethrows it as VaultError.corrupt",
         "CSV.ParseError": "the CSV readers rethrow it as ImportError.malformed",
         "SecretServiceFault": "the Secret Service answers it as a D-Bus error reply",
         "TPMCommands.Failure": "quick unlock turns it into TPMQuickUnlockError or a PIN outcome",

@@ -53,6 +53,9 @@ struct ExportCommand: Command {
             throw CLIError("\(result.leftOut.count) item\(result.leftOut.count == 1 ? "" : "s") would lose members in \(name) (named above); nothing was written",
                            hint: "--lossy writes it without them; --format \(format == .json ? "csv" : "json") carries every member", code: .failure)
         }
+        if result.text.utf8.count > ItemImporter.maximumFileLength {
+            context.note("this export is \(result.text.utf8.count >> 20) MiB, more than 'coffer import' reads (\(ItemImporter.maximumFileLength >> 20) MiB): its attachments make it large; 'coffer backup' carries them at any size")
+        }
         context.print(result.text)
         return .success
     }

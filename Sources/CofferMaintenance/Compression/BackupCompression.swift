@@ -34,105 +34,46 @@ public enum BackupCompression: Sendable, Equatable {
         return .none
     }
 
+    /// The whole of `bytes` compressed (`CompressingWriter` streams).
     public func compress(_ bytes: [UInt8]) throws(CompressionError) -> [UInt8] {
-        switch self {
-        case .none: return bytes
-        case .gzip: return try Self.gzip(bytes)
-        case .zstd: return try Self.zstdCompress(bytes)
-        }
-    }
-
-    /// Decompresses at most `limit` bytes: more is refused as a decompression bomb rather than
-    /// inflated into memory.
-    public func decompress(_ bytes: [UInt8], limit: Int) throws(CompressionError) -> [UInt8] {
-        switch self {
-        case .none: return bytes
-        case .gzip: return try Self.gunzip(bytes, limit: limit)
-        case .zstd: return try Self.zstdDecompress(bytes, limit: limit)
-        }
-    }
-
-    private static let chunk = 1 << 20
-
-    private static func gzip(_ input: [UInt8]) throws(CompressionError) -> [UInt8] {
-        var stream = z_stream()
-        // 15 window bits + 16: a gzip header and trailer (RFC 1952), as gzip(1) writes.
-        guard deflateInit2_(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        else { throw .failed("zlib could not start") }
-        defer { deflateEnd(&stream) }
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))))
-        var input = input
-        let status = input.withUnsafeMutableBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
-                stream.next_in = source.baseAddress
-                stream.avail_in = uInt(source.count)
-                stream.next_out = destination.baseAddress
-                stream.avail_out = uInt(destination.count)
-                return deflate(&stream, Z_FINISH)
-            }
-        }
-        guard status == Z_STREAM_END else { throw .failed("zlib could not compress (\(status))") }
-        return Array(output.prefix(Int(stream.total_out)))
-    }
-
-    private static func gunzip(_ input: [UInt8], limit: Int) throws(CompressionError) -> [UInt8] {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { throw .failed("zlib could not start") }
-        defer { inflateEnd(&stream) }
-        var input = input
         var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: chunk)
-        var status: Int32 = Z_OK
-        input.withUnsafeMutableBufferPointer { source in
-            stream.next_in = source.baseAddress
-            stream.avail_in = uInt(source.count)
-            while status == Z_OK {
-                buffer.withUnsafeMutableBufferPointer { destination in
-                    stream.next_out = destination.baseAddress
-                    stream.avail_out = uInt(destination.count)
-                    status = inflate(&stream, Z_NO_FLUSH)
-                }
-                output += buffer[0..<(chunk - Int(stream.avail_out))]
-                if output.count > limit { status = Z_MEM_ERROR; return }
-                if status == Z_BUF_ERROR && stream.avail_in == 0 { return }
-            }
+        do {
+            let writer = try CompressingWriter(self) { output += $0 }
+            try bytes.withUnsafeBytes { try writer.write($0) }
+            try writer.finish()
+        } catch let error as CompressionError {
+            throw error
+        } catch {
+            throw .failed("\(error)")
         }
-        guard output.count <= limit else { throw .tooLarge(limit) }
-        guard status == Z_STREAM_END else { throw .corrupt("the gzip stream is truncated or corrupt") }
-        guard stream.avail_in == 0 else { throw .corrupt("bytes after the gzip stream") }
         return output
     }
 
-    private static func zstdCompress(_ input: [UInt8]) throws(CompressionError) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: ZSTD_compressBound(input.count))
-        let written = ZSTD_compress(&output, output.count, input, input.count, 3)
-        guard ZSTD_isError(written) == 0 else { throw .failed("libzstd could not compress") }
-        return Array(output.prefix(written))
-    }
-
-    private static func zstdDecompress(_ input: [UInt8], limit: Int) throws(CompressionError) -> [UInt8] {
-        guard let context = ZSTD_createDStream() else { throw .failed("libzstd could not start") }
-        defer { ZSTD_freeDStream(context) }
+    /// Decompresses at most `limit` bytes: more is refused as a decompression bomb rather than
+    /// inflated into memory (`DecompressingReader` streams).
+    public func decompress(_ bytes: [UInt8], limit: Int) throws(CompressionError) -> [UInt8] {
+        var offset = 0
         var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: chunk)
-        var remaining = 0
-        var failed = false
-        input.withUnsafeBytes { source in
-            var inBuffer = ZSTD_inBuffer(src: source.baseAddress, size: source.count, pos: 0)
-            while !failed && output.count <= limit {
-                let filled = buffer.withUnsafeMutableBytes { destination -> Bool in
-                    var outBuffer = ZSTD_outBuffer(dst: destination.baseAddress, size: destination.count, pos: 0)
-                    remaining = ZSTD_decompressStream(context, &outBuffer, &inBuffer)
-                    if ZSTD_isError(remaining) != 0 { failed = true }
-                    output += destination.prefix(outBuffer.pos)
-                    return outBuffer.pos == outBuffer.size
-                }
-                // Done when all input is read and the decoder had room to spare (zstd's manual).
-                if inBuffer.pos == inBuffer.size && !filled { break }
+        do {
+            let reader = try DecompressingReader(self) { buffer in
+                let count = min(buffer.count, bytes.count - offset)
+                guard count > 0 else { return 0 }
+                bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+                offset += count
+                return count
             }
+            var piece = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let count = try piece.withUnsafeMutableBytes { try reader.read(into: $0) }
+                output += piece.prefix(count)
+                guard output.count <= limit else { throw CompressionError.tooLarge(limit) }
+                if count < piece.count { break }
+            }
+        } catch let error as CompressionError {
+            throw error
+        } catch {
+            throw .failed("\(error)")
         }
-        guard output.count <= limit else { throw .tooLarge(limit) }
-        guard !failed, remaining == 0 else { throw .corrupt("the zstd stream is truncated or corrupt") }
         return output
     }
 }

@@ -141,6 +141,56 @@ final class BackupRestoreTests: XCTestCase {
         }
     }
 
+    /// An entry larger than any file of its kind is refused before it is written, nothing restored.
+    func testAnEntryLargerThanItsKindIsRefused() throws {
+        let id = try RecordID.random()
+        let tar = TarArchive.encode([
+            .init(path: "vault.coffer", kind: .file, mode: 0o600, contents: [1]),
+            .init(path: "records/\(id.hex.prefix(2))/\(id.hex)", kind: .file, mode: 0o600,
+                  contents: [UInt8](repeating: 0, count: RecordEnvelope.maximumFileLength + 1)),
+        ])
+        let path = Fixture.containerPath("large.tar")
+        try Fixture.write(tar, to: path)
+        let target = Fixture.containerPath("target")
+        XCTAssertThrows(try VaultBackup.restore(from: path, into: GroupContainer(path: target), replacing: false)) {
+            guard case VaultError.corrupt(_, let reason) = $0 else { return false }
+            return reason.contains("more than any such file")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: target))
+    }
+
+    /// A size past ustar's 11 octal digits (an attachment over 8 GiB) is written in GNU's base-256
+    /// form, byte for byte as Python's tarfile writes it, and read back from Python's header.
+    func testSizesPastUstarsOctalDigitsAreGNUBase256() throws {
+        let size: UInt64 = 9 << 30
+        let ours = TarArchive.block(for: .init(path: "attachments/ab/big", kind: .file, mode: 0o600, size: size), modificationTime: 0)
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = ["-c", """
+        import sys, tarfile
+        info = tarfile.TarInfo("attachments/ab/big"); info.size = \(size); info.mode = 0o600; info.mtime = 0
+        block = info.tobuf(format=tarfile.GNU_FORMAT)
+        sys.stdout.write(block[124:136].hex() + "\\n")
+        parsed = tarfile.TarInfo.frombuf(bytes.fromhex(sys.argv[1]), "utf-8", "strict")
+        sys.stdout.write(str(parsed.size) + "\\n")
+        sys.stdout.write(block.hex())
+        """, ours.map { String(format: "%02x", $0) }.joined()]
+        let output = Pipe()
+        python.standardOutput = output
+        try python.run()
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n").map(String.init)
+        python.waitUntilExit()
+        XCTAssertEqual(python.terminationStatus, 0)
+        XCTAssertEqual(lines.count, 3)
+        XCTAssertEqual(lines[0], ours[124..<136].map { String(format: "%02x", $0) }.joined(), "the size field as GNU writes it")
+        XCTAssertEqual(lines[1], String(size), "Python reads our header's size")
+        let theirs = stride(from: 0, to: lines[2].count, by: 2).map { offset -> UInt8 in
+            let start = lines[2].index(lines[2].startIndex, offsetBy: offset)
+            return UInt8(lines[2][start..<lines[2].index(start, offsetBy: 2)], radix: 16)!
+        }
+        XCTAssertEqual(try TarArchive.parse(theirs, at: 0)?.size, size, "we read Python's")
+    }
+
     /// Two writer processes keep adding while backups are taken (plain, gzip and zstd in turn):
     /// each backup is one consistent generation (its index agrees with its records), and
     /// verifies clean as a backup — older than the device has seen by then, which is not damage.
