@@ -230,20 +230,12 @@ extension Vault {
         }
     }
 
-    /// Checks a whole attachment file held in memory (one a sync fetched) against its record's
-    /// member. - Throws: `AttachmentOpener.Failure`.
+    /// Checks a whole attachment file held in memory against its record's member.
+    /// - Throws: `AttachmentOpener.Failure`.
     static func checkAttachment(_ bytes: [UInt8], _ attachment: Attachment) throws {
-        guard UInt64(bytes.count) == AttachmentStream.fileLength(attachment.size) else { throw AttachmentOpener.Failure.wrongLength }
-        let opener = try AttachmentOpener(attachment, header: bytes.prefix(AttachmentStream.headerLength))
-        var offset = AttachmentStream.headerLength
-        try bytes.withUnsafeBytes { buffer in
-            while opener.nextChunkLength > 0 {
-                let length = opener.nextChunkLength
-                try opener.open(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length])) { _ in }
-                offset += length
-            }
-        }
-        try opener.finish()
+        let checker = AttachmentChecker(attachment)
+        try bytes.withUnsafeBytes { try checker.append($0) }
+        try checker.finish()
     }
 
     // MARK: Internals

@@ -126,14 +126,24 @@ extension SyncSession {
         guard let object = try remoteAttachments[attachment.id] ?? git.objects(in: remoteTree, under: [path])[path] else {
             throw refusal(path, "is named by an item of the remote but missing from it; nothing was merged")
         }
-        let bytes = try git.blobs([object], limit: Int(AttachmentStream.fileLength(attachment.size)))[object] ?? []
+        // Streamed from git through the check into a temp file: constant memory at any size.
+        let file = try fileSystem.createStreamedFile(in: opened.temporary)
+        let checker = AttachmentChecker(attachment)
         do {
-            try Vault.checkAttachment(bytes, attachment)
-        } catch {
-            throw refusal(path, "\(error); nothing was merged")
+            try git.streamBlob(object, limit: AttachmentStream.fileLength(attachment.size)) { piece in
+                try piece.withUnsafeBytes { bytes in
+                    try checker.append(bytes)
+                    try file.write(bytes)
+                }
+            }
+            try checker.finish()
+        } catch let failure as AttachmentOpener.Failure {
+            throw refusal(path, "\(failure); nothing was merged")
         }
+        try file.finish()
         let incoming = try opened.directory(GroupContainer.incomingName, create: true)
-        try fileSystem.writeAtomically(bytes, to: Vault.incomingName(id, attachment.id), in: incoming, via: opened.temporary)
+        try fileSystem.rename(file.name, in: opened.temporary, to: Vault.incomingName(id, attachment.id), in: incoming)
+        try fileSystem.sync(incoming)
     }
 
     /// Whether every record and tombstone the merge decided on is still what the plan read

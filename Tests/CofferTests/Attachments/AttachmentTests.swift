@@ -69,6 +69,14 @@ final class AttachmentTests: XCTestCase {
         XCTAssertLessThanOrEqual(lengths.count, 3)
     }
 
+    func checkInPieces(_ bytes: [UInt8], _ attachment: Attachment, pieceSize: Int = 10_007) throws {
+        let checker = AttachmentChecker(attachment)
+        for start in stride(from: 0, to: bytes.count, by: pieceSize) {
+            try bytes[start..<min(start + pieceSize, bytes.count)].withUnsafeBytes { try checker.append($0) }
+        }
+        try checker.finish()
+    }
+
     func testEveryKindOfDamageIsRefusedNamingTheItem() throws {
         let vault = try Fixture.vault()
         let id = try vault.add(Fixture.draft()).id
@@ -101,6 +109,13 @@ final class AttachmentTests: XCTestCase {
                 XCTAssertEqual(path, file)
                 XCTAssertTrue(reason.contains("'codes.pdf' of 'example.com'"), "\(what): \(reason)")
             }
+        }
+        // The same damage, fed in uneven pieces to the check a sync streams a fetched file through.
+        for (what, bytes) in damaged {
+            XCTAssertThrowsError(try checkInPieces(bytes, attachment), what) { XCTAssertTrue($0 is AttachmentOpener.Failure, "\(what): \($0)") }
+        }
+        for size in [1, 7, 4096, 65_536, 100_000] {
+            XCTAssertNoThrow(try checkInPieces(original, attachment, pieceSize: size), "the whole file in pieces of \(size)")
         }
         try FileManager.default.removeItem(atPath: file)
         XCTAssertThrowsError(try read(vault, "codes.pdf", of: id)) { XCTAssertTrue("\($0)".contains("is missing"), "\($0)") }
