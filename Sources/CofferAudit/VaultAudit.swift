@@ -7,7 +7,8 @@ import FoundationEssentials
 public struct VaultAudit: Sendable {
     public struct Finding: Equatable, Sendable {
         /// `exposed`: a team's password a removed member could read, not changed since (§16.4).
-        public enum Kind: String, Sendable { case weak, reused, old, insecure, breached, exposed }
+        /// `unused`: the site reported the password unused (it signs in another way now).
+        public enum Kind: String, Sendable { case weak, reused, old, insecure, breached, exposed, unused }
         public let kind: Kind
         public let recordID: RecordID
         public let title: String
@@ -101,6 +102,12 @@ public struct VaultAudit: Sendable {
         }
         if record.serviceIdentifiers.contains(where: { $0.identifier.lowercased().hasPrefix("http://") }) {
             found.append(Finding(kind: .insecure, recordID: record.id, title: record.title, detail: "sent over http:", changePasswordURL: url))
+        }
+        if let reported = record.passwordReportedUnused {
+            found.append(Finding(
+                kind: .unused, recordID: record.id, title: record.title,
+                detail: "the site reported the password unused on \(UTCTimestamp.format(reported).prefix(10)): remove it once you sign in another way",
+                changePasswordURL: url))
         }
         return found
     }

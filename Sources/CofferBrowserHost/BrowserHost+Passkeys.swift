@@ -80,6 +80,83 @@ extension BrowserHost {
         }
     }
 
+    /// How long a notice's Undo can remove the passkey an upgrade made.
+    static let undoWindow: Duration = .seconds(10 * 60)
+    /// Signals taken per relying party per minute; more are dropped (a page cannot churn the vault).
+    static let signalsPerMinute = 5
+
+    /// An automatic passkey upgrade (SPEC.md §13.5.2): the provider's conditional registration,
+    /// onto the login the service worker saw Coffer fill. Never prompts: while locked, or when
+    /// any condition fails, it is refused (`forbidden`: the page's `NotAllowedError`).
+    func passkeyUpgrade(
+        _ origin: BrowserOrigin, _ options: BrowserRequest.PasskeyOptions, _ account: BrowserRequest.PasskeyAccount, login: RecordID, in vault: Vault
+    ) throws -> JSONObject {
+        try Self.checkRelyingParty(options.relyingPartyIdentifier, for: origin)
+        let request = PasskeyCredentialRequest(
+            credentialIdentity: PasskeyCredentialIdentity(
+                relyingPartyIdentifier: options.relyingPartyIdentifier, userName: account.userName, credentialID: [],
+                userHandle: account.userHandle, recordIdentifier: login.hex),
+            clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification,
+            supportedAlgorithms: account.algorithms.compactMap(PasskeyAlgorithm.init(rawValue:)),
+            excludedCredentials: options.credentials, userDisplayName: account.displayName)
+        let provider = session.provider(for: vault)
+        provider.extensionContext.reset()
+        provider.performWithoutUserInteractionIfPossible(passkeyRegistration: request)
+        switch provider.extensionContext.outcome {
+        case .completedPasskeyRegistration(let registration)?:
+            upgrades[registration.credentialID] = (login, .now)
+            return [
+                "credentialId": .string(Base64.encodeURL(registration.credentialID)),
+                "attestationObject": .string(Base64.encodeURL(registration.attestationObject)),
+                "authenticatorData": .string(Base64.encodeURL(registration.authenticatorData)),
+                "publicKey": .string(Base64.encodeURL(registration.publicKey)), "publicKeyAlgorithm": .integer(Int64(registration.algorithm.rawValue)),
+                "recordIdentifier": .string(registration.recordIdentifier),
+            ]
+        case .cancelled(let error)?: throw BrowserHostError.forbidden(error.failureReason ?? "no upgrade")
+        default: throw BrowserHostError.failed("the provider did not answer")
+        }
+    }
+
+    /// The upgrade notice's Undo: removes the passkey only when this host made it by an upgrade
+    /// within `undoWindow`, for this page's relying party, and the login still holds it.
+    func passkeyUndo(_ origin: BrowserOrigin, _ id: RecordID, credentialID: [UInt8], in vault: Vault) throws -> JSONObject {
+        guard let made = upgrades[credentialID], made.record == id, ContinuousClock.now - made.at < Self.undoWindow else { throw BrowserHostError.notFound }
+        guard session.isUnlocked(vault) else { throw BrowserHostError.forbidden("the vault is locked") }
+        let record = try vault.record(withID: id)
+        guard let passkey = record.passkey, passkey.credentialID == credentialID else { throw BrowserHostError.notFound }
+        try Self.checkRelyingParty(passkey.relyingPartyIdentifier, for: origin)
+        _ = try vault.updateRecord(withID: id) { record in
+            if record.passkey?.credentialID == credentialID { record.passkey = nil }
+        }
+        upgrades[credentialID] = nil
+        return ["undone": true]
+    }
+
+    /// A relying party's signal (SPEC.md §13.5.3), handed to the provider's report of Apple's
+    /// name. Checked as a sign-in's relying party is; dropped while locked and past the rate
+    /// limit. The answer says nothing of what the vault holds.
+    func passkeySignal(_ origin: BrowserOrigin, relyingParty: String, _ signal: BrowserRequest.PasskeySignal, in vault: Vault) throws -> JSONObject {
+        try Self.checkRelyingParty(relyingParty, for: origin)
+        let now = ContinuousClock.now
+        let recent = (signals[relyingParty] ?? []).filter { now - $0 < .seconds(60) }
+        guard recent.count < Self.signalsPerMinute else {
+            signals[relyingParty] = recent
+            return [:]
+        }
+        signals[relyingParty] = recent + [now]
+        guard session.isUnlocked(vault) else { return [:] }
+        let provider = session.provider(for: vault)
+        switch signal {
+        case .unknownCredential(let id):
+            provider.reportUnknownPublicKeyCredential(forRelyingParty: relyingParty, credentialID: id)
+        case .allAcceptedCredentials(let handle, let accepted):
+            provider.reportAllAcceptedPublicKeyCredentials(forRelyingParty: relyingParty, userHandle: handle, acceptedCredentialIDs: accepted)
+        case .currentUserDetails(let handle, let name, let displayName):
+            provider.reportPublicKeyCredentialUpdate(forRelyingParty: relyingParty, userHandle: handle, newName: name, newDisplayName: displayName)
+        }
+        return [:]
+    }
+
     /// The relying party's passkeys the request allows (all of them when it names none).
     private func offered(_ options: BrowserRequest.PasskeyOptions, in vault: Vault) throws -> [PasskeyCredentialIdentity] {
         try vault.identityStore.passkeyIdentities(forRelyingParty: options.relyingPartyIdentifier).filter { identity in

@@ -25,6 +25,11 @@ public final class BrowserHost {
     }
     /// Suggestions in one answer; more are cut (the answer must stay under 1 MiB).
     static let maximumSuggestions = 100
+    /// The passkeys this host's upgrades made, by credential id: only these may be undone, and
+    /// only for `undoWindow` (SPEC.md §13.5.2).
+    var upgrades: [[UInt8]: (record: RecordID, at: ContinuousClock.Instant)] = [:]
+    /// When each relying party's recent signals came, for their rate limit.
+    var signals: [String: [ContinuousClock.Instant]] = [:]
 
     public init(session: HostSession) {
         self.session = session
@@ -144,6 +149,12 @@ public final class BrowserHost {
             return try passkeyGet(origin, options, chosen: chosen, in: vault)
         case .passkeyCreate(let origin, let options, let account):
             return try passkeyCreate(origin, options, account, in: vault)
+        case .passkeyUpgrade(let origin, let options, let account, let login):
+            return try passkeyUpgrade(origin, options, account, login: login, in: vault)
+        case .passkeyUndo(let origin, let id, let credentialID):
+            return try passkeyUndo(origin, id, credentialID: credentialID, in: vault)
+        case .passkeySignal(let origin, let relyingParty, let signal):
+            return try passkeySignal(origin, relyingParty: relyingParty, signal, in: vault)
         case .lock:
             session.lock(vault)
             return ["locked": true]

@@ -43,13 +43,27 @@ enum BrowserRequest: Equatable {
     case passkeyGet(BrowserOrigin, PasskeyOptions, chosen: RecordID)
     /// A registration the person accepted in the sheet.
     case passkeyCreate(BrowserOrigin, PasskeyOptions, PasskeyAccount)
+    /// A conditional registration (an automatic passkey upgrade, SPEC.md §13.5.2): onto `login`,
+    /// the login the service worker saw Coffer fill in this tab within five minutes.
+    case passkeyUpgrade(BrowserOrigin, PasskeyOptions, PasskeyAccount, login: RecordID)
+    /// The notice's Undo: removes the passkey an upgrade of this host process just made.
+    case passkeyUndo(BrowserOrigin, RecordID, credentialID: [UInt8])
+    /// A relying party's signal (the Signal API): never answered with anything but `ok`.
+    case passkeySignal(BrowserOrigin, relyingParty: String, PasskeySignal)
+
+    /// What a page's Signal API call says (WebAuthn L3 §5.1.10–12).
+    enum PasskeySignal: Equatable {
+        case unknownCredential([UInt8])
+        case allAcceptedCredentials(userHandle: [UInt8], accepted: [[UInt8]])
+        case currentUserDetails(userHandle: [UInt8], name: String, displayName: String)
+    }
 
     /// Whether the request may read or change a secret, and so counts as a use of an unlock
     /// session (re-arming its idle timeout): everything but asking what there is — the state,
     /// a page's suggestions, a search (SPEC.md §13.3).
     var readsSecrets: Bool {
         switch self {
-        case .hello, .suggest, .search: false
+        case .hello, .suggest, .search, .passkeySignal: false  // a signal is dropped while locked, never a use
         default: true
         }
     }
@@ -129,18 +143,56 @@ enum BrowserRequest: Equatable {
         case "passkeyList": self = .passkeyList(try origin(), try Self.passkeyOptions(object, hashed: false), unlock: object["unlock"]?.boolValue == true)
         case "passkeyGet": self = .passkeyGet(try origin(), try Self.passkeyOptions(object, hashed: true), chosen: try record())
         case "passkeyCreate":
-            guard let user = object["user"]?.objectValue, let handle = user["id"]?.stringValue.flatMap(Base64.decodeURL),
-                  (1...64).contains(handle.count)
-            else { throw .badRequest("user.id must be 1 to 64 bytes, base64url") }
-            let displayName = user["displayName"]?.stringValue ?? ""
-            guard let name = user["name"]?.stringValue, name.utf8.count <= 256, displayName.utf8.count <= 256 else { throw .badRequest("user.name and user.displayName are strings of at most 256 bytes") }
-            guard let algorithms = object["algorithms"]?.arrayValue, algorithms.count <= 32 else { throw .badRequest("algorithms") }
-            let numbers = algorithms.compactMap { $0.int64Value.map(Int.init) }
-            guard numbers.count == algorithms.count else { throw .badRequest("algorithms are COSE numbers") }
-            self = .passkeyCreate(try origin(), try Self.passkeyOptions(object, hashed: true),
-                                  PasskeyAccount(userHandle: handle, userName: name, displayName: displayName, algorithms: numbers))
+            let account = try Self.account(object)
+            if object["conditional"]?.boolValue == true {
+                self = .passkeyUpgrade(try origin(), try Self.passkeyOptions(object, hashed: true), account, login: try record())
+            } else {
+                self = .passkeyCreate(try origin(), try Self.passkeyOptions(object, hashed: true), account)
+            }
+        case "passkeyUndo":
+            guard let id = object["credentialId"]?.stringValue.flatMap(Base64.decodeURL), Passkey.credentialIDLengths.contains(id.count) else {
+                throw .badRequest("credentialId must be base64url")
+            }
+            self = .passkeyUndo(try origin(), try record(), credentialID: id)
+        case "passkeySignal":
+            guard let rpId = object["rpId"]?.stringValue, (1...253).contains(rpId.utf8.count) else { throw .badRequest("rpId must be a domain") }
+            func bytes(_ value: JSONValue?, _ lengths: ClosedRange<Int>, _ name: String) throws(BrowserHostError) -> [UInt8] {
+                guard let decoded = value?.stringValue.flatMap(Base64.decodeURL), lengths.contains(decoded.count) else {
+                    throw .badRequest("\(name) must be base64url")
+                }
+                return decoded
+            }
+            let signal: PasskeySignal
+            switch object["signal"]?.stringValue {
+            case "unknownCredential"?:
+                signal = .unknownCredential(try bytes(object["credentialId"], Passkey.credentialIDLengths, "credentialId"))
+            case "allAcceptedCredentials"?:
+                guard let list = object["allAcceptedCredentialIds"]?.arrayValue, list.count <= 256 else { throw .badRequest("allAcceptedCredentialIds") }
+                var accepted: [[UInt8]] = []
+                for id in list { accepted.append(try bytes(id, Passkey.credentialIDLengths, "allAcceptedCredentialIds")) }
+                signal = .allAcceptedCredentials(userHandle: try bytes(object["userId"], Passkey.userHandleLengths, "userId"), accepted: accepted)
+            case "currentUserDetails"?:
+                let name = try text("name", limit: 256), displayName = try text("displayName", limit: 256)
+                signal = .currentUserDetails(userHandle: try bytes(object["userId"], Passkey.userHandleLengths, "userId"), name: name, displayName: displayName)
+            default: throw .badRequest("signal must be unknownCredential, allAcceptedCredentials or currentUserDetails")
+            }
+            self = .passkeySignal(try origin(), relyingParty: rpId, signal)
         default: throw .unknownType(type)
         }
+    }
+
+    /// A registration's `user` (`id` 1–64 bytes, `name` and `displayName` at most 256 bytes) and
+    /// `algorithms`.
+    private static func account(_ object: JSONObject) throws(BrowserHostError) -> PasskeyAccount {
+        guard let user = object["user"]?.objectValue, let handle = user["id"]?.stringValue.flatMap(Base64.decodeURL),
+              (1...64).contains(handle.count)
+        else { throw .badRequest("user.id must be 1 to 64 bytes, base64url") }
+        let displayName = user["displayName"]?.stringValue ?? ""
+        guard let name = user["name"]?.stringValue, name.utf8.count <= 256, displayName.utf8.count <= 256 else { throw .badRequest("user.name and user.displayName are strings of at most 256 bytes") }
+        guard let algorithms = object["algorithms"]?.arrayValue, algorithms.count <= 32 else { throw .badRequest("algorithms") }
+        let numbers = algorithms.compactMap { $0.int64Value.map(Int.init) }
+        guard numbers.count == algorithms.count else { throw .badRequest("algorithms are COSE numbers") }
+        return PasskeyAccount(userHandle: handle, userName: name, displayName: displayName, algorithms: numbers)
     }
 
     /// `rpId`, `clientDataHash` (32 bytes, base64url; a list needs none), `userVerification`

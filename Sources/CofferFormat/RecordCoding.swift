@@ -6,7 +6,7 @@ import FoundationEssentials
 public enum RecordCoding {
     static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
-        "name", "kind", "tags", "otp", "passwordHistory", "passkey", "secretService", "attachments",
+        "name", "kind", "tags", "otp", "passwordHistory", "passkey", "secretService", "attachments", "passwordReportedUnused",
     ]
 
     /// Writers omit every optional member at its default (`match` host, `kind` login, empty
@@ -43,6 +43,7 @@ public enum RecordCoding {
         members["passkey"] = record.passkey.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
         members["secretService"] = record.secretService.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
         members["attachments"] = record.attachments.isEmpty && omittingDefaults ? nil : .array(record.attachments.map { $0.json(omittingDefaults: omittingDefaults) })
+        members["passwordReportedUnused"] = record.passwordReportedUnused.map { .string(UTCTimestamp.format($0)) }
         return members
     }
 
@@ -97,6 +98,7 @@ public enum RecordCoding {
                     return attachments.count == elements.count ? attachments : nil
                 }
             } ?? [],
+            passwordReportedUnused: try reader.optional("passwordReportedUnused") { $0.stringValue.flatMap(UTCTimestamp.parse) },
             otherMembers: members.filter(names: { !knownMembers.contains($0) }))
         try validate(record)
         return record

@@ -104,6 +104,7 @@ public enum ItemExporter {
         check("passwordHistory", original.passwordHistory == readBack.passwordHistory)
         check("passkey", original.passkey == readBack.passkey)
         check("secretService", original.secretService == readBack.secretService)
+        check("passwordReportedUnused", original.passwordReportedUnused == readBack.passwordReportedUnused)
         check("created", original.created == readBack.created)
         check("modified", original.modified == readBack.modified)
         return members

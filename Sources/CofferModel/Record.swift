@@ -82,6 +82,9 @@ public struct Record: Equatable, Sendable {
     public var secretService: SecretServiceMember?
     /// Files the item carries (SPEC.md §6.7), in the order they were added.
     public var attachments: [Attachment]
+    /// When a site reported the login's password unused (`reportUnusedPasswordCredential`): the
+    /// account signs in another way now; `coffer audit` names it, nothing deletes it.
+    public var passwordReportedUnused: Date?
     /// Members this version does not know, kept as read so that a rewrite preserves what a
     /// newer writer added (SPEC.md §6.2).
     public var otherMembers: JSONObject
@@ -93,7 +96,7 @@ public struct Record: Equatable, Sendable {
         notes: String = "", fields: [RecordField] = [], created: Date, modified: Date, revision: UInt64,
         matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login, tags: [String] = [], otp: String? = nil,
         passwordHistory: [PasswordHistoryEntry] = [], passkey: Passkey? = nil, secretService: SecretServiceMember? = nil,
-        attachments: [Attachment] = [], otherMembers: JSONObject = [:]
+        attachments: [Attachment] = [], passwordReportedUnused: Date? = nil, otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -113,6 +116,7 @@ public struct Record: Equatable, Sendable {
         self.passkey = passkey
         self.secretService = secretService
         self.attachments = attachments
+        self.passwordReportedUnused = passwordReportedUnused
         self.otherMembers = otherMembers
     }
 

@@ -5,7 +5,7 @@ struct EditCommand: Command {
     static let name = "edit"
     static let changesVault = true
     static let summary = "change an item's name, user, password, notes, services, tags or one-time code"
-    static let usage = "edit ENTRY [--name NAME] [--user USER] [--new-password | --generate[=LENGTH]] [--add-service S] [--remove-service S] [--tag T] [--remove-tag T] [--otp | --remove-otp] [--match MODE]"
+    static let usage = "edit ENTRY [--name NAME] [--user USER] [--new-password | --generate[=LENGTH]] [--add-service S] [--remove-service S] [--tag T] [--remove-tag T] [--otp | --remove-otp] [--match MODE] [--unhide-passkey]"
     static let discussion = """
         ENTRY names the item (see 'coffer help show'). With no option, opens the item as text in
         $VISUAL or $EDITOR (then 'editor', then 'vi'), as pass edit does: the password on line 1,
@@ -38,10 +38,11 @@ struct EditCommand: Command {
         .flag("otp", "read a new one-time-code secret (otpauth:// URI or base32)"),
         .flag("remove-otp", "remove the one-time code"),
         .value("match", MatchModeOption.help),
+        .flag("unhide-passkey", "offer the login's passkey again, which a site's signal hid ('show' says why)"),
         .flag("json", "print the edited item as JSON"),
     ]
     static let changes = [
-        "name", "user", "new-password", "generate", "add-service", "remove-service", "tag", "remove-tag", "otp", "remove-otp", "match",
+        "name", "user", "new-password", "generate", "add-service", "remove-service", "tag", "remove-tag", "otp", "remove-otp", "match", "unhide-passkey",
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
@@ -72,7 +73,12 @@ struct EditCommand: Command {
         changes += arguments.values("tag").map(ItemChange.addTag) + arguments.values("remove-tag").map(ItemChange.removeTag)
         if let otp { changes.append(.otp(otp)) }
         if arguments.has("remove-otp") { changes.append(.otp(nil)) }
-        let record = try vault.updateItem(withID: id, applying: changes)
+        var record = try vault.record(withID: id)
+        if arguments.has("unhide-passkey") {
+            guard record.passkey?.hidden != nil else { throw CLIError("'\(record.title)' has no hidden passkey", code: .failure) }
+            record = try vault.updateRecord(withID: id) { $0.passkey?.hidden = nil }
+        }
+        if !changes.isEmpty { record = try vault.updateItem(withID: id, applying: changes) }
         if arguments.has("generate"), try GenerateCommand.reveal(record.password, context) == false, arguments.has("show") {
             context.print(record.password)
         }

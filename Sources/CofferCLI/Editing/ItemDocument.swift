@@ -40,7 +40,12 @@ struct ItemDocument: Equatable {
         passwordHistory = record.passwordHistory.isEmpty ? nil : "\(record.passwordHistory.count) (show --json)"
         passkey = record.passkey.map { passkey in
             let algorithm = (try? PasskeyPrivateKey(pkcs8: passkey.privateKey))?.algorithm.name ?? "unusable key"
-            return "\(passkey.relyingPartyIdentifier), \(passkey.userName.isEmpty ? "(no user name)" : passkey.userName), \(algorithm)"
+            var line = "\(passkey.relyingPartyIdentifier), \(passkey.userName.isEmpty ? "(no user name)" : passkey.userName), \(algorithm)"
+            if let name = passkey.formerNames.first { line += ", formerly \(name.userName)" }
+            if let hidden = passkey.hidden {
+                line += ", hidden since \(JSONOutput.date(hidden.since)): \(hidden.explanation) (edit --unhide-passkey offers it again)"
+            }
+            return line
         }
         attachments = record.attachments.map { "\($0.name) (\(Attachment.describe(size: $0.size)), \($0.mediaType))" }
         secretService = record.secretService.map { member in

@@ -6,7 +6,7 @@ enum CofferExportImport {
     /// The members of an exported record document this version reads (SPEC.md §6.2).
     static let knownMembers: Set<String> = [
         "id", "revision", "name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory",
-        "serviceIdentifiers", "match", "created", "modified", "passkey", "secretService", "attachments",
+        "serviceIdentifiers", "match", "created", "modified", "passkey", "secretService", "attachments", "passwordReportedUnused",
     ]
 
     /// A record as the export writes it: every member, and each attachment with its content

@@ -35,6 +35,10 @@ public enum CredentialExchangeFormat {
                         "userHandle": .string(Base64.encodeURL(passkey.userHandle)), "key": .string(Base64.encodeURL(passkey.privateKey)),
                     ])
                     if passkey.created != record.created { extra["passkeyCreated"] = .string(UTCTimestamp.format(passkey.created)) }
+                    // A hidden passkey's state and former names (SPEC.md §6.4), as the record writes them.
+                    let members = passkey.json(omittingDefaults: true).objectValue ?? [:]
+                    if let hidden = members["hidden"] { extra["passkeyHidden"] = hidden }
+                    if let names = members["formerNames"] { extra["passkeyFormerNames"] = names }
                 } else {
                     leftOut.append(record.title)
                 }
@@ -86,6 +90,7 @@ public enum CredentialExchangeFormat {
             if !record.tags.isEmpty { item["tags"] = .array(record.tags.map(JSONValue.string)) }
             if record.name.isEmpty, !record.title.isEmpty { extra["unnamed"] = true }
             if let member = record.secretService { extra["secretService"] = member.json(omittingDefaults: true) }
+            if let reported = record.passwordReportedUnused { extra["passwordReportedUnused"] = .string(UTCTimestamp.format(reported)) }
             if extra.count > 1 { item["extensions"] = [.object(extra)] }
             return .object(item)
         }
@@ -204,6 +209,16 @@ public enum CredentialExchangeFormat {
         if let match = extra["match"]?.stringValue.flatMap(MatchMode.init(rawValue:)) { draft.matchMode = match }
         if let otp = extra["otp"]?.stringValue { draft.otp = otp }
         if let created = extra["passkeyCreated"]?.stringValue.flatMap(UTCTimestamp.parse) { draft.passkey?.created = created }
+        draft.passwordReportedUnused = extra["passwordReportedUnused"]?.stringValue.flatMap(UTCTimestamp.parse)
+        if let passkey = draft.passkey, extra["passkeyHidden"] != nil || extra["passkeyFormerNames"] != nil {
+            var members = passkey.json(omittingDefaults: true).objectValue ?? [:]
+            members["hidden"] = extra["passkeyHidden"]
+            members["formerNames"] = extra["passkeyFormerNames"]
+            guard let read = Passkey(json: .object(members)) else {
+                throw .malformed(location: origin, reason: "the coffer-item extension's passkeyHidden or passkeyFormerNames is not as SPEC.md §6.4 writes it")
+            }
+            draft.passkey = read
+        }
         if let member = extra["secretService"] {
             guard let secretService = SecretServiceMember(json: member) else {
                 throw .malformed(location: origin, reason: "the coffer-item extension's secretService is not a Secret Service item (SPEC.md §6.5)")

@@ -23,6 +23,11 @@ public struct Passkey: Equatable, Sendable {
     public var created: Date
     /// Whether a relying party may find it without naming it (`allowCredentials` empty).
     public var discoverable: Bool
+    /// Set when the relying party signalled it no longer accepts it (the Signal API): it is
+    /// then offered nowhere, yet kept until `PasskeyHiding.retention` has passed.
+    public var hidden: PasskeyHiding? = nil
+    /// The account names the relying party replaced (`signalCurrentUserDetails`), newest first.
+    public var formerNames: [PasskeyFormerName] = []
 
     public init(
         credentialID: [UInt8], relyingPartyIdentifier: String, userHandle: [UInt8], userName: String, userDisplayName: String = "",
@@ -51,4 +56,48 @@ public struct Passkey: Equatable, Sendable {
             && Self.relyingPartyIdentifierLengths.contains(relyingPartyIdentifier.utf8.count) && !privateKey.isEmpty
             && RelyingPartyIdentifier.isCanonical(relyingPartyIdentifier)
     }
+}
+
+/// Why and since when a passkey is hidden (SPEC.md §6.4): a relying party's signal hides it, and
+/// nothing is deleted on a page's word alone — a hidden passkey is restorable for 30 days.
+public struct PasskeyHiding: Equatable, Sendable {
+    public enum Reason: String, Sendable {
+        /// `signalUnknownCredential`: the site does not know the credential.
+        case unknown
+        /// `signalAllAcceptedCredentials`: the site's list for the account does not hold it.
+        case notAccepted
+    }
+
+    public var reason: Reason
+    public var since: Date
+    /// How long a hidden passkey is kept before it may be removed.
+    public static let retention: TimeInterval = 30 * 86_400
+
+    public init(reason: Reason, since: Date) {
+        self.reason = reason
+        self.since = since
+    }
+
+    /// What a person reads: "the site reported it unknown", "the site no longer accepts it".
+    public var explanation: String {
+        switch reason {
+        case .unknown: "the site reported it unknown"
+        case .notAccepted: "the site's list of accepted passkeys for the account left it out"
+        }
+    }
+}
+
+/// A user name and display name a relying party replaced, and when.
+public struct PasskeyFormerName: Equatable, Sendable {
+    public var userName: String
+    public var userDisplayName: String
+    public var replaced: Date
+
+    public init(userName: String, userDisplayName: String, replaced: Date) {
+        self.userName = userName
+        self.userDisplayName = userDisplayName
+        self.replaced = replaced
+    }
+
+    public static let maximumCount = 20
 }

@@ -22,10 +22,14 @@ public enum AuthenticatorData {
     /// `SHA-256(rpId) ‖ flags ‖ signCount (u32 BE) ‖ [AAGUID ‖ credential id length (u16 BE) ‖
     /// credential id ‖ COSE public key]`. A Coffer passkey is synced (git, backups), so it is
     /// always backup eligible and backed up, as Apple's and Google's synced passkeys say.
+    /// - Parameter userPresent: false only for a conditional registration (WebAuthn L3 §6.3.2:
+    ///   made without a person's gesture, so neither UP nor UV is set).
     public static func encode(
-        relyingPartyIdentifier: String, userVerified: Bool, signCount: UInt32, attested: (credentialID: [UInt8], publicKey: CBOR)? = nil
+        relyingPartyIdentifier: String, userVerified: Bool, signCount: UInt32, attested: (credentialID: [UInt8], publicKey: CBOR)? = nil,
+        userPresent: Bool = true
     ) -> [UInt8] {
-        var flags: Flags = [.userPresent, .backupEligible, .backedUp]
+        var flags: Flags = [.backupEligible, .backedUp]
+        if userPresent { flags.insert(.userPresent) }
         if userVerified { flags.insert(.userVerified) }
         if attested != nil { flags.insert(.attestedCredentialData) }
         var bytes = SHA256Digest.hash(Array(relyingPartyIdentifier.utf8))

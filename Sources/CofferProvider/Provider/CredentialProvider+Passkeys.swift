@@ -96,24 +96,33 @@ extension CredentialProvider {
                 extensionContext.cancelRequest(withError: ExtensionError(.matchedExcludedCredential))
                 return
             }
-            let key = try PasskeyPrivateKey.generate(algorithm)
-            let credentialID = try SecureRandom.bytes(16)
-            let passkey = Passkey(
-                credentialID: credentialID, relyingPartyIdentifier: identity.relyingPartyIdentifier, userHandle: identity.userHandle,
-                userName: identity.userName, userDisplayName: request.userDisplayName, privateKey: try key.pkcs8(),
-                created: RecordCoding.wholeSeconds(Date()))
-            let record = try store(passkey)
-            let authenticatorData = AuthenticatorData.encode(
-                relyingPartyIdentifier: identity.relyingPartyIdentifier, userVerified: isUserRecentlyVerified, signCount: 0,
-                attested: (credentialID, key.cosePublicKey))
-            extensionContext.completeRegistrationRequest(using: PasskeyRegistrationCredential(
-                relyingParty: identity.relyingPartyIdentifier, clientDataHash: request.clientDataHash, credentialID: credentialID,
-                attestationObject: AuthenticatorData.noneAttestationObject(authenticatorData: authenticatorData),
-                recordIdentifier: record.id.hex, authenticatorData: authenticatorData, publicKey: key.subjectPublicKeyInfo,
-                algorithm: algorithm))
+            try register(request, algorithm: algorithm, userPresent: true) { passkey in try store(passkey) }
         } catch {
             extensionContext.cancelRequest(withError: ExtensionError.failed(error))
         }
+    }
+
+    /// Makes the passkey `request` asks for, lets `place` store it, and completes the request
+    /// with its attestation (`none`).
+    func register(
+        _ request: PasskeyCredentialRequest, algorithm: PasskeyAlgorithm, userPresent: Bool, place: (Passkey) throws -> Record
+    ) throws {
+        let identity = request.credentialIdentity
+        let key = try PasskeyPrivateKey.generate(algorithm)
+        let credentialID = try SecureRandom.bytes(16)
+        let passkey = Passkey(
+            credentialID: credentialID, relyingPartyIdentifier: identity.relyingPartyIdentifier, userHandle: identity.userHandle,
+            userName: identity.userName, userDisplayName: request.userDisplayName, privateKey: try key.pkcs8(),
+            created: RecordCoding.wholeSeconds(Date()))
+        let record = try place(passkey)
+        let authenticatorData = AuthenticatorData.encode(
+            relyingPartyIdentifier: identity.relyingPartyIdentifier, userVerified: userPresent && isUserRecentlyVerified, signCount: 0,
+            attested: (credentialID, key.cosePublicKey), userPresent: userPresent)
+        extensionContext.completeRegistrationRequest(using: PasskeyRegistrationCredential(
+            relyingParty: identity.relyingPartyIdentifier, clientDataHash: request.clientDataHash, credentialID: credentialID,
+            attestationObject: AuthenticatorData.noneAttestationObject(authenticatorData: authenticatorData),
+            recordIdentifier: record.id.hex, authenticatorData: authenticatorData, publicKey: key.subjectPublicKeyInfo,
+            algorithm: algorithm))
     }
 
     /// Where a new passkey goes: onto the one login of that account on the relying party's own

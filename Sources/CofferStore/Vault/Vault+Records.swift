@@ -15,11 +15,14 @@ public struct RecordDraft: Sendable {
     public var passkey: Passkey?
     /// A Secret Service item's collection, attributes and content type (SPEC.md §6.5).
     public var secretService: SecretServiceMember?
+    /// A site's report that the password is unused (an import of Coffer's own export brings it).
+    public var passwordReportedUnused: Date?
 
     public init(
         _ content: ItemContent, passwordHistory: [PasswordHistoryEntry] = [], created: Date? = nil, modified: Date? = nil,
-        passkey: Passkey? = nil, secretService: SecretServiceMember? = nil
+        passkey: Passkey? = nil, secretService: SecretServiceMember? = nil, passwordReportedUnused: Date? = nil
     ) {
+        self.passwordReportedUnused = passwordReportedUnused
         self.content = content
         self.passwordHistory = passwordHistory
         self.created = created
@@ -178,7 +181,7 @@ extension Vault {
                 modified: (draft.modified ?? draft.created).map(RecordCoding.wholeSeconds) ?? now, revision: 1, matchMode: draft.matchMode,
                 name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
                 passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory)), passkey: draft.passkey,
-                secretService: draft.secretService))
+                secretService: draft.secretService, passwordReportedUnused: draft.passwordReportedUnused))
         }
         try writeTransaction { opened throws in
             progress?(0, records.count)

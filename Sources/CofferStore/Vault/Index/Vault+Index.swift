@@ -278,7 +278,7 @@ extension Vault {
     /// A record's index entries (SPEC.md §7.3): a login has a password identity per service
     /// identifier (none when its password is empty and it holds a passkey: there is nothing to
     /// fill) and, when it has a one-time code, a one-time-code identity per service too, and a
-    /// passkey identity for its passkey's relying party; every record has one item entry,
+    /// passkey identity for its passkey's relying party unless the passkey is hidden (§6.4); every record has one item entry,
     /// `listed` when it has no identity. Ranks are carried over from `previous`.
     package static func indexEntries(of record: Record, previous: [BucketEntry] = []) -> [BucketEntry] {
         var entries: [BucketEntry] = []
@@ -295,7 +295,7 @@ extension Vault {
                     key: ServiceKey(parsing: service), kind: kind, name: record.name)))
             }
         }
-        if let passkey = record.passkey, record.kind == .login {
+        if let passkey = record.passkey, record.kind == .login, passkey.hidden == nil {  // a hidden passkey is offered nowhere
             let service = CredentialServiceIdentifier(identifier: passkey.relyingPartyIdentifier, type: .domain)
             let rank = previous.lazy.compactMap { entry -> Int64? in
                 guard case .identity(let old) = entry, old.kind == .passkey else { return nil }
