@@ -82,15 +82,19 @@ async function fromContentScript(message, sender) {
     case "suggest":
       return ask({ type: "suggest", origin });
     case "fill": {
+      let answer;
       if (message.trigger === "choice") {
-        return ask({ type: "fill", origin, trigger: "choice", recordIdentifier: String(message.recordIdentifier ?? "") });
-      }
-      if (message.trigger === "command") return ask({ type: "fill", origin, trigger: "command" });
-      if (message.trigger === "pageLoad") {
+        answer = await ask({ type: "fill", origin, trigger: "choice", recordIdentifier: String(message.recordIdentifier ?? "") });
+      } else if (message.trigger === "command") {
+        answer = await ask({ type: "fill", origin, trigger: "command" });
+      } else if (message.trigger === "pageLoad") {
         if (!(await settings()).fillOnLoad) return { ok: false, error: { code: "forbidden", message: "fill on page load is off" } };
-        return ask({ type: "fill", origin, trigger: "pageLoad", topFrame: sender.frameId === 0 });
+        answer = await ask({ type: "fill", origin, trigger: "pageLoad", topFrame: sender.frameId === 0 });
+      } else {
+        return { ok: false, error: { code: "badRequest", message: "unknown trigger" } };
       }
-      return { ok: false, error: { code: "badRequest", message: "unknown trigger" } };
+      if (answer.ok && sender.frameId === 0) await rememberFill(tabId, origin, answer);
+      return answer;
     }
     case "generate": {
       // The field's passwordrules, then the rule published for the page's host (SPEC §12.1):
@@ -123,6 +127,11 @@ async function fromContentScript(message, sender) {
     }
     case "passkeyList": case "passkeyGet": case "passkeyCreate":
       return passkey(message, sender, origin);
+    case "passkeyUndo":
+      if (sender.frameId !== 0) return { ok: false, error: { code: "forbidden", message: "only the top page's notice" } };
+      return ask({ type: "passkeyUndo", origin, recordIdentifier: String(message.recordIdentifier ?? ""), credentialId: String(message.credentialId ?? "") });
+    case "passkeySignal":
+      return passkeySignal(message, sender, origin);
     case "pendingSave": {
       if (sender.frameId !== 0) return { ok: true, pending: null };
       const pending = pendingSave(tabId, origin);
@@ -149,6 +158,28 @@ async function fromContentScript(message, sender) {
       return { ok: false, error: { code: "forbidden", message: "not a request a page's frame may make" } };
   }
 }
+
+// ---- The logins Coffer filled, per tab: what an automatic passkey upgrade needs (§13.5.2). ----
+
+const UPGRADE_WINDOW_MS = 5 * 60 * 1000;
+
+/** Remembers the login Coffer filled in a tab's top page — never its password — in session
+ * storage (memory only, kept while the service worker sleeps). */
+async function rememberFill(tabId, origin, answer) {
+  if (!answer.recordIdentifier || !api.storage.session) return;
+  await api.storage.session.set({ [`fill:${tabId}`]: { origin, recordIdentifier: answer.recordIdentifier, user: answer.user ?? "", at: Date.now() } });
+}
+
+/** The login Coffer filled in this tab within five minutes on this page's host, for `user`. */
+async function recentFill(tabId, origin, user) {
+  if (!api.storage.session) return null;
+  const key = `fill:${tabId}`;
+  const fill = (await api.storage.session.get(key))[key];
+  if (!fill || Date.now() - fill.at > UPGRADE_WINDOW_MS || fill.user !== user) return null;
+  return new URL(fill.origin).host === new URL(origin).host ? fill : null;
+}
+
+api.tabs.onRemoved.addListener((tabId) => { api.storage.session?.remove(`fill:${tabId}`); });
 
 // ---- Passkeys: the WebAuthn client's part (SPEC.md §13.5.1). ----
 
@@ -186,8 +217,29 @@ async function passkey(message, sender, origin) {
     request.user = { id: String(user.id ?? ""), name: String(user.name ?? ""), displayName: String(user.displayName ?? "") };
     request.algorithms = Array.isArray(message.algorithms) ? message.algorithms.slice(0, 32).map(Number).filter(Number.isInteger) : [];
   }
+  if (message.type === "passkeyCreate" && message.conditional === true) {
+    // An upgrade: the top page only, right after Coffer filled this account's login there.
+    const fill = sender.frameId === 0 ? await recentFill(sender.tab.id, origin, request.user.name) : null;
+    if (!fill) return { ok: false, error: { code: "forbidden", message: "no login of this account was filled here by Coffer within five minutes" } };
+    request.conditional = true;
+    request.recordIdentifier = fill.recordIdentifier;
+  }
   const answer = await ask(request);
   return answer.ok ? { ...answer, clientDataJSON: b64url(clientDataJSON) } : answer;
+}
+
+/** A page's Signal API call (§13.5.3): from the top page, its origin the browser's; the host
+ * checks the rpId against it, rate-limits and drops it while locked. */
+async function passkeySignal(message, sender, origin) {
+  if (sender.frameId !== 0) return { ok: true };  // a frame's signal is dropped
+  if (typeof message.rpId !== "string") return { ok: false, error: { code: "badRequest", message: "no rpId" } };
+  const request = { type: "passkeySignal", origin, rpId: message.rpId, signal: String(message.signal ?? "") };
+  if (typeof message.credentialId === "string") request.credentialId = message.credentialId;
+  if (typeof message.userId === "string") request.userId = message.userId;
+  if (Array.isArray(message.allAcceptedCredentialIds)) request.allAcceptedCredentialIds = strings(message.allAcceptedCredentialIds, 256);
+  if (typeof message.name === "string") request.name = message.name;
+  if (typeof message.displayName === "string") request.displayName = message.displayName;
+  return ask(request);
 }
 
 // ---- Requests of the popup. ----

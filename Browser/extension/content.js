@@ -358,7 +358,7 @@
       .text { margin-bottom: 10px; } button { font: inherit; margin-right: 6px; padding: 4px 10px; border-radius: 5px;
              border: 1px solid #999; background: #f6f6f6; cursor: pointer; } button.primary { background: #1a73e8; color: #fff; border-color: #1a73e8; }
     </style><div class="bar" role="dialog" aria-label="Coffer"><div class="text"></div>
-      <button class="primary" data-action="save"></button><button data-action="never">Never for this site</button><button data-action="close">Not now</button></div>`;
+      <button class="primary" data-action="save"></button><button class="never" data-action="never">Never for this site</button><button class="close" data-action="close">Not now</button></div>`;
     root.querySelector(".text").textContent = state === "new"
       ? `Save the login for ${user || "this account"} on ${host} in Coffer?`
       : `Update the password of ${user || "this account"} on ${host} in Coffer?`;

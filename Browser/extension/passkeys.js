@@ -31,20 +31,31 @@
     sheet = null;
   }
 
-  /** Whether a trusted click on the sheet counts: shown long enough, nothing else in the top
-   * layer, the sheet's look intact. */
-  function seen(event) {
-    if (!event.isTrusted || !sheet || performance.now() - sheet.shownAt < SETTLE_MS) return false;
-    if (!sheet.host.matches(":popover-open")) return false;
-    if ([...document.querySelectorAll(":popover-open, dialog:modal")].some((other) => other !== sheet.host)) return false;
-    const style = getComputedStyle(sheet.host);
+  /** Whether a trusted click on a panel (`{host, shownAt}`: the sheet, the upgrade notice)
+   * counts: shown long enough, nothing else in the top layer, its look intact. */
+  function seen(event, shown) {
+    if (!event.isTrusted || !shown || performance.now() - shown.shownAt < SETTLE_MS) return false;
+    if (!shown.host.matches(":popover-open")) return false;
+    if ([...document.querySelectorAll(":popover-open, dialog:modal")].some((other) => other !== shown.host)) return false;
+    const style = getComputedStyle(shown.host);
     return Number(style.opacity) === 1 && style.visibility === "visible" && style.transform === "none" && style.filter === "none";
   }
 
   /** The sheet: a title, a line, and buttons [{label, primary, action}]. */
   function showSheet(id, title, detail, buttons) {
     closeSheet();
-    const host = document.createElement("coffer-passkey-sheet");
+    closeNotice();  // one panel at a time: a click counts only with nothing else in the top layer
+    const closing = buttons.map((button) => ({ ...button, action: () => { closeSheet(); button.action(); } }));
+    const shown = panel("coffer-passkey-sheet", title, detail, closing);
+    if (!shown) { reply(id, { fallback: true }); return; }
+    sheet = { ...shown, id };
+  }
+
+  /** A panel in the top layer (a closed shadow root): a title, a line, buttons [{label,
+   * primary, action}], each acting only on a click `seen` accepts. `null` when the top layer
+   * refused it. */
+  function panel(tag, title, detail, buttons) {
+    const host = document.createElement(tag);
     host.setAttribute("popover", "manual");
     const root = host.attachShadow({ mode: "closed" });
     root.innerHTML = `<style>
@@ -67,15 +78,15 @@
       element.className = button.primary ? "option primary" : "option";
       element.addEventListener("click", (event) => {
         event.stopPropagation();
-        if (!seen(event)) return;  // a synthetic, early or covered click chooses nothing
-        closeSheet();
+        if (!seen(event, made)) return;  // a synthetic, early or covered click chooses nothing
         button.action();
       });
       box.append(element);
     }
     document.documentElement.append(host);
-    try { host.showPopover(); } catch { host.remove(); reply(id, { fallback: true }); return; }
-    sheet = { host, root, id, shownAt: performance.now() };
+    try { host.showPopover(); } catch { host.remove(); return null; }
+    const made = { host, root, shownAt: performance.now() };
+    return made;
   }
 
   const cancelled = { ok: false, error: { code: "cancelled", message: "The operation either timed out or was not allowed." } };
@@ -123,6 +134,60 @@
     ]);
   }
 
+  // ---- Automatic passkey upgrades (SPEC.md §13.5.2) ----
+
+  let notice = null;  // { host, root, shownAt, timer }
+
+  function closeNotice() {
+    if (!notice) return;
+    clearTimeout(notice.timer);
+    try { notice.host.hidePopover?.(); } catch { /* hidden */ }
+    notice.host.remove();
+    notice = null;
+  }
+
+  /** "Coffer added a passkey for example.com", with Undo: a person always hears of a passkey
+   * made without a sheet, and can take it back. */
+  function showNotice(rp, recordIdentifier, credentialId) {
+    closeNotice();
+    const made = panel("coffer-passkey-notice", `Coffer added a passkey for ${rp}`,
+      "You can sign in with it next time. Undo removes it.", [
+        { label: "Undo", action: async () => {
+          const answer = await send({ type: "passkeyUndo", recordIdentifier, credentialId });
+          closeNotice();
+          if (answer.ok) showNotice.removed(rp);
+        } },
+        { label: "OK", primary: true, action: closeNotice },
+      ]);
+    if (!made) return;
+    notice = { ...made, timer: setTimeout(closeNotice, 20000) };
+  }
+  showNotice.removed = (rp) => {
+    const made = panel("coffer-passkey-notice", `Passkey for ${rp} removed`, "Your password still signs you in.",
+      [{ label: "OK", primary: true, action: closeNotice }]);
+    if (made) notice = { ...made, timer: setTimeout(closeNotice, 8000) };
+  };
+
+  async function upgrade(id, request) {
+    const rp = request.rpId ?? location.hostname;
+    const answer = await send({ type: "passkeyCreate", conditional: true, challenge: request.challenge, rpId: request.rpId, user: request.user,
+                                algorithms: request.algorithms, excludeCredentials: request.excludeCredentials,
+                                userVerification: request.userVerification });
+    reply(id, answer);
+    if (answer.ok) showNotice(rp, answer.recordIdentifier, answer.credentialId);
+  }
+
+  // ---- The Signal API: passed on; the page hears only whether its rpId was its own. ----
+
+  async function signal(id, request) {
+    const message = { type: "passkeySignal", signal: request.signal, rpId: request.rpId };
+    for (const key of ["credentialId", "userId", "allAcceptedCredentialIds", "name", "displayName"]) {
+      if (request[key] !== undefined) message[key] = request[key];
+    }
+    const answer = await send(message);
+    reply(id, answer.ok || answer.error?.code !== "relyingParty" ? { ok: true } : answer);
+  }
+
   addEventListener(REQUEST, (event) => {
     let request;
     try { request = JSON.parse(event.detail); } catch { return; }
@@ -133,7 +198,9 @@
       return;
     }
     if (typeof request.challenge !== "string" || request.challenge.length > 5462) { reply(request.id, { ok: false, error: { code: "forbidden", message: "bad challenge" } }); return; }
-    if (request.kind === "create" && request.user && typeof request.user.id === "string") create(request.id, request);
+    if (request.kind === "signal" && typeof request.signal === "string") signal(request.id, request);
+    else if (request.kind === "create" && request.conditional === true && request.user && typeof request.user.id === "string") upgrade(request.id, request);
+    else if (request.kind === "create" && request.user && typeof request.user.id === "string") create(request.id, request);
     else if (request.kind === "get") get(request.id, request);
   });
 

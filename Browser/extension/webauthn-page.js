@@ -78,9 +78,14 @@
     return object;
   }
 
+  const notAllowed = () => new DOMException("The operation either timed out or was not allowed.", "NotAllowedError");
+
   async function create(options) {
     const publicKey = options?.publicKey;
     if (!publicKey) return native.create(options);
+    // An automatic passkey upgrade (WebAuthn L3 `mediation: "conditional"`): Coffer's, silent,
+    // or refused as browsers refuse one — never the browser's own flow, never a sheet.
+    const conditional = options.mediation === "conditional";
     if (options.signal?.aborted) throw options.signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
     const challenge = toBytes(publicKey.challenge, "challenge");
     const userId = toBytes(publicKey.user?.id, "user.id");
@@ -89,16 +94,17 @@
     const algorithms = (publicKey.pubKeyCredParams ?? []).filter((p) => p?.type === "public-key").map((p) => Number(p.alg));
     // No algorithm Coffer has (or options it does not take on): the browser's own flow.
     if (!algorithms.some((alg) => SUPPORTED.includes(alg)) || publicKey.authenticatorSelection?.authenticatorAttachment === "cross-platform") {
+      if (conditional) throw notAllowed();
       return native.create(options);
     }
     const answer = await relay({
-      kind: "create", challenge: encode(challenge), rpId: publicKey.rp?.id ?? null, rpName: String(publicKey.rp?.name ?? ""),
+      kind: "create", conditional, challenge: encode(challenge), rpId: publicKey.rp?.id ?? null, rpName: String(publicKey.rp?.name ?? ""),
       user: { id: encode(userId), name: String(publicKey.user?.name ?? ""), displayName: String(publicKey.user?.displayName ?? "") },
       algorithms, excludeCredentials: ids(publicKey.excludeCredentials, "excludeCredentials"),
       userVerification: publicKey.authenticatorSelection?.userVerification ?? "preferred",
     }, options.signal, publicKey.timeout);
-    if (answer.fallback) return native.create(options);
-    if (!answer.ok) throw failure(answer);
+    if (answer.fallback && !conditional) return native.create(options);
+    if (!answer.ok) throw conditional && answer.error?.code !== "relyingParty" ? notAllowed() : failure(answer);
     const response = {
       clientDataJSON: decode(answer.clientDataJSON), attestationObject: decode(answer.attestationObject),
       getTransports: () => ["internal", "hybrid"], getAuthenticatorData: () => decode(answer.authenticatorData),
@@ -134,6 +140,30 @@
     return credential(answer, response, AuthenticatorAssertionResponse.prototype);
   }
 
+  // ---- The Signal API (WebAuthn L3 §5.1.10–12): the site tells Coffer what it knows. ----
+  // The page learns nothing back: a signal resolves once Coffer took it (or dropped it: locked,
+  // over the rate limit), and rejects only for the page's own errors — a credential id or user
+  // id that is no base64url (TypeError), an rpId that is not this page's (SecurityError).
+  const B64URL = /^[A-Za-z0-9_-]+$/;
+  const nativeSignals = {};
+  for (const name of ["signalUnknownCredential", "signalAllAcceptedCredentials", "signalCurrentUserDetails"]) {
+    nativeSignals[name] = typeof PublicKeyCredential[name] === "function" ? PublicKeyCredential[name].bind(PublicKeyCredential) : null;
+  }
+
+  async function signal(name, options, members) {
+    if (typeof options?.rpId !== "string" || options.rpId === "") throw new TypeError("rpId is required");
+    for (const [key, value] of Object.entries(members)) {
+      const values = Array.isArray(value) ? value : [value];
+      if (key !== "name" && key !== "displayName" && !values.every((v) => typeof v === "string" && B64URL.test(v))) {
+        throw new TypeError(`${key} is not base64url`);
+      }
+    }
+    const answer = await relay({ kind: "signal", signal: name, rpId: options.rpId, challenge: "", ...members }, null, 30000);
+    if (!answer.ok && answer.error?.code === "relyingParty") throw new DOMException(answer.error.message, "SecurityError");
+    // The browser's own password manager hears it too, as it would without Coffer.
+    nativeSignals["signal" + name[0].toUpperCase() + name.slice(1)]?.(options).catch(() => {});
+  }
+
   // Look native: `navigator.credentials.create.toString()` and the functions' names stay theirs.
   const install = (target, name, value) => {
     Object.defineProperty(value, "name", { value: name });
@@ -145,7 +175,19 @@
   install(PublicKeyCredential, "isUserVerifyingPlatformAuthenticatorAvailable", async function available() { return true; });
   install(PublicKeyCredential, "isConditionalMediationAvailable", async function conditional() { return true; });
   install(PublicKeyCredential, "getClientCapabilities", async function capabilities() {
-    return { conditionalGet: true, conditionalCreate: false, passkeyPlatformAuthenticator: true, userVerifyingPlatformAuthenticator: true,
-             hybridTransport: false, relatedOrigins: false, signalAllAcceptedCredentials: false };
+    return { conditionalGet: true, conditionalCreate: true, passkeyPlatformAuthenticator: true, userVerifyingPlatformAuthenticator: true,
+             hybridTransport: false, relatedOrigins: false, signalAllAcceptedCredentials: true, signalCurrentUserDetails: true,
+             signalUnknownCredential: true };
+  });
+  install(PublicKeyCredential, "signalUnknownCredential", async function signalUnknownCredential(options) {
+    return signal("unknownCredential", options, { credentialId: options?.credentialId });
+  });
+  install(PublicKeyCredential, "signalAllAcceptedCredentials", async function signalAllAcceptedCredentials(options) {
+    if (!Array.isArray(options?.allAcceptedCredentialIds)) throw new TypeError("allAcceptedCredentialIds is required");
+    return signal("allAcceptedCredentials", options, { userId: options.userId, allAcceptedCredentialIds: options.allAcceptedCredentialIds });
+  });
+  install(PublicKeyCredential, "signalCurrentUserDetails", async function signalCurrentUserDetails(options) {
+    if (typeof options?.name !== "string" || typeof options?.displayName !== "string") throw new TypeError("name and displayName are required");
+    return signal("currentUserDetails", options, { userId: options.userId, name: options.name, displayName: options.displayName });
   });
 })();

@@ -70,6 +70,63 @@ PASSKEYS = """<!doctype html><html><head><meta charset="utf-8"><title>Passkeys</
   if (location.search.includes("conditional")) signIn({ discoverable: true }, "conditional");
 </script></body></html>"""
 
+# A sign-in page that upgrades to a passkey right after a password sign-in (WebAuthn's
+# conditional create, as sites deploy automatic passkey upgrades), and sends the Signal API.
+UPGRADE = """<!doctype html><html><head><meta charset="utf-8"><title>Upgrade</title>
+<style>body{font:15px sans-serif;margin:40px} button{display:block;margin:8px 0;padding:6px 12px} input{padding:6px;width:240px}</style></head>
+<body><h1>Example sign-in</h1>
+<form id="login" onsubmit="event.preventDefault(); upgrade();"><label>User <input id="username" autocomplete="username"></label>
+<label>Password <input id="password" type="password" autocomplete="current-password"></label><button id="signin-password">Sign in</button></form>
+<button id="signin" onclick="signIn()">Sign in with a passkey</button>
+<pre id="result"></pre><pre id="signal"></pre>
+<script>
+  const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
+  const unb64 = (text) => Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const show = (text) => { document.getElementById("result").textContent = text; };
+  async function post(path, body) {
+    const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    return response.json();
+  }
+  // After the password sign-in: ask for a passkey without a dialog, as a site does.
+  async function upgrade() {
+    show("");
+    try {
+      const options = await post("/webauthn/register/begin", { alg: -7, conditional: true });
+      options.challenge = unb64(options.challenge);
+      options.user.id = unb64(options.user.id);
+      options.excludeCredentials = options.excludeCredentials.map((c) => ({ ...c, id: unb64(c.id) }));
+      const made = await navigator.credentials.create({ publicKey: options, mediation: "conditional" });
+      const verdict = await post("/webauthn/register/complete", {
+        clientDataJSON: b64(made.response.clientDataJSON), attestationObject: b64(made.response.attestationObject),
+        publicKeyAlgorithm: made.response.getPublicKeyAlgorithm(), instance: made instanceof PublicKeyCredential, credentialId: made.id });
+      show(verdict.ok ? "upgraded " + JSON.stringify(verdict) : "refused " + verdict.error);
+    } catch (error) { show("error " + error.name + ": " + error.message); }
+  }
+  async function signIn() {
+    show("");
+    try {
+      const options = await post("/webauthn/authenticate/begin", { discoverable: true });
+      options.challenge = unb64(options.challenge);
+      const used = await navigator.credentials.get({ publicKey: options });
+      const verdict = await post("/webauthn/authenticate/complete", {
+        rawId: b64(used.rawId), clientDataJSON: b64(used.response.clientDataJSON), authenticatorData: b64(used.response.authenticatorData),
+        signature: b64(used.response.signature), userHandle: used.response.userHandle ? b64(used.response.userHandle) : null });
+      show(verdict.ok ? "signed in " + JSON.stringify(verdict) : "refused " + verdict.error);
+    } catch (error) { show("error " + error.name + ": " + error.message); }
+  }
+  // The Signal API with the server's view of the account; `what` says which, `extra` overrides.
+  async function sendSignal(what, extra) {
+    const account = await post("/webauthn/account", {});
+    const base = { rpId: location.hostname, userId: account.userId };
+    try {
+      if (what === "unknown") await PublicKeyCredential.signalUnknownCredential({ rpId: base.rpId, credentialId: account.credentials[account.credentials.length - 1], ...extra });
+      if (what === "accepted") await PublicKeyCredential.signalAllAcceptedCredentials({ ...base, allAcceptedCredentialIds: account.credentials, ...extra });
+      if (what === "details") await PublicKeyCredential.signalCurrentUserDetails({ ...base, name: "alice.new@example.com", displayName: "Alice New", ...extra });
+      return "resolved";
+    } catch (error) { return "error " + error.name; }
+  }
+</script></body></html>"""
+
 # A frame of another site asking for a passkey, and the page that embeds it without delegating.
 FRAMED = """<!doctype html><html><head><meta charset="utf-8"></head><body>
 <script>window.__frame = ""; addEventListener("message", (event) => { window.__frame = String(event.data); });</script>
@@ -126,6 +183,7 @@ class RelyingParty:
 
     def register_begin(self, wish):
         self.algorithm = wish.get("alg", -7)
+        self.conditional = bool(wish.get("conditional"))
         options, self.state = self.server(self.algorithm).register_begin(
             self.user, self.credentials if wish.get("exclude") else [], user_verification="preferred")
         public_key = jsonable(dict(options["publicKey"]))
@@ -134,12 +192,29 @@ class RelyingParty:
         return public_key
 
     def register_complete(self, body):
-        data = self.server(self.algorithm).register_complete(
-            self.state, ClientData(unb64(body["clientDataJSON"])), AttestationObject(unb64(body["attestationObject"])))
+        attestation = AttestationObject(unb64(body["attestationObject"]))
+        if self.conditional:
+            # WebAuthn L3 §7.1 step 14: a conditional registration's UP flag is not checked (it is
+            # made without a gesture); this fido2 checks it always, so the check runs on a copy
+            # with UP set — with `none` attestation nothing signs the flags, and every other check
+            # (client data, origin, rpId hash, credential, algorithm) is fido2's own.
+            flags = attestation.auth_data.flags
+            if flags & AuthenticatorData.FLAG.USER_PRESENT:
+                raise ValueError("a conditional registration with user presence")
+            data = attestation.auth_data
+            patched = AuthenticatorData(bytes(data[:32]) + bytes([flags | AuthenticatorData.FLAG.USER_PRESENT]) + bytes(data[33:]))
+            attestation = AttestationObject.create(attestation.fmt, patched, attestation.att_statement)
+        data = self.server(self.algorithm).register_complete(self.state, ClientData(unb64(body["clientDataJSON"])), attestation)
+        if self.conditional:
+            data = type("Registered", (), {"credential_data": data.credential_data, "counter": data.counter, "flags": flags})()
         self.credentials.append(data.credential_data)
         return {"ok": True, "alg": data.credential_data.public_key[3], "counter": data.counter, "flags": data.flags,
                 "aaguid": data.credential_data.aaguid.hex(), "publicKeyAlgorithm": body.get("publicKeyAlgorithm"),
                 "instance": body.get("instance")}
+
+    def account(self, _body):
+        """The server's view of the account, for the page's Signal API calls."""
+        return {"userId": b64(self.user["id"]), "credentials": [b64(c.credential_id) for c in self.credentials]}
 
     def authenticate_begin(self, wish):
         credentials = [] if wish.get("discoverable") else self.credentials[-1:] if wish.get("only") == "last" else self.credentials

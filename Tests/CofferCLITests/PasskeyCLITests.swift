@@ -101,6 +101,51 @@ final class PasskeyCLITests: XCTestCase {
 
 /// A passkey made on one device signs on another after `coffer sync`, and no git object holds
 /// its key, credential id or relying party in the clear.
+/// A site's signals at the command line (issue 56): `show` names a hidden passkey and why, `edit
+/// --unhide-passkey` offers it again, `audit` names a login a site reported unused, and both
+/// states travel through Coffer's own exports.
+final class PasskeySignalCLITests: XCTestCase {
+    func unlocked(_ arguments: [String], _ cli: CLIHarness, stdin: String = "") -> RunResult {
+        cli.run(arguments + ["--password-stdin"], stdin: CLIHarness.master + "\n" + stdin)
+    }
+
+    func testShowNamesAHiddenPasskeyEditShowsItAgainAuditNamesAnUnusedPassword() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let vault = try unlockedVault(of: cli)
+        let login = try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://example.com/")], user: "alice", password: "pw"))
+        let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
+        provider.prepareInterface(forPasskeyRegistration: PasskeyCredentialRequest(
+            credentialIdentity: PasskeyCredentialIdentity(relyingPartyIdentifier: "example.com", userName: "alice", credentialID: [], userHandle: [7], recordIdentifier: ""),
+            clientDataHash: Array(repeating: 1, count: 32), userVerificationPreference: .preferred, supportedAlgorithms: [.es256]))
+        let credential = try XCTUnwrap(vault.record(withID: login.id).passkey?.credentialID)
+        provider.reportUnknownPublicKeyCredential(forRelyingParty: "example.com", credentialID: credential)
+        provider.reportPublicKeyCredentialUpdate(forRelyingParty: "example.com", userHandle: [7], newName: "alice2")  // hidden: not offered, not renamed
+        provider.reportUnusedPasswordCredential(forDomain: "example.com", userName: "alice")
+
+        let shown = unlocked(["show", login.id.hex], cli).stdout
+        XCTAssertTrue(shown.contains("hidden since") && shown.contains("the site reported it unknown") && shown.contains("--unhide-passkey"), shown)
+        XCTAssertFalse(unlocked(["list", "--format", "{type}"], cli).stdout.contains("passkey"), "a hidden passkey is not listed")
+        let audit = unlocked(["audit", "--json"], cli)
+        XCTAssertTrue(audit.stdout.contains("\"kind\":\"unused\""), audit.stdout)
+
+        // Coffer's JSON export carries both states back.
+        let exported = unlocked(["export", "--format", "json", "--plaintext"], cli)
+        XCTAssertEqual(exported.code, 0, exported.stderr)
+        XCTAssertTrue(exported.stdout.contains("\"hidden\":{\"reason\":\"unknown\"") && exported.stdout.contains("passwordReportedUnused"), exported.stdout)
+        let cxf = unlocked(["export", "--format", "cxf", "--plaintext"], cli)
+        XCTAssertEqual(cxf.stderr, "", "CXF carries them in its extension")
+
+        let edited = unlocked(["edit", login.id.hex, "--unhide-passkey"], cli)
+        XCTAssertEqual(edited.code, 0, edited.stderr)
+        XCTAssertFalse(unlocked(["show", login.id.hex], cli).stdout.contains("hidden since"))
+        XCTAssertTrue(unlocked(["list", "--format", "{type}"], cli).stdout.contains("passkey"), "offered again")
+        let again = unlocked(["edit", login.id.hex, "--unhide-passkey"], cli)
+        XCTAssertEqual(again.code, 1)
+        XCTAssertTrue(again.stderr.contains("has no hidden passkey"), again.stderr)
+    }
+}
+
 final class PasskeySyncTests: SyncTestCase {
     func testAPasskeyMadeOnOneDeviceSignsOnTheOtherAfterSync() throws {
         let devices = devices(["B"])

@@ -17,7 +17,8 @@ struct AuditCommand: Command {
         published page (Apple's change-password-URLs data), else its
         /.well-known/change-password. Logins on sites that share (or shared) their accounts, as
         airbnb.com and airbnb.co.uk do, are one account, not reuse. A team's login whose password
-        a removed member could read is 'exposed' until it is changed. Passwords are never printed.
+        a removed member could read is 'exposed' until it is changed; one whose site reported the
+        password unused (it signs in with a passkey now) is 'unused'. Passwords are never printed.
         Exit 0 when nothing is found, 1 otherwise.
         """
     static let examples = ["coffer audit", "coffer audit --hibp", "coffer audit --hibp-file pwnedpasswords.txt --json"]
