@@ -35,7 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bidi  # noqa: E402
 from cdp import Browser, CDPError  # noqa: E402
-from relying_party import FRAME as PASSKEY_FRAME, FRAMED as PASSKEY_FRAMED, PASSKEYS, UPGRADE, RelyingParty  # noqa: E402
+from relying_party import FRAME as PASSKEY_FRAME, FRAMED as PASSKEY_FRAMED, PASSKEYS, UPGRADE, UPGRADE_FRAMING, RelyingParty  # noqa: E402
 
 RELYING_PARTIES = {}
 
@@ -128,7 +128,7 @@ class Site(http.server.BaseHTTPRequestHandler):
              "/clickjack-css.html": CLICKJACK_CSS, "/clickjack-decoy.html": CLICKJACK_DECOY, "/pay.html": PAY,
              "/checkout-pay.html": CHECKOUT.format(frame="pay.example.net"), "/checkout-other.html": CHECKOUT.format(frame="other.example.net"),
              "/passkeys.html": PASSKEYS, "/passkeys-framed.html": PASSKEY_FRAMED, "/passkey-frame.html": PASSKEY_FRAME,
-             "/upgrade.html": UPGRADE}
+             "/upgrade.html": UPGRADE, "/upgrade-framing.html": UPGRADE_FRAMING}
 
     def log_message(self, *args):
         pass
@@ -1142,6 +1142,18 @@ def main():
         check(len(upgrade_passkeys()) == 1, "a second passkey was stored")
         q.close()
 
+    def passkey_upgrade_from_a_frame():
+        p = h.browser.new_page(UP + "/upgrade-framing.html")
+        p.click_at(*h.open_list(p)[0])
+        check(p.wait(f"document.getElementById('password').value === {json.dumps(UP_PASSWORD)}", timeout=5), "Coffer did not fill the login")
+        before = len(h.frames("in"))
+        p.evaluate("document.getElementById('child').contentWindow.postMessage('go', '*')")
+        check(p.wait("window.__frame !== ''", timeout=10), "the frame's upgrade never settled")
+        check(p.evaluate("window.__frame").startswith("frame error NotAllowedError"), f"a frame's upgrade: {p.evaluate('window.__frame')!r}")
+        check(not host_requests("passkeyCreate", before), "a frame's upgrade reached the host")
+        check(p.evaluate("document.querySelector('coffer-passkey-notice') === null"), "a notice for a refused upgrade")
+        p.close()
+
     def passkey_signals():
         p = h.browser.new_page(UP + "/upgrade.html")
         signal = lambda what, extra="{}": p.evaluate(f"sendSignal({json.dumps(what)}, {extra})", await_promise=True)
@@ -1202,6 +1214,7 @@ def main():
         ("passkey: conditional mediation offers it under a 'username webauthn' field", passkey_conditional, True),
         ("passkey upgrade: after a Coffer fill, conditional create adds one without a sheet, fido2 verifies, Undo removes it; "
          "no fill, locked or a second one is refused", passkey_upgrade, True),
+        ("passkey upgrade: a frame of the page that Coffer filled gets none", passkey_upgrade_from_a_frame, True),
         ("passkey signals: unknown hides, accepted shows again, details rename; locked, a forged rpId and a flood change nothing",
          passkey_signals, True),
     ]:

@@ -124,7 +124,7 @@ class Page:
             classes = dict(zip(attributes[::2], attributes[1::2])).get("class", "").split()
             if inside and item_class in classes:
                 found.append(node)
-            for child in node.get("children", []) + node.get("shadowRoots", []) + node.get("contentDocument", []) * 0:
+            for child in node.get("children", []) + node.get("shadowRoots", []):  # not into frames: their own documents
                 walk(child, here)
         walk(root, False)
         centres = []

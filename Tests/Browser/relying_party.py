@@ -125,7 +125,18 @@ UPGRADE = """<!doctype html><html><head><meta charset="utf-8"><title>Upgrade</ti
       return "resolved";
     } catch (error) { return "error " + error.name; }
   }
+  // Framed (UPGRADE_FRAMING): upgrade when the top page says so, and tell it what came of it.
+  if (location.search.includes("framed")) addEventListener("message", async (event) => {
+    if (event.data !== "go") return;
+    await upgrade();
+    parent.postMessage("frame " + document.getElementById("result").textContent, "*");
+  });
 </script></body></html>"""
+
+# The same sign-in page with a frame of its own origin that asks for the upgrade after the top
+# page's fill: a frame never gets one.
+UPGRADE_FRAMING = UPGRADE.replace("</body>", """<iframe id="child" src="/upgrade.html?framed" style="width:500px;height:160px"></iframe>
+<script>window.__frame = ""; addEventListener("message", (event) => { if (String(event.data).startsWith("frame ")) window.__frame = String(event.data); });</script></body>""")
 
 # A frame of another site asking for a passkey, and the page that embeds it without delegating.
 FRAMED = """<!doctype html><html><head><meta charset="utf-8"></head><body>
