@@ -112,6 +112,12 @@ def main():
     record = {"created": "2026-12-04T12:00:00Z", "id": record_id.hex(), "modified": "2026-12-04T12:00:00Z", "notes": "", "passkey": passkey,
               "password": "", "revision": 1, "serviceIdentifiers": [{"identifier": rp_id, "type": "domain"}], "user": "alice@example.com"}
     print(f"record_json: {json.dumps(record, sort_keys=True, separators=(',', ':'), ensure_ascii=False)}")
+    # The same login after a relying party's signals (§8.2.2): its passkey hidden, renamed once,
+    # and its password reported unused. A hidden passkey has no identity in the index.
+    hidden = dict(passkey, hidden={"reason": "unknown", "since": "2026-12-05T08:00:00Z"},
+                  formerNames=[{"replaced": "2026-12-05T07:00:00Z", "userDisplayName": "", "username": "alice@old.example"}])
+    signalled = dict(record, passkey=hidden, passwordReportedUnused="2026-12-05T09:00:00Z", revision=3)
+    print(f"signalled_record_json: {json.dumps(signalled, sort_keys=True, separators=(',', ':'), ensure_ascii=False)}")
 
     def text(value):
         data = value.encode()

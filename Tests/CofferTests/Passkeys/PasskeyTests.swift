@@ -356,6 +356,21 @@ final class PasskeyVectorTests: XCTestCase {
         XCTAssertEqual(identity.userHandle, [1, 2, 3])
         // What Coffer itself files for that record is that bucket's content.
         XCTAssertEqual(Vault.indexEntries(of: record).sorted { BucketEntry.canonicalOrder($0, $1) }, entries)
+
+        // After a relying party's signals (§8.2.2): hidden, renamed once, the password reported
+        // unused — read and written byte for byte, and no passkey identity filed for it.
+        let signalledJSON = Array(file.string("signalled_record_json").utf8)
+        let signalled = try RecordCoding.decode(signalledJSON)
+        XCTAssertEqual(try RecordCoding.encode(signalled), signalledJSON)
+        XCTAssertEqual(signalled.passkey?.hidden, PasskeyHiding(reason: .unknown, since: try XCTUnwrap(UTCTimestamp.parse("2026-12-05T08:00:00Z"))))
+        XCTAssertEqual(signalled.passkey?.formerNames.map(\.userName), ["alice@old.example"])
+        XCTAssertEqual(signalled.passwordReportedUnused, UTCTimestamp.parse("2026-12-05T09:00:00Z"))
+        XCTAssertFalse(Vault.indexEntries(of: signalled).contains { if case .identity(let entry) = $0 { entry.kind == .passkey } else { false } })
+        // A reason SPEC.md does not name, or a former name without its date, is no passkey member.
+        for bad in [#""reason":"unknown""# : #""reason":"deleted""#, #""replaced":"2026-12-05T07:00:00Z","#: ""] {
+            let text = String(decoding: signalledJSON, as: UTF8.self).replacingOccurrences(of: bad.key, with: bad.value)
+            XCTAssertThrowsError(try RecordCoding.decode(Array(text.utf8)), bad.value)
+        }
     }
 }
 
