@@ -101,3 +101,59 @@ extension BrowserHostTests {
         XCTAssertEqual(pinentryPrompts, 1)
     }
 }
+
+/// Upgrades and signals at the host (issue 56, SPEC.md §13.3): Undo only for what an upgrade of
+/// this host made, a signal's answer the same whatever happened, five a minute per rpId.
+extension BrowserHostTests {
+    func upgrade(login: String, name: String = "alice") -> JSONObject {
+        ask(["type": "passkeyCreate", "conditional": true, "recordIdentifier": .string(login), "origin": "https://login.example.com",
+             "rpId": "login.example.com", "clientDataHash": .string(hash), "user": ["id": "AQID", "name": .string(name)], "algorithms": [-7]])
+    }
+
+    func testAnUpgradeNeverPromptsAndOnlyItsOwnPasskeyCanBeUndone() throws {
+        let login = try XCTUnwrap(vault.allRecords().first { $0.user == "alice" })
+        XCTAssertEqual(error(upgrade(login: login.id.hex)), "forbidden", "locked: refused")
+        XCTAssertEqual(pinentryPrompts, 0, "and nothing asked")
+        try unlockBySession()
+        XCTAssertEqual(error(upgrade(login: login.id.hex, name: "mallory")), "forbidden", "another account")
+        let made = upgrade(login: login.id.hex)
+        XCTAssertEqual(made["ok"], true, "\(made)")
+        let credential = try XCTUnwrap(made["credentialId"]?.stringValue)
+        // A passkey the sheet made is no upgrade's: Undo refuses it.
+        let sheet = create(rpId: "example.com", userID: "BAUG")
+        let sheetCredential = try XCTUnwrap(sheet["credentialId"]?.stringValue)
+        let sheetRecord = try XCTUnwrap(sheet["recordIdentifier"]?.stringValue)
+        XCTAssertEqual(error(ask(["type": "passkeyUndo", "origin": "https://login.example.com", "recordIdentifier": .string(sheetRecord),
+                                  "credentialId": .string(sheetCredential)])), "notFound")
+        // Another site's page cannot undo it; this one can, once.
+        XCTAssertEqual(error(ask(["type": "passkeyUndo", "origin": "https://other.example.org", "recordIdentifier": .string(login.id.hex),
+                                  "credentialId": .string(credential)])), "relyingParty")
+        XCTAssertEqual(ask(["type": "passkeyUndo", "origin": "https://login.example.com", "recordIdentifier": .string(login.id.hex),
+                            "credentialId": .string(credential)])["undone"], true)
+        XCTAssertNil(try vault.record(withID: login.id).passkey)
+        XCTAssertEqual(try vault.record(withID: login.id).password, "AlicePassword")
+        XCTAssertEqual(error(ask(["type": "passkeyUndo", "origin": "https://login.example.com", "recordIdentifier": .string(login.id.hex),
+                                  "credentialId": .string(credential)])), "notFound")
+    }
+
+    func testSignalsAreCheckedRateLimitedAndAnsweredAlike() throws {
+        try unlockBySession()
+        var ids: [String] = []
+        for user in ["AQID", "BAUG"] {
+            ids.append(try XCTUnwrap(create(rpId: "example.com", userID: user)["credentialId"]?.stringValue))
+        }
+        func signal(_ id: String, origin: String = "https://login.example.com", rpId: String = "example.com") -> JSONObject {
+            ask(["type": "passkeySignal", "origin": .string(origin), "rpId": .string(rpId), "signal": "unknownCredential", "credentialId": .string(id)])
+        }
+        XCTAssertEqual(error(signal(ids[0], rpId: "other.com")), "relyingParty", "a foreign rpId")
+        XCTAssertEqual(error(signal("not base64url!")), "badRequest")
+        let unknown = Base64.encodeURL(Array(repeating: 9, count: 16))
+        func shape(_ answer: JSONObject) -> JSONObject { answer.filter(names: { $0 != "elapsedMs" && $0 != "id" }) }
+        XCTAssertEqual(shape(signal(unknown)), shape(signal(ids[0])), "a credential the vault lacks and one it hides: the same answer")
+        XCTAssertEqual(try vault.identityStore.passkeyIdentities(forRelyingParty: "example.com").count, 1, "the known one hidden")
+        // Two taken so far this minute; three more are taken, then every further one is dropped.
+        for _ in 0..<3 { XCTAssertEqual(signal(unknown)["ok"], true) }
+        XCTAssertEqual(shape(signal(ids[1])), shape(signal(unknown)), "dropped, yet answered alike")
+        XCTAssertEqual(try vault.identityStore.passkeyIdentities(forRelyingParty: "example.com").count, 1, "past the limit: nothing hidden")
+    }
+}
