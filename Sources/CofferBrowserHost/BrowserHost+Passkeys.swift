@@ -57,24 +57,11 @@ extension BrowserHost {
         try Self.checkRelyingParty(options.relyingPartyIdentifier, for: origin)
         let algorithms = account.algorithms.compactMap(PasskeyAlgorithm.init(rawValue:))
         guard !algorithms.isEmpty else { throw BrowserHostError.unsupported("none of the relying party's algorithms is ES256 or EdDSA") }
-        let request = PasskeyCredentialRequest(
-            credentialIdentity: PasskeyCredentialIdentity(
-                relyingPartyIdentifier: options.relyingPartyIdentifier, userName: account.userName, credentialID: [],
-                userHandle: account.userHandle, recordIdentifier: ""),
-            clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification, supportedAlgorithms: algorithms,
-            excludedCredentials: options.credentials, userDisplayName: account.displayName)
         let provider = session.provider(for: vault)
         provider.extensionContext.reset()
-        provider.prepareInterface(forPasskeyRegistration: request)
+        provider.prepareInterface(forPasskeyRegistration: Self.registration(options, account, onto: nil))
         switch provider.extensionContext.outcome {
-        case .completedPasskeyRegistration(let registration)?:
-            return [
-                "credentialId": .string(Base64.encodeURL(registration.credentialID)),
-                "attestationObject": .string(Base64.encodeURL(registration.attestationObject)),
-                "authenticatorData": .string(Base64.encodeURL(registration.authenticatorData)),
-                "publicKey": .string(Base64.encodeURL(registration.publicKey)), "publicKeyAlgorithm": .integer(Int64(registration.algorithm.rawValue)),
-                "recordIdentifier": .string(registration.recordIdentifier),
-            ]
+        case .completedPasskeyRegistration(let registration)?: return Self.json(registration)
         case .cancelled(let error)?: throw BrowserHostError.from(error)
         default: throw BrowserHostError.failed("the provider did not answer")
         }
@@ -92,26 +79,13 @@ extension BrowserHost {
         _ origin: BrowserOrigin, _ options: BrowserRequest.PasskeyOptions, _ account: BrowserRequest.PasskeyAccount, login: RecordID, in vault: Vault
     ) throws -> JSONObject {
         try Self.checkRelyingParty(options.relyingPartyIdentifier, for: origin)
-        let request = PasskeyCredentialRequest(
-            credentialIdentity: PasskeyCredentialIdentity(
-                relyingPartyIdentifier: options.relyingPartyIdentifier, userName: account.userName, credentialID: [],
-                userHandle: account.userHandle, recordIdentifier: login.hex),
-            clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification,
-            supportedAlgorithms: account.algorithms.compactMap(PasskeyAlgorithm.init(rawValue:)),
-            excludedCredentials: options.credentials, userDisplayName: account.displayName)
         let provider = session.provider(for: vault)
         provider.extensionContext.reset()
-        provider.performWithoutUserInteractionIfPossible(passkeyRegistration: request)
+        provider.performWithoutUserInteractionIfPossible(passkeyRegistration: Self.registration(options, account, onto: login))
         switch provider.extensionContext.outcome {
         case .completedPasskeyRegistration(let registration)?:
             upgrades[registration.credentialID] = (login, .now)
-            return [
-                "credentialId": .string(Base64.encodeURL(registration.credentialID)),
-                "attestationObject": .string(Base64.encodeURL(registration.attestationObject)),
-                "authenticatorData": .string(Base64.encodeURL(registration.authenticatorData)),
-                "publicKey": .string(Base64.encodeURL(registration.publicKey)), "publicKeyAlgorithm": .integer(Int64(registration.algorithm.rawValue)),
-                "recordIdentifier": .string(registration.recordIdentifier),
-            ]
+            return Self.json(registration)
         case .cancelled(let error)?: throw BrowserHostError.forbidden(error.failureReason ?? "no upgrade")
         default: throw BrowserHostError.failed("the provider did not answer")
         }
@@ -155,6 +129,30 @@ extension BrowserHost {
             provider.reportPublicKeyCredentialUpdate(forRelyingParty: relyingParty, userHandle: handle, newName: name, newDisplayName: displayName)
         }
         return [:]
+    }
+
+    /// The provider's request for a registration the page asked for; `login`: an upgrade's.
+    static func registration(
+        _ options: BrowserRequest.PasskeyOptions, _ account: BrowserRequest.PasskeyAccount, onto login: RecordID?
+    ) -> PasskeyCredentialRequest {
+        PasskeyCredentialRequest(
+            credentialIdentity: PasskeyCredentialIdentity(
+                relyingPartyIdentifier: options.relyingPartyIdentifier, userName: account.userName, credentialID: [],
+                userHandle: account.userHandle, recordIdentifier: login?.hex ?? ""),
+            clientDataHash: options.clientDataHash, userVerificationPreference: options.userVerification,
+            supportedAlgorithms: account.algorithms.compactMap(PasskeyAlgorithm.init(rawValue:)),
+            excludedCredentials: options.credentials, userDisplayName: account.displayName)
+    }
+
+    /// A registration as the page's `create()` answer needs it.
+    static func json(_ registration: PasskeyRegistrationCredential) -> JSONObject {
+        [
+            "credentialId": .string(Base64.encodeURL(registration.credentialID)),
+            "attestationObject": .string(Base64.encodeURL(registration.attestationObject)),
+            "authenticatorData": .string(Base64.encodeURL(registration.authenticatorData)),
+            "publicKey": .string(Base64.encodeURL(registration.publicKey)), "publicKeyAlgorithm": .integer(Int64(registration.algorithm.rawValue)),
+            "recordIdentifier": .string(registration.recordIdentifier),
+        ]
     }
 
     /// The relying party's passkeys the request allows (all of them when it names none).
