@@ -154,7 +154,27 @@ enum SyncMerge {
         merged.modified = max(now, winner.modified)
         merged.passwordHistory = joinedHistory(winner, loser)
         merged.attachments = joinedAttachments(winner, loser)
-        return (merged, sameContent(winner, loser) ? nil : loser)
+        merged.passkey = joinedPasskey(winner, loser)
+        merged.passwordReportedUnused = [winner.passwordReportedUnused, loser.passwordReportedUnused].compactMap { $0 }.min()
+        guard !sameContent(winner, loser) else { return (merged, nil) }
+        var copy = loser
+        if copy.passkey?.credentialID == merged.passkey?.credentialID { copy.passkey = nil }  // one credential, one item
+        return (merged, copy)
+    }
+
+    /// One passkey edited on both sides — by relying parties' signals (§8.2.2) or signatures of a
+    /// counted passkey — is one credential: the winner's member, its counter the higher of the
+    /// two, both sides' former names joined (newest first, each once, at most 20). Passkeys of
+    /// two credentials: the winner's.
+    static func joinedPasskey(_ winner: Record, _ loser: Record) -> Passkey? {
+        guard var passkey = winner.passkey, let other = loser.passkey, other.credentialID == passkey.credentialID else { return winner.passkey }
+        passkey.signCount = max(passkey.signCount, other.signCount)
+        var names: [PasskeyFormerName] = []
+        for name in (passkey.formerNames + other.formerNames).sorted(by: { $0.replaced > $1.replaced }) where !names.contains(name) {
+            names.append(name)
+        }
+        passkey.formerNames = Array(names.prefix(PasskeyFormerName.maximumCount))
+        return passkey
     }
 
     /// Both sides' attachments (SPEC.md §15.3): the winner's, then each of the loser's it lacks
@@ -192,13 +212,16 @@ enum SyncMerge {
         return Array(result.prefix(Record.maximumPasswordHistory))
     }
 
-    /// Whether two versions differ only in what a merge joins (password and its history) or
-    /// bookkeeping (revision, dates).
+    /// Whether two versions differ only in what a merge joins (password and its history,
+    /// attachments, one passkey's state, a report of an unused password) or bookkeeping
+    /// (revision, dates).
     static func sameContent(_ a: Record, _ b: Record) -> Bool {
         var (x, y) = (a, b)
         x.password = ""; y.password = ""
         x.passwordHistory = []; y.passwordHistory = []
         x.attachments = []; y.attachments = []  // joined into the merged item
+        x.passwordReportedUnused = nil; y.passwordReportedUnused = nil  // joined too
+        if x.passkey?.credentialID == y.passkey?.credentialID { x.passkey = y.passkey }  // one credential: joined
         x.revision = 0; y.revision = 0
         x.modified = y.modified
         x.created = y.created

@@ -127,6 +127,39 @@ final class SyncMergeTests: XCTestCase {
         XCTAssertEqual(kept.tags, ["conflict"])
     }
 
+    /// Relying parties' signals reach each device on its own (issue 56): one passkey hidden here
+    /// and renamed there is one credential, joined without a conflict copy; a copy a person's
+    /// edit makes never carries the merged item's passkey.
+    func testOnePasskeyEditedOnBothSidesIsJoinedNeverCopied() throws {
+        let passkey = Passkey(credentialID: Array(repeating: 1, count: 16), relyingPartyIdentifier: "example.com", userHandle: [7],
+                              userName: "alice", privateKey: [1, 2, 3], created: day)
+        var hidden = version(4).record
+        hidden.passkey = passkey
+        hidden.passkey?.hidden = PasskeyHiding(reason: .unknown, since: day.addingTimeInterval(60))
+        hidden.passkey?.signCount = 9
+        hidden.passwordReportedUnused = day.addingTimeInterval(30)
+        var renamed = version(4, modified: day.addingTimeInterval(500)).record
+        renamed.passkey = passkey
+        renamed.passkey?.userName = "alice2"
+        renamed.passkey?.formerNames = [PasskeyFormerName(userName: "alice", userDisplayName: "", replaced: day.addingTimeInterval(90))]
+        renamed.passkey?.signCount = 4
+        let (merged, copy) = SyncMerge.resolve(
+            RecordVersion(object: "h", bytes: [], record: hidden, hash: [1]), RecordVersion(object: "n", bytes: [], record: renamed, hash: [2]), now: day)
+        XCTAssertNil(copy, "signals on both sides are no conflict a person must sort out")
+        XCTAssertEqual(merged.passkey?.userName, "alice2", "the winner's names")
+        XCTAssertEqual(merged.passkey?.formerNames.map(\.userName), ["alice"])
+        XCTAssertEqual(merged.passkey?.signCount, 9, "the higher counter: the relying party never sees it go back")
+        XCTAssertEqual(merged.passwordReportedUnused, day.addingTimeInterval(30), "a report, once made, stays")
+
+        // A person's edit on one side: a copy, without the credential the merged item holds.
+        var edited = renamed
+        edited.user = "someone else"
+        let (_, kept) = SyncMerge.resolve(
+            RecordVersion(object: "h", bytes: [], record: hidden, hash: [1]), RecordVersion(object: "e", bytes: [], record: edited, hash: [3]), now: day)
+        XCTAssertNotNil(kept)
+        XCTAssertNil(kept?.passkey, "one credential is one item")
+    }
+
     func testTombstonesAuthenticateAndBindTheirRecord() throws {
         let key = try SecureBytes(copying: [UInt8](repeating: 7, count: 32))
         let vaultID = try VaultID(hex: String(repeating: "11", count: 16))
