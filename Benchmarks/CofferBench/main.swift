@@ -131,6 +131,41 @@ func passkeyOperations() throws -> [(algorithm: String, register: Double, assert
     }
 }
 
+/// Issue 56 at 10,000 items, warm: an automatic upgrade (the conditional registration onto a
+/// login just filled), a signal that names an offered passkey (the index alone), and one that
+/// names a credential no device offers (which reads every record to find hidden passkeys).
+func passkeySignals() throws -> (upgrade: Double, indexed: Double, scanning: Double) {
+    let directory = NSTemporaryDirectory() + "coffer-bench-signals-\(getpid())"
+    mkdir(directory, 0o700)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let vault = try makeVault(size: 10_000, in: directory)
+    let provider = CredentialProvider(vault: vault, interaction: nil, sessions: nil)
+    let logins = try vault.add((0..<30).map { index in
+        RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://upgrade\(index).bench.example/")], user: "u", password: "p")
+    })
+    let upgrade = logins.enumerated().map { index, login in
+        time {
+            provider.extensionContext.reset()
+            provider.performWithoutUserInteractionIfPossible(passkeyRegistration: PasskeyCredentialRequest(
+                credentialIdentity: PasskeyCredentialIdentity(
+                    relyingPartyIdentifier: "upgrade\(index).bench.example", userName: "u", credentialID: [], userHandle: [1],
+                    recordIdentifier: login.id.hex),
+                clientDataHash: Array(repeating: 1, count: 32), userVerificationPreference: .preferred, supportedAlgorithms: [.es256]))
+            guard case .completedPasskeyRegistration? = provider.extensionContext.outcome else { fatalError("no upgrade") }
+        }
+    }
+    let indexed = (0..<30).map { index in
+        time { provider.reportPublicKeyCredentialUpdate(forRelyingParty: "upgrade\(index).bench.example", userHandle: [1], newName: "renamed") }
+    }
+    let scanning = (0..<5).map { index in
+        time {
+            provider.reportAllAcceptedPublicKeyCredentials(
+                forRelyingParty: "upgrade\(index).bench.example", userHandle: [1], acceptedCredentialIDs: [Array(repeating: 9, count: 16)])
+        }
+    }
+    return (median(upgrade), median(indexed), median(scanning))
+}
+
 /// The Secret Service's search by attributes (SPEC.md §7.3): one bucket per attribute, so flat in
 /// the vault's size. Secret items at each size, locked, the store enabled: median of 200 searches.
 func secretServiceSearch(sizes: [Int]) throws -> [(size: Int, search: Double)] {
@@ -165,6 +200,10 @@ for row in try secretServiceSearch(sizes: CommandLine.arguments.dropFirst().comp
 for row in try passkeyOperations() {
     print(String(format: "passkey %@ at 10,000 items (warm): register %.2f ms, assert %.2f ms", row.algorithm, row.register, row.assert))
 }
+
+let signals = try passkeySignals()
+print(String(format: "passkey at 10,000 items (warm): upgrade %.2f ms; a signal through the index %.2f ms; one that reads every record %.1f ms",
+             signals.upgrade, signals.indexed, signals.scanning))
 
 let sharing = try sharedSuggestions()
 print(String(format: "shared-credentials data read and indexed: %.3f ms", sharing.load))

@@ -124,7 +124,9 @@ extension BrowserHost {
         case .unknownCredential(let id):
             provider.reportUnknownPublicKeyCredential(forRelyingParty: relyingParty, credentialID: id)
         case .allAcceptedCredentials(let handle, let accepted):
+            provider.mayReadEveryRecord = lastRecordScan.map { now - $0 >= .seconds(60) } ?? true
             provider.reportAllAcceptedPublicKeyCredentials(forRelyingParty: relyingParty, userHandle: handle, acceptedCredentialIDs: accepted)
+            if provider.didReadEveryRecord { lastRecordScan = now }
         case .currentUserDetails(let handle, let name, let displayName):
             provider.reportPublicKeyCredentialUpdate(forRelyingParty: relyingParty, userHandle: handle, newName: name, newDisplayName: displayName)
         }

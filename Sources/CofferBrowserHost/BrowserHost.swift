@@ -30,6 +30,8 @@ public final class BrowserHost {
     var upgrades: [[UInt8]: (record: RecordID, at: ContinuousClock.Instant)] = [:]
     /// When each relying party's recent signals came, for their rate limit.
     var signals: [String: [ContinuousClock.Instant]] = [:]
+    /// When a signal last read every record (at most once a minute, whatever the page).
+    var lastRecordScan: ContinuousClock.Instant?
 
     public init(session: HostSession) {
         self.session = session

@@ -157,3 +157,28 @@ extension BrowserHostTests {
         XCTAssertEqual(try vault.identityStore.passkeyIdentities(forRelyingParty: "example.com").count, 1, "past the limit: nothing hidden")
     }
 }
+
+extension BrowserHostTests {
+    /// Showing a hidden passkey again reads every record; a page may make the host do that at
+    /// most once a minute (SPEC.md §8.2.2).
+    func testAPageCannotMakeTheHostReadEveryRecordMoreThanOnceAMinute() throws {
+        try unlockBySession()
+        let made = create(rpId: "example.com", userID: "AQID")
+        let id = try XCTUnwrap(made["credentialId"]?.stringValue)
+        let record = try RecordID(hex: try XCTUnwrap(made["recordIdentifier"]?.stringValue))
+        func signal(_ members: JSONObject) {
+            var request: JSONObject = ["type": "passkeySignal", "origin": "https://login.example.com", "rpId": "example.com"]
+            for (key, value) in members { request[key] = value }
+            XCTAssertEqual(ask(request)["ok"], true)
+        }
+        let unknown: JSONObject = ["signal": "unknownCredential", "credentialId": .string(id)]
+        let accepted: JSONObject = ["signal": "allAcceptedCredentials", "userId": "AQID", "allAcceptedCredentialIds": [.string(id)]]
+        signal(unknown)
+        XCTAssertNotNil(try vault.record(withID: record).passkey?.hidden)
+        signal(accepted)
+        XCTAssertNil(try vault.record(withID: record).passkey?.hidden, "shown again: the records were read")
+        signal(unknown)
+        signal(accepted)
+        XCTAssertNotNil(try vault.record(withID: record).passkey?.hidden, "within the minute: not read again, so still hidden")
+    }
+}

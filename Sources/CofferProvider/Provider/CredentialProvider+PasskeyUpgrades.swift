@@ -71,8 +71,8 @@ extension CredentialProvider {
         let accepted = Set(acceptedCredentialIDs)
         let visible = (try? vault.identityStore.passkeyIdentities(forRelyingParty: relyingParty)) ?? []
         // Hidden passkeys are in no index: the records are read only when the list names one
-        // this device does not offer (a passkey to show again).
-        let mayUnhide = !accepted.isSubset(of: Set(visible.map(\.credentialID)))
+        // this device does not offer (a passkey to show again), and the host allows it.
+        let mayUnhide = mayReadEveryRecord && !accepted.isSubset(of: Set(visible.map(\.credentialID)))
         try? editPasskeys(of: relyingParty, includingHidden: mayUnhide) { passkey, now in
             guard passkey.userHandle == userHandle else { return false }
             if accepted.contains(passkey.credentialID) {
@@ -124,6 +124,7 @@ extension CredentialProvider {
     private func editPasskeys(of relyingParty: String, includingHidden: Bool, _ change: (inout Passkey, Date) -> Bool) throws {
         let now = RecordCoding.wholeSeconds(Date())
         var ids = Set(try vault.identityStore.passkeyIdentities(forRelyingParty: relyingParty).compactMap { try? RecordID(hex: $0.recordIdentifier) })
+        didReadEveryRecord = includingHidden
         if includingHidden {
             for record in try vault.allRecords() where record.passkey?.relyingPartyIdentifier == relyingParty { ids.insert(record.id) }
         }

@@ -26,6 +26,12 @@ public final class CredentialProvider {
     /// When the master password was last proven (shared with the host that made the policy): a
     /// passkey operation within the window is user-verified (SPEC.md §8.2.1).
     public var userVerification: UserVerificationClock { unlockPolicy.userVerification }
+    /// Whether a relying party's report may read every record to find a hidden passkey (SPEC.md
+    /// §8.2.2: hidden passkeys are in no index). A host that takes reports from web pages lets
+    /// one do so at most once a minute, so that no page can keep it decrypting the vault.
+    public var mayReadEveryRecord = true
+    /// Whether the last report read every record.
+    public internal(set) var didReadEveryRecord = false
 
     /// - Parameters:
     ///   - interaction: the user interface; `nil` when none is possible (then the interface
