@@ -93,7 +93,8 @@ async function fromContentScript(message, sender) {
       } else {
         return { ok: false, error: { code: "badRequest", message: "unknown trigger" } };
       }
-      if (answer.ok && sender.frameId === 0) await rememberFill(tabId, origin, answer);
+      // Remembered beside the answer, not before it: the fill waits for nothing.
+      if (answer.ok && sender.frameId === 0) rememberFill(tabId, origin, answer).catch(() => {});
       return answer;
     }
     case "generate": {

@@ -155,18 +155,18 @@
         { label: "Undo", action: async () => {
           const answer = await send({ type: "passkeyUndo", recordIdentifier, credentialId });
           closeNotice();
-          if (answer.ok) showNotice.removed(rp);
+          if (answer.ok) showRemoved(rp);
         } },
         { label: "OK", primary: true, action: closeNotice },
       ]);
     if (!made) return;
     notice = { ...made, timer: setTimeout(closeNotice, 20000) };
   }
-  showNotice.removed = (rp) => {
+  function showRemoved(rp) {
     const made = panel("coffer-passkey-notice", `Passkey for ${rp} removed`, "Your password still signs you in.",
       [{ label: "OK", primary: true, action: closeNotice }]);
     if (made) notice = { ...made, timer: setTimeout(closeNotice, 8000) };
-  };
+  }
 
   async function upgrade(id, request) {
     const rp = request.rpId ?? location.hostname;
@@ -197,9 +197,12 @@
       if (conditional?.id === request.id) conditional = null;
       return;
     }
+    if (request.kind === "signal") {
+      if (typeof request.signal === "string") signal(request.id, request);
+      return;
+    }
     if (typeof request.challenge !== "string" || request.challenge.length > 5462) { reply(request.id, { ok: false, error: { code: "forbidden", message: "bad challenge" } }); return; }
-    if (request.kind === "signal" && typeof request.signal === "string") signal(request.id, request);
-    else if (request.kind === "create" && request.conditional === true && request.user && typeof request.user.id === "string") upgrade(request.id, request);
+    if (request.kind === "create" && request.conditional === true && request.user && typeof request.user.id === "string") upgrade(request.id, request);
     else if (request.kind === "create" && request.user && typeof request.user.id === "string") create(request.id, request);
     else if (request.kind === "get") get(request.id, request);
   });

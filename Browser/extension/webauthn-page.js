@@ -158,7 +158,7 @@
         throw new TypeError(`${key} is not base64url`);
       }
     }
-    const answer = await relay({ kind: "signal", signal: name, rpId: options.rpId, challenge: "", ...members }, null, 30000);
+    const answer = await relay({ kind: "signal", signal: name, rpId: options.rpId, ...members }, null, 30000);
     if (!answer.ok && answer.error?.code === "relyingParty") throw new DOMException(answer.error.message, "SecurityError");
     // The browser's own password manager hears it too, as it would without Coffer.
     nativeSignals["signal" + name[0].toUpperCase() + name.slice(1)]?.(options).catch(() => {});

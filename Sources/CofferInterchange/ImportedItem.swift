@@ -16,6 +16,9 @@ public struct ImportedItem: Equatable, Sendable {
 
 /// A file an imported item carries: its name, media type and content.
 public struct ImportedAttachment: Equatable, Sendable {
+    /// The largest file an importer inflates (a KeePass binary, a 1PUX file): 1 GiB.
+    static let maximumSize = 1 << 30
+
     public var name: String
     public var mediaType: String
     public var content: [UInt8]

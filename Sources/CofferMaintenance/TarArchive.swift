@@ -105,16 +105,15 @@ enum TarArchive {
 
     // MARK: Whole archives in memory
 
-    static func encode(_ entries: [Entry], modificationTime: Int = Int(Date().timeIntervalSince1970)) -> [UInt8] {
+    static func encode(_ entries: [Entry], modificationTime: Int = Int(Date().timeIntervalSince1970)) throws -> [UInt8] {
         var archive: [UInt8] = []
         let writer = TarWriter(modificationTime: modificationTime) { archive += $0 }
         for entry in entries {
-            // Appending to an array cannot fail.
-            try! writer.add(Header(path: entry.path, kind: entry.kind, mode: entry.mode, size: UInt64(entry.contents.count))) { write in
+            try writer.add(Header(path: entry.path, kind: entry.kind, mode: entry.mode, size: UInt64(entry.contents.count))) { write in
                 try entry.contents.withUnsafeBytes { try write($0) }
             }
         }
-        try! writer.finish()
+        try writer.finish()
         return archive
     }
 

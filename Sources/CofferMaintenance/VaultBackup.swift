@@ -20,6 +20,18 @@ public enum VaultBackup {
 
         let path: String
         let source: Source
+
+        var isDirectory: Bool { if case .directory = source { true } else { false } }
+
+        /// Its tar header: a directory 0700, a file 0600 of its size.
+        var header: TarArchive.Header {
+            let size: UInt64 = switch source {
+            case .directory: 0
+            case .bytes(let bytes): UInt64(bytes.count)
+            case .file(_, _, let size): size
+            }
+            return TarArchive.Header(path: path, kind: isDirectory ? .directory : .file, mode: isDirectory ? 0o700 : 0o600, size: size)
+        }
     }
 
     /// The files a backup holds, relative to the container: the header, a team's key file, every
@@ -113,10 +125,7 @@ public enum VaultBackup {
                 }
                 return entries
             }
-            return entries.filter { entry in
-                if case .bytes = entry.source { return entry.path.hasPrefix("records/") }
-                return false
-            }.count
+            return entries.filter { $0.path.hasPrefix("records/") && !$0.isDirectory }.count
         }
     }
 
@@ -238,8 +247,7 @@ public enum VaultBackup {
     static func write(_ entries: [Entry], into root: Directory, fileSystem: FileSystem, durable: Bool = true) throws {
         let temporary = try fileSystem.directory(GroupContainer.temporaryName, in: root, create: true)
         for entry in entries {
-            let isDirectory = if case .directory = entry.source { true } else { false }
-            try place(entry.path, isDirectory: isDirectory, into: root, via: temporary, fileSystem: fileSystem) { write in
+            try place(entry.path, isDirectory: entry.isDirectory, into: root, via: temporary, fileSystem: fileSystem) { write in
                 try contents(of: entry, fileSystem: fileSystem, write)
             }
         }
@@ -248,14 +256,7 @@ public enum VaultBackup {
 
     /// Adds `entry` to a tar being written.
     static func add(_ entry: Entry, to tar: TarWriter, fileSystem: FileSystem) throws {
-        let size: UInt64 = switch entry.source {
-        case .directory: 0
-        case .bytes(let bytes): UInt64(bytes.count)
-        case .file(_, _, let size): size
-        }
-        let isDirectory = if case .directory = entry.source { true } else { false }
-        let header = TarArchive.Header(path: entry.path, kind: isDirectory ? .directory : .file, mode: isDirectory ? 0o700 : 0o600, size: size)
-        try tar.add(header) { write in try contents(of: entry, fileSystem: fileSystem, write) }
+        try tar.add(entry.header) { write in try contents(of: entry, fileSystem: fileSystem, write) }
     }
 
     /// Passes a file entry's bytes to `write`: held ones at once, a file's in pieces of 1 MiB.

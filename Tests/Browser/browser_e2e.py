@@ -1128,7 +1128,12 @@ def main():
         check(not upgrade_passkeys(), "Undo left the passkey")
         check(UP_PASSWORD in h.coffer("show", "upgrade.example.com")[1], "Undo took the login's password too")
         # Again, and this time kept: a passkey sign-in fido2 accepts; a second upgrade is refused.
-        p.evaluate("document.querySelector('coffer-passkey-notice')?.remove()")
+        # Undo's answer: "Passkey … removed", closed with its OK as a person closes it.
+        check(p.wait("!!document.querySelector('coffer-passkey-notice')", timeout=5), "no notice that the passkey was removed")
+        check("removed" in p.shadow_text("coffer-passkey-notice"), p.shadow_text("coffer-passkey-notice"))
+        time.sleep(0.6)
+        p.click_at(*p.shadow_items("coffer-passkey-notice", "primary")[0])
+        check(p.wait("document.querySelector('coffer-passkey-notice') === null", timeout=5), "OK left the notice")
         verdict(sign_in_with_password(p), "upgraded ")
         h.timings["passkeyUpgradeHostMs"] = passkey_elapsed("passkeyCreate")[-1]
         check(h.timings["passkeyUpgradeHostMs"] <= 20, f"a conditional create took {h.timings['passkeyUpgradeHostMs']} ms host side; the target is 20")

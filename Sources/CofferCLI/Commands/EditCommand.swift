@@ -73,12 +73,13 @@ struct EditCommand: Command {
         changes += arguments.values("tag").map(ItemChange.addTag) + arguments.values("remove-tag").map(ItemChange.removeTag)
         if let otp { changes.append(.otp(otp)) }
         if arguments.has("remove-otp") { changes.append(.otp(nil)) }
-        var record = try vault.record(withID: id)
+        var unhidden: Record?
         if arguments.has("unhide-passkey") {
-            guard record.passkey?.hidden != nil else { throw CLIError("'\(record.title)' has no hidden passkey", code: .failure) }
-            record = try vault.updateRecord(withID: id) { $0.passkey?.hidden = nil }
+            let current = try vault.record(withID: id)
+            guard current.passkey?.hidden != nil else { throw CLIError("'\(current.title)' has no hidden passkey", code: .failure) }
+            unhidden = try vault.updateRecord(withID: id) { $0.passkey?.hidden = nil }
         }
-        if !changes.isEmpty { record = try vault.updateItem(withID: id, applying: changes) }
+        let record = try unhidden.flatMap { changes.isEmpty ? $0 : nil } ?? vault.updateItem(withID: id, applying: changes)
         if arguments.has("generate"), try GenerateCommand.reveal(record.password, context) == false, arguments.has("show") {
             context.print(record.password)
         }

@@ -56,9 +56,6 @@ enum KeePassImport {
         return (items, report)
     }
 
-    /// The largest attachment an import takes from a KeePass file (decompressed).
-    static let binaryLimit = 1 << 30
-
     /// `Meta/Binaries`: the files entries refer to by `ID` (KeePassXC's export: base64, gzip
     /// when `Compressed="True"`).
     static func sharedBinaries(_ element: XMLElement?) throws(ImportError) -> [String: [UInt8]] {
@@ -76,7 +73,7 @@ enum KeePassImport {
             throw .malformed(location: origin, reason: "an attachment that is not base64")
         }
         guard element.attribute("Compressed")?.lowercased() == "true" else { return bytes }
-        do { return try BackupCompression.gzip.decompress(bytes, limit: binaryLimit) } catch {
+        do { return try BackupCompression.gzip.decompress(bytes, limit: ImportedAttachment.maximumSize) } catch {
             throw .malformed(location: origin, reason: "a compressed attachment that does not decompress (\(error))")
         }
     }

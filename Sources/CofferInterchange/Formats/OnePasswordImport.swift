@@ -38,8 +38,6 @@ enum OnePasswordImport {
     // MARK: 1PUX
 
     static let exportDataLimit = 64 << 20
-    /// The largest file an item's attachment may inflate to, as for KeePass's binaries.
-    static let fileLimit = 1 << 30
 
     static func readPUX(_ bytes: [UInt8]) throws(ImportError) -> (items: [ImportedItem], report: ImportReport) {
         let archive = try ZipArchive(bytes)
@@ -178,7 +176,7 @@ enum OnePasswordImport {
                 continue
             }
             let content: [UInt8]
-            do { content = try archive.member(path, limit: fileLimit) } catch {
+            do { content = try archive.member(path, limit: ImportedAttachment.maximumSize) } catch {
                 throw .malformed(location: origin, reason: "attachment '\(name)': \(error.reason)")
             }
             files.append(ImportedAttachment(name: name, mediaType: Attachment.mediaType(guessedFrom: name), content: content))

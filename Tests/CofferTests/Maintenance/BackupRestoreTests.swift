@@ -116,11 +116,11 @@ final class BackupRestoreTests: XCTestCase {
     }
 
     func testMaliciousArchivesAreRefused() throws {
-        let escape = TarArchive.encode([
+        let escape = try TarArchive.encode([
             .init(path: "vault.coffer", kind: .file, mode: 0o600, contents: [1]),
             .init(path: "../escape", kind: .file, mode: 0o600, contents: [1]),
         ])
-        let stray = TarArchive.encode([
+        let stray = try TarArchive.encode([
             .init(path: "vault.coffer", kind: .file, mode: 0o600, contents: [1]),
             .init(path: "records/ab/not-an-id", kind: .file, mode: 0o600, contents: [1]),
         ])
@@ -144,7 +144,7 @@ final class BackupRestoreTests: XCTestCase {
     /// An entry larger than any file of its kind is refused before it is written, nothing restored.
     func testAnEntryLargerThanItsKindIsRefused() throws {
         let id = try RecordID.random()
-        let tar = TarArchive.encode([
+        let tar = try TarArchive.encode([
             .init(path: "vault.coffer", kind: .file, mode: 0o600, contents: [1]),
             .init(path: "records/\(id.hex.prefix(2))/\(id.hex)", kind: .file, mode: 0o600,
                   contents: [UInt8](repeating: 0, count: RecordEnvelope.maximumFileLength + 1)),
