@@ -76,7 +76,7 @@ struct VaultVerifier {
                 report.add(index.journalPath, "\(error)")
             }
         }
-        let (files, attachments) = checkLayout(opened, &report)
+        let (files, attachments) = checkLayout(opened, readingEnvelopes: index == nil, &report)
         report.recordCount = files.count
         // A team's key file: the chain, the slots and the keys, as any reader judges them.
         if vault.isUnlocked, (try? fileSystem.status(GroupContainer.teamKeysName, in: opened.root)) != nil {
@@ -87,6 +87,10 @@ struct VaultVerifier {
             try vault.fileLock(opened).withLock(.shared) { try checkIndex(index, files: files, attachments: attachments, into: &report) }
         } catch {
             report.add(index.manifestPath, "\(error)")
+            // The records were left for the index pass to read: read them here instead.
+            for id in files {
+                do { try checkEnvelope(vault.readRecordFile(id, in: opened)) } catch { report.add(container.recordPath(id), "\(error)") }
+            }
         }
         return report
     }
@@ -97,8 +101,8 @@ struct VaultVerifier {
     /// belongs at its place (a regular file or a private directory); links, FIFOs, devices and
     /// misplaced directories are named. Returns every well-formed record file and attachment file.
     private func checkLayout(
-        _ opened: OpenContainer, _ report: inout VerificationReport
-    ) -> (records: [RecordID: String], attachments: [AttachmentID: String]) {
+        _ opened: OpenContainer, readingEnvelopes: Bool, _ report: inout VerificationReport
+    ) -> (records: [RecordID], attachments: [AttachmentID: String]) {
         let root = opened.root
         let expected: [(String, FileStatus.Kind)] = [
             (GroupContainer.headerName, .regular), (GroupContainer.lockName, .regular), (GroupContainer.recordsName, .directory),
@@ -144,7 +148,7 @@ struct VaultVerifier {
         }
         checkTombstones(in: root, &report)
         let attachments = attachmentFiles(in: root, &report)
-        return (recordFiles(in: root, &report), attachments)
+        return (recordFiles(in: root, readingEnvelopes: readingEnvelopes, &report), attachments)
     }
 
     /// `attachments/<xx>/<id>`: named as records are, regular files; read when a record names them.
@@ -199,19 +203,24 @@ struct VaultVerifier {
         }
     }
 
-    /// Every well-named record file, checked for type, mode, size and envelope structure.
-    private func recordFiles(in root: Directory, _ report: inout VerificationReport) -> [RecordID: String] {
-        var files: [RecordID: String] = [:]
+    /// Every well-named record file, checked for type and mode. Its size and envelope are
+    /// checked where it is read: here when no index can be read (nothing else will read it),
+    /// otherwise once, with everything else, by `checkRecord` — reading a million files twice
+    /// was half of a verify.
+    private func recordFiles(in root: Directory, readingEnvelopes: Bool, _ report: inout VerificationReport) -> [RecordID] {
+        var files: [RecordID] = []
         for (name, directory) in shardedFiles(GroupContainer.recordsName, of: "a record", in: root, &report) {
             do {
-                _ = try RecordEnvelope.decode(fileSystem.readFile(name, in: directory, limit: RecordEnvelope.maximumFileLength))
-                if let id = try? RecordID(hex: name) { files[id] = directory.path(of: name) }
+                if readingEnvelopes { try checkEnvelope(fileSystem.readFile(name, in: directory, limit: RecordEnvelope.maximumFileLength)) }
+                if let id = try? RecordID(hex: name) { files.append(id) }
             } catch {
                 report.add(directory.path(of: name), "\(error)")
             }
         }
-        return files
+        return files.sorted()
     }
+
+    func checkEnvelope(_ bytes: [UInt8]) throws { _ = try RecordEnvelope.decode(bytes) }
 
     /// Opens a directory of the container for the walk, reporting why it cannot be (a link, a
     /// file in its place, another owner, group or other access); `nil` when absent or refused.
@@ -249,130 +258,6 @@ struct VaultVerifier {
         return info.kind.description
     }
 
-    // MARK: With the index key
-
-    private func checkIndex(
-        _ index: IdentityIndex, files: [RecordID: String], attachments attachmentFiles: [AttachmentID: String], into report: inout VerificationReport
-    ) throws {
-        let manifest = try index.readManifest()
-        report.generation = manifest.generation
-        report.checkedIndex = true
-        let marks = liveContainer.map {
-            DeviceState(root: vault.configuration.stateDirectory, vaultID: vault.vaultID, container: $0.path, fileSystem: vault.fileSystem)
-        } ?? vault.deviceState
-        let highest = marks.highestGeneration()
-        if manifest.generation < highest {
-            if isBackup {
-                report.olderThanSeen = highest
-            } else {
-                report.add(index.manifestPath, "generation \(manifest.generation), but this device has seen \(highest): the vault was rolled back")
-            }
-        }
-        let live = Set(manifest.shards.compactMap { $0?.hex })
-        let shards = try? index.opened.shards()
-        for name in shards.flatMap({ try? fileSystem.contents(of: $0) }) ?? [] where !live.contains(name) {
-            report.add(index.shardsDirectory + "/" + name, "shard not referenced by the manifest")
-        }
-        var ledger: [RecordID: LedgerEntry] = [:]
-        var entries: [RecordID: [BucketEntry]] = [:]
-        for slot in 0..<IndexManifest.slotCount where manifest.shards[slot] != nil {
-            do {
-                if slot < IndexManifest.identitySlots {
-                    for entry in try index.entries(inSlot: slot, of: manifest, shards: shards) {
-                        entries[entry.recordID, default: []].append(entry)
-                        if index.slot(for: entry, layout: manifest.layout) != slot {
-                            report.add(index.shardPath(manifest.shards[slot]!), "entry of \(entry.recordID) filed in the wrong bucket")
-                        }
-                    }
-                } else {
-                    for entry in try index.ledger(inSlot: slot, of: manifest, shards: shards) { ledger[entry.recordID] = entry }
-                }
-            } catch {
-                report.add(index.shardPath(manifest.shards[slot]!), "\(error)")
-            }
-        }
-        // A records/ the walk was refused (another owner, open to others) says nothing of what
-        // is missing: that refusal is the problem reported.
-        for (id, entry) in ledger where files[id] == nil && !report.refusedDirectories.contains(GroupContainer.recordsName) {
-            report.add(container.recordPath(id), "missing: the index lists revision \(entry.revision) (deleted outside Coffer)")
-        }
-        for id in entries.keys where ledger[id] == nil {
-            report.add(container.recordPath(id), "the identity store names a record the ledger does not know")
-        }
-        let keys = try? vault.keys()
-        report.checkedContents = keys != nil
-        let work = files.sorted { $0.key < $1.key }
-        // Hashing and decrypting 100,000 files is the slow part: all cores share it.
-        let results = try concurrentMap(work.count) { position in
-            let (id, path) = work[position]
-            var attachments: [AttachmentID] = []
-            let message = checkRecord(
-                id, path: path, ledger: ledger[id], entries: entries[id] ?? [], layout: manifest.layout, keys: keys, in: index.opened,
-                attachments: &attachments)
-            return (message, attachments)
-        }
-        for ((_, path), (message, _)) in zip(work, results) {
-            if let message { report.add(path, message) }
-        }
-        // Every attachment file is some record's (a crash leaves none behind, SPEC.md §6.7).
-        let named = Set(results.flatMap(\.1))
-        if keys != nil, report.problems.allSatisfy({ !$0.file.hasPrefix(container.recordsDirectory) }) {
-            for (id, path) in attachmentFiles where !named.contains(id) {
-                report.add(path, "no item names this attachment (planted, or left by a program other than Coffer)")
-            }
-        }
-    }
-
-    /// One record against its ledger entry and index entries; `nil` when it is sound.
-    private func checkRecord(
-        _ id: RecordID, path: String, ledger: LedgerEntry?, entries: [BucketEntry], layout: IndexLayout, keys: VaultKeys?,
-        in opened: OpenContainer, attachments: inout [AttachmentID]
-    ) -> String? {
-        guard let ledger else { return "not in the index (added outside Coffer, or a deleted record put back)" }
-        guard let bytes = try? vault.readRecordFile(id, in: opened),
-              let hash = try? ciphertextHash(bytes)
-        else { return "unreadable" }
-        guard hash == ledger.ciphertextHash else { return "does not match the index (rolled back to an older copy, or replaced)" }
-        guard let keys else { return nil }
-        let record: Record
-        do {
-            record = try keys.openingWithRecordKey { try RecordSealing.open(bytes, id: id, vaultID: vault.vaultID, key: $0) }
-        } catch {
-            return "\(error)"
-        }
-        if record.revision != ledger.revision { return "revision \(record.revision), the index expects \(ledger.revision)" }
-        // Every chunk of every attachment, against the size and digest the record states.
-        attachments = record.attachments.map(\.id)
-        for attachment in record.attachments {
-            do { try vault.readAttachment(attachment, of: record) { _ in } } catch { return "\(error)" }
-        }
-        // Identities may have been removed or re-ranked through the store API; anything the
-        // index offers must still be what the record holds.
-        let expected = Vault.indexEntries(of: record)
-        var items = 0
-        for entry in entries {
-            switch entry {
-            case .identity(let identity):
-                guard let held = expected.first(where: { $0.isSameEntry(as: entry) }), case .identity(let wanted) = held,
-                      wanted.user == identity.user else {
-                    return "the identity store offers \(identity.user)@\(identity.serviceIdentifier), which the record does not hold"
-                }
-                if identity.mode != wanted.mode {
-                    return "the identity store holds match mode '\(identity.mode.rawValue)', the record '\(wanted.mode.rawValue)'"
-                }
-                if identity.name != wanted.name { return "the identity store names it '\(identity.name)', the record '\(wanted.name)'" }
-            case .item(let item):
-                items += 1
-                guard expected.contains(entry) else { return "its item entry (\(item.kind.rawValue) '\(item.name)') does not match the record" }
-            case .attribute:
-                guard expected.contains(entry) else { return "the index holds a Secret Service attribute the record does not" }
-            }
-        }
-        let attributes = { (list: [BucketEntry]) in list.filter { if case .attribute = $0 { true } else { false } }.count }
-        if attributes(entries) != attributes(expected) { return "\(attributes(entries)) attribute entries in the index, expected \(attributes(expected))" }
-        if layout == .items && items != 1 { return "\(items) item entries in the index, expected 1" }
-        return nil
-    }
 }
 
 extension Vault {

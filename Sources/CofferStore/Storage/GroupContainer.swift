@@ -133,6 +133,8 @@ public final class OpenContainer: @unchecked Sendable {
     /// The directories opened so far, by relative path: a handful, so a list (a `String`-keyed
     /// `Dictionary` costs its first user a scan of every protocol conformance in the binary).
     private let lock = Mutex<[(String, Directory)]>([])
+    /// The shard directories opened so far (`cachedShard`).
+    private let shardLock = Mutex<[Directory?]>(Array(repeating: nil, count: 512))
 
     init(container: GroupContainer, fileSystem: FileSystem, root: Directory) {
         self.container = container
@@ -168,18 +170,27 @@ public final class OpenContainer: @unchecked Sendable {
     /// The shard directory `records/<xx>` of record `id`, made when `create` is set (and
     /// `records/` fsynced then, unless not `durable`: a bulk write's `syncFileSystems` covers it).
     func shard(of id: RecordID, create: Bool = false, durable: Bool = true) throws(StorageError) -> Directory {
-        let name = GroupContainer.shardName(of: id)
-        return try cached("records/" + name) { () throws(StorageError) in
-            try fileSystem.directory(name, in: try directory(GroupContainer.recordsName, create: create), create: create, durable: durable)
+        try cachedShard(id.firstByte, of: GroupContainer.recordsName, offset: 0) { () throws(StorageError) in
+            try fileSystem.directory(
+                GroupContainer.shardName(of: id), in: try directory(GroupContainer.recordsName, create: create), create: create, durable: durable)
         }
     }
 
     /// The shard directory `attachments/<xx>` of attachment `id`, made when `create` is set.
     func shard(of id: AttachmentID, create: Bool = false) throws(StorageError) -> Directory {
-        let name = GroupContainer.shardName(of: id)
-        return try cached("attachments/" + name) { () throws(StorageError) in
-            try fileSystem.directory(name, in: try directory(GroupContainer.attachmentsName, create: create), create: create)
+        try cachedShard(id.firstByte, of: GroupContainer.attachmentsName, offset: 256) { () throws(StorageError) in
+            try fileSystem.directory(GroupContainer.shardName(of: id), in: try directory(GroupContainer.attachmentsName, create: create), create: create)
         }
+    }
+
+    /// A shard directory by its byte: a verify or an import asks a million times, so a fixed
+    /// table (records at 0–255, attachments at 256–511) rather than a search by name.
+    private func cachedShard(_ byte: UInt8, of parent: String, offset: Int, _ open: () throws(StorageError) -> Directory) throws(StorageError) -> Directory {
+        let slot = offset + Int(byte)
+        if let found = shardLock.withLock({ $0[slot] }) { return found }
+        let opened = try open()
+        shardLock.withLock { $0[slot] = opened }
+        return opened
     }
 
     private func cached(_ key: String, _ open: () throws(StorageError) -> Directory) throws(StorageError) -> Directory {
