@@ -13,9 +13,16 @@ extension MatchMode {
         }
     }
 
+    /// A switch, not a search of `allCases`: that builds an array on every call, and a listing
+    /// reads a million of these.
     package init?(indexByte: UInt8) {
-        guard let mode = Self.allCases.first(where: { $0.indexByte == indexByte }) else { return nil }
-        self = mode
+        switch indexByte {
+        case 0: self = .host
+        case 1: self = .site
+        case 2: self = .exact
+        case 3: self = .never
+        default: return nil
+        }
     }
 }
 

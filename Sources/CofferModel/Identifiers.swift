@@ -92,7 +92,8 @@ extension RandomIdentifier {
         func write(_ word: UInt64, at start: Int) {
             var word = word
             for position in stride(from: start + 15, through: start, by: -1) {  // last digit first, one shift each
-                destination[position] = Hex.digit(Int(truncatingIfNeeded: word) & 0x0f)
+                let nibble = UInt8(truncatingIfNeeded: word) & 0x0f
+                destination[position] = nibble &+ (nibble < 10 ? 0x30 : 0x57)  // '0'… or 'a'…
                 word >>= 4
             }
         }

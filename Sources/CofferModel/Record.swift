@@ -13,10 +13,29 @@ public enum ItemKind: String, CaseIterable, Sendable {
     case secret
 
     /// The byte an item entry of the index stores (SPEC.md §7.3).
-    package var indexByte: UInt8 { UInt8(Self.allCases.firstIndex(of: self)!) }
+    /// The position in the declaration, spelled out: `allCases` builds an array on every call,
+    /// and a listing converts a million of these.
+    package var indexByte: UInt8 {
+        switch self {
+        case .login: 0
+        case .note: 1
+        case .card: 2
+        case .identity: 3
+        case .sshKey: 4
+        case .secret: 5
+        }
+    }
+
     package init?(indexByte: UInt8) {
-        guard Int(indexByte) < Self.allCases.count else { return nil }
-        self = Self.allCases[Int(indexByte)]
+        switch indexByte {
+        case 0: self = .login
+        case 1: self = .note
+        case 2: self = .card
+        case 3: self = .identity
+        case 4: self = .sshKey
+        case 5: self = .secret
+        default: return nil
+        }
     }
 }
 

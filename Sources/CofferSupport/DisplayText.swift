@@ -24,6 +24,25 @@ public enum DisplayText {
     /// Whether the UTF-8 bytes hold a byte that `escaped` would change (a listing's fast path:
     /// most names hold none and are copied as they are).
     public static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Eight bytes at a time: a word with no byte below 0x20, no 0x7F and no 0xC2 (the lead
+        // byte of every C1 character) needs nothing. A listing asks this three million times.
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        var position = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while position + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                let below20 = (word &- ones &* 0x20) & ~word & highs != 0
+                if below20 || hasZeroByte(word ^ (ones &* 0x7F)) || hasZeroByte(word ^ (ones &* 0xC2)) { return slowNeedsEscaping(bytes) }
+                position += 8
+            }
+        }
+        // The tail, and a C1 character whose lead byte ended the last word.
+        return slowNeedsEscaping(UnsafeBufferPointer(rebasing: bytes[max(0, position - 1)...]))
+    }
+
+    private static func slowNeedsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var previous: UInt8 = 0
         for byte in bytes {
             if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }

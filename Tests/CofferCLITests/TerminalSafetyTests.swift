@@ -94,4 +94,34 @@ final class TerminalSafetyTests: XCTestCase {
         XCTAssertEqual(DisplayText.escaped("a\u{1B}b\nc\u{85}"), "a\\x1Bb\\x0Ac\\u{0085}")
         XCTAssertEqual(DisplayText.escaped("a\nb\tc\u{07}", keepingLineBreaks: true), "a\nb\tc\\x07")
     }
+
+    /// `needsEscaping` reads eight bytes at a time: every control byte, DEL and C1 character at
+    /// every position of every length (and across a word's edge) is still found, and text
+    /// without one (ASCII, other UTF-8, a lone 0xC2 before a letter) is still passed.
+    func testEscapingCheckFindsEveryControlAtEveryPosition() {
+        func check(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { DisplayText.needsEscaping($0) } }
+        for length in 0...20 {
+            let plain = [UInt8](repeating: 0x61, count: length)
+            XCTAssertFalse(check(plain), "\(length)")
+            for position in 0..<length {
+                for control: UInt8 in [0x00, 0x09, 0x0A, 0x1B, 0x1F, 0x7F] {
+                    var bytes = plain
+                    bytes[position] = control
+                    XCTAssertTrue(check(bytes), "\(control) at \(position) of \(length)")
+                }
+                guard position + 1 < length else { continue }
+                for second: UInt8 in [0x80, 0x85, 0x9F] {
+                    var bytes = plain
+                    bytes[position] = 0xC2
+                    bytes[position + 1] = second
+                    XCTAssertTrue(check(bytes), "C2 \(second) at \(position) of \(length)")
+                }
+                var harmless = plain
+                harmless[position] = 0xC2
+                harmless[position + 1] = 0xA0  // U+00A0, no control
+                XCTAssertFalse(check(harmless), "C2 A0 at \(position) of \(length)")
+            }
+        }
+        XCTAssertFalse(check(Array("Zürich ✓ 東京 site.example/path?x=1".utf8)))
+    }
 }
