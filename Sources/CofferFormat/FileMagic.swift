@@ -40,8 +40,8 @@ public enum FileMagic {
     static func versions(of type: FileType) -> ClosedRange<UInt8> {
         switch type {
         case .indexManifest: 1...3
-        case .identityListing: 3...3  // a device's own derived file: versions 1 and 2 are rebuilt, never read
-        case .completionTable: 3...3  // likewise
+        // A device's own derived files (SPEC.md §7.6): older versions are rebuilt, never read.
+        case .identityListing, .completionTable: 4...4
         case .teamKeys: 1...2  // 2: with removal notices (SPEC.md §16.3)
         default: formatVersion...formatVersion
         }

@@ -464,45 +464,86 @@ def read_index(container, vault_id, vault_key):
     return generation, identities, items, ledger
 
 
-def listing_table(container, vault_id, vault_key):
-    """A device's listing table (SPEC.md §7.6): every identity and listed item entry as a row
-    `record id ‖ entry ‖ kind ‖ type ‖ mode ‖ rank i64 ‖ identifier ‖ user ‖ name`, sorted by
-    first column (a named item's name, else its service; a URL login's host and port; else the
-    identifier), user, record id, entry."""
+def listing_rows(container, vault_id, vault_key):
+    """Every identity and listed item entry as a listing row (slot, record id, entry, kind, type,
+    mode, rank, identifier, user, name), sorted by first column (a named item's name, else its
+    service; a URL login's host and port; else the identifier), user, record id, entry."""
     _, identities, items, _ = read_index(container, vault_id, vault_key)
     rows = []
-    for rid, identifier, user, rank, _, mode, type_byte, name in identities:
+    for rid, identifier, user, rank, slot, mode, type_byte, name in identities:
         entry = 2 if type_byte == PASSKEY_TYPE else (1 if type_byte in (2, 3) else 0)
         url = 0 if type_byte == PASSKEY_TYPE else type_byte & 1
-        rows.append((identifier, user, bytes.fromhex(rid), entry, 0, url, MATCH_MODES[mode], rank, name))
-    for rid, kind, listed, name, user, service, _ in items:
+        rows.append((slot, bytes.fromhex(rid), entry, 0, url, MATCH_MODES[mode], rank, identifier, user, name))
+    for rid, kind, listed, name, user, service, slot in items:
         if listed:
-            rows.append((name or service, user, bytes.fromhex(rid), 3, ITEM_KINDS[kind], 1, MATCH_MODES["never"], 0, name, service))
-    def first_column(row):
-        # A named item's name (else its service); a URL login's host and port; else the identifier.
-        text = row[0]
-        if row[3] != 3 and row[5] == 1 and "://" in text:
-            rest = text[text.index("://") + 3:]
-            for stop in "/?#":
-                rest = rest.split(stop, 1)[0]
-            return rest
-        return text
-    def sort_key(row):
-        return (first_column(row).encode(), row[1].encode(), row[2], row[3])
-    out = struct.pack("<I", len(rows))
-    for row in sorted(rows, key=sort_key):
-        identifier = row[9] if row[3] == 3 else row[0]
-        out += row[2] + bytes([row[3], row[4], row[5], row[6]]) + struct.pack("<q", row[7])
-        for text in (identifier, row[1], row[8]):
+            rows.append((slot, bytes.fromhex(rid), 3, ITEM_KINDS[kind], 1, MATCH_MODES["never"], 0, service, user, name))
+    return sorted(rows, key=lambda row: (first_column(row).encode(), row[8].encode(), row[1], row[2]))
+
+
+def host_and_port(identifier):
+    """A URL's host and port: after the first "://", up to the next "/", "?" or "#"."""
+    if "://" not in identifier:
+        return identifier
+    rest = identifier[identifier.index("://") + 3:]
+    for stop in "/?#":
+        rest = rest.split(stop, 1)[0]
+    return rest
+
+
+def first_column(row):
+    if row[2] == 3:
+        return row[9] or row[7]
+    return host_and_port(row[7]) if row[4] == 1 else row[7]
+
+
+def listing_table(container, vault_id, vault_key):
+    """A device's listing table (SPEC.md §7.6), one chunk: each row `slot ‖ record id ‖ entry ‖
+    kind ‖ type ‖ mode ‖ rank i64 ‖ identifier ‖ user ‖ name`."""
+    out = b""
+    for row in listing_rows(container, vault_id, vault_key):
+        out += bytes([row[0]]) + row[1] + bytes(row[2:6]) + struct.pack("<q", row[6])
+        for text in row[7:10]:
             out += struct.pack("<H", len(text.encode())) + text.encode()
     return out
 
 
-def seal_listing(vault_key, vault_id, manifest_file, table, nonce):
-    """The sealed snapshot (version 3), bound to the exact manifest file it was read under."""
+def completion_table(container, vault_id, vault_key):
+    """A device's completion table (SPEC.md §7.6), one chunk: `u32 count ‖ u16 length ‖ section ‖
+    candidate` per candidate, sorted by `section ‖ candidate`."""
+    counts = {}
+    def add(section, text, user=""):
+        if not text or any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text + user):
+            return
+        key = bytes([section]) + text.encode() + (b"/" + user.encode() if user else b"")
+        counts[key] = counts.get(key, 0) + 1
+    for row in listing_rows(container, vault_id, vault_key):
+        if row[2] == 1:
+            continue
+        add(0, row[9])
+        if row[2] == 3:
+            continue
+        service, host = row[7], host_and_port(row[7])
+        add(0, service)
+        add(0, host, row[8])
+        add(1, service)
+        if host != service:
+            add(1, host)
+    return b"".join(struct.pack("<IH", counts[key], len(key)) + key for key in sorted(counts)), min(counts), len(counts)
+
+
+def seal_snapshot(vault_key, vault_id, type_byte, container, table, count, key, chunk_id, nonces):
+    """A derived table (version 4) of one chunk: (the header file, the chunk file). The header
+    names the manifest's identity shards and the chunk by its id."""
     index_key, _ = index_keys(vault_key)
-    ad = preamble(0x4C, 3) + vault_id + hashlib.blake2b(manifest_file, digest_size=32).digest()
-    return preamble(0x4C, 3) + nonce + aead_encrypt(index_key, nonce, ad, table)
+    with open(os.path.join(container, "index", "manifest"), "rb") as f:
+        manifest = f.read()
+    plaintext = aead_decrypt(index_key, manifest[8:32], manifest[:8] + vault_id, manifest[32:])
+    layout = manifest[7]
+    ad = preamble(type_byte, 4) + vault_id
+    chunk = nonces[1] + aead_encrypt(index_key, nonces[1], ad + chunk_id, table)
+    header = bytes([layout]) + plaintext[10:10 + 16 * 256] + struct.pack("<I", 1)
+    header += chunk_id + struct.pack("<IIH", len(chunk), count, len(key)) + key
+    return preamble(type_byte, 4) + nonces[0] + aead_encrypt(index_key, nonces[0], ad, header), chunk
 
 
 # --- §15 sync: tombstones, the header seal, the merge rules --------------------------------

@@ -240,8 +240,16 @@ def vault(name="vault", layout=3):
     fields += [("index_generation", 1), ("index_files", len(index_files))]
     # A device's listing snapshot of this index (SPEC.md §7.6): device state, not container.
     table = ref.listing_table(container, vault_id, vault_key)
-    fields += [("listing_table", table),
-               ("listing_file", ref.seal_listing(vault_key, vault_id, index_files["index/manifest"], table, seq(0xE0, 24)))]
+    rows = len(ref.listing_rows(container, vault_id, vault_key))
+    listing_header, listing_chunk = ref.seal_snapshot(vault_key, vault_id, 0x4C, container, table, rows, b"", seq(0xE8, 16),
+                                                      (seq(0xE0, 24), seq(0xE4, 24)))
+    fields += [("listing_table", table), ("listing_rows", rows), ("listing_chunk_id", seq(0xE8, 16)),
+               ("listing_file", listing_header), ("listing_chunk", listing_chunk)]
+    completion, first_key, lines = ref.completion_table(container, vault_id, vault_key)
+    completion_header, completion_chunk = ref.seal_snapshot(vault_key, vault_id, 0x43, container, completion, lines, first_key,
+                                                            seq(0xEC, 16), (seq(0xD0, 24), seq(0xD4, 24)))
+    fields += [("completion_table", completion), ("completion_lines", lines), ("completion_chunk_id", seq(0xEC, 16)),
+               ("completion_file", completion_header), ("completion_chunk", completion_chunk)]
     if layout == 3:
         # Bucket parts (SPEC.md §7.6) of the first record's first identity's bucket and of its
         # ledger shard: device state, not container; cut here whatever the shards' size.

@@ -225,42 +225,16 @@ public final class CredentialIdentityStore: Sendable {
         return order == .service ? listing.sortedByService() : listing.sortedForSuggestion()
     }
 
-    /// From this device's snapshot when it was made under this very manifest (one file instead
-    /// of 256), else from the shards, saving a new snapshot once the buckets have parsed. Only
-    /// while the store is enabled here: a device where the user turned it off keeps nothing.
-    private func listing(_ index: IdentityIndex, _ manifest: IndexManifest, usage: UsageLog) throws -> IdentityListing {
-        let device = vault.deviceState
-        guard device.providerSetting() == .enabled, let digest = try index.manifestDigest() else {
-            return try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage)
-        }
-        if var snapshot = device.listingSnapshot(), let table = try? index.openListing(&snapshot, manifestDigest: digest),
-           let listing = try? IdentityListing(table: snapshot, in: table, usage: usage) {
-            return listing
-        }
-        let listing = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage).sortedByService()
-        if let sealed = try? index.sealListing(listing.encodedTable(), manifestDigest: digest) { device.saveListingSnapshot(sealed) }
-        return listing
-    }
-
-    /// What a shell's Tab offers (SPEC.md §7.6), as `build` makes it from the whole listing: read
-    /// from this device's completion table when it was made under the current manifest — one
-    /// small file, no listing, no ranking — else built, sealed and kept for the next Tab. Only
-    /// while the store is enabled here is anything kept.
-    public func completionTable(build: (IdentityListing) throws -> [UInt8]) throws(CredentialIdentityStoreError) -> [UInt8] {
+    /// What a shell's Tab offers (SPEC.md §7.6): the candidates of `section` (0 ENTRY, 1
+    /// SERVICE) that start with `prefix`, one per line, from this device's completion table —
+    /// one chunk of it, brought up to date first when the index changed — or, while the store
+    /// is disabled here, from a listing made for this Tab and kept nowhere.
+    public func completionCandidates(section: UInt8, prefix: String) throws(CredentialIdentityStoreError) -> [UInt8] {
         try readable()
         let usage = vault.deviceState.lastUsed()
         return try mapped {
             try vault.readingIndex { index, manifest in
-                let device = vault.deviceState
-                guard device.providerSetting() == .enabled, let digest = try index.manifestDigest() else {
-                    return try build(listing(index, manifest, usage: usage))
-                }
-                if let sealed = device.completionTable(), let table = try? index.openCompletionTable(sealed, manifestDigest: digest) {
-                    return table
-                }
-                let table = try build(listing(index, manifest, usage: usage))
-                if let sealed = try? index.sealCompletionTable(table, manifestDigest: digest) { device.saveCompletionTable(sealed) }
-                return table
+                try self.completionCandidates(section: section, prefix: Array(prefix.utf8), index, manifest, usage: usage)
             }
         }
     }

@@ -1,83 +1,125 @@
 import CofferStore
 import CofferFormat
 /// The listing table (SPEC.md §7.6): a whole listing's rows in service order, as the device's
-/// listing snapshot keeps them, so `coffer list` of 100,000 identities is one read, one decrypt
-/// and one pass — no bucket parsing, no sort.
+/// listing snapshot keeps them in chunks, so `coffer list` of a million identities is one read,
+/// a decryption on every core and one pass — no bucket parsing, no sort.
 ///
-/// `u32 LE n ‖ n rows`, each `record id (16) ‖ entry u8 ‖ kind u8 ‖ type u8 ‖ mode u8 ‖
-/// rank i64 LE ‖ identifier ‖ user ‖ name` (strings `u16 LE length ‖ UTF-8`). Only what a listing
-/// shows is kept: the stored keys a lookup matches on (site, host, scheme, path) stay in the
-/// buckets, which halves the bytes to decrypt.
+/// Each row is `slot u8 ‖ record id (16) ‖ entry u8 ‖ kind u8 ‖ type u8 ‖ mode u8 ‖ rank i64 LE ‖
+/// identifier ‖ user ‖ name` (strings `u16 LE length ‖ UTF-8`); a chunk is whole rows. Only what
+/// a listing shows is kept: the stored keys a lookup matches on stay in the buckets.
 extension IdentityListing {
-    /// Rows in the order a person reads a whole listing (`sortedByService()`), as the table.
-    func encodedTable() -> [UInt8] {
-        let listing = sortedByService()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(4 + listing.rows.count * 48 + listing.text.count / 2)
-        bytes.append(littleEndian: UInt32(listing.rows.count))
-        listing.withUnsafeText { text in
-            for row in listing.rows {
-                bytes += row.recordID.bytes
-                bytes.append(row.entry.tableByte)
-                bytes.append(row.kind.indexByte)
-                bytes.append(row.type == .URL ? 1 : 0)
-                bytes.append(row.mode.indexByte)
-                bytes.append(littleEndian: row.rank)
-                for range in [row.identifier, row.user, row.name] {
-                    bytes.append(littleEndian: UInt16(range.count))  // bucket strings are u16-prefixed too
-                    bytes += UnsafeBufferPointer(rebasing: text[range])
-                }
-            }
+    /// The smallest row: slot, id, four bytes, rank and three empty strings.
+    static let minimumRowLength = 1 + identifierByteCount + 4 + 8 + 3 * 2
+    /// Appends `row` (whose strings are in `text`) to `table`.
+    static func encode(_ row: Row, in text: UnsafeBufferPointer<UInt8>, to table: inout [UInt8]) {
+        table.append(row.slot)
+        table += row.recordID.bytes
+        table.append(row.entry.tableByte)
+        table.append(row.kind.indexByte)
+        table.append(row.type == .URL ? 1 : 0)
+        table.append(row.mode.indexByte)
+        table.append(littleEndian: row.rank)
+        for range in [row.identifier, row.user, row.name] {
+            table.append(littleEndian: UInt16(range.count))  // bucket strings are u16-prefixed too
+            table += UnsafeBufferPointer(rebasing: text[range])
         }
-        return bytes
     }
 
-    /// The rows of the table at `range` of `bytes`, in its (service) order, pointing into
-    /// `bytes` itself.
+    /// The rows of `bytes[range]` (whole rows, as a chunk holds them), pointing into `bytes`.
     /// - Throws: `FormatError` for any length or byte the table's layout does not allow.
-    init(table bytes: [UInt8], in range: Range<Int>, usage: UsageLog) throws(FormatError) {
-        guard bytes.count <= Int32.max, range.count >= 4 else { throw .badLength }
-        // Plain loads from one raw buffer: a million rows read through a generic reader from
-        // another module spent a fifth of `coffer list` in runtime metadata lookups.
-        let parsed = bytes.withUnsafeBytes { raw in Result { () throws(FormatError) -> [Row] in
-            var offset = range.lowerBound
-            let end = range.upperBound
-            func integer<T: FixedWidthInteger>(_: T.Type) throws(FormatError) -> T {
-                guard end - offset >= MemoryLayout<T>.size else { throw .badLength }
-                defer { offset += MemoryLayout<T>.size }
-                return T(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self))
+    static func rows(of bytes: UnsafeRawBufferPointer, in range: Range<Int>, count: Int, usage: UsageLog) throws(FormatError) -> [Row] {
+        guard count <= range.count / minimumRowLength else { throw .badLength }
+        var offset = range.lowerBound
+        var rows: [Row] = []
+        rows.reserveCapacity(count)
+        for _ in 0..<count { rows.append(try row(of: bytes, at: &offset, end: range.upperBound, usage: usage)) }
+        guard offset == range.upperBound else { throw .badLength }
+        return rows
+    }
+
+    /// One row at `offset`, moving it past the row. Plain loads from one raw buffer: a million
+    /// rows read through a generic reader from another module spent a fifth of `coffer list`
+    /// in runtime metadata lookups.
+    static func row(of raw: UnsafeRawBufferPointer, at offset: inout Int, end: Int, usage: UsageLog) throws(FormatError) -> Row {
+        guard end - offset >= minimumRowLength - 6 else { throw .badLength }
+        let slot = raw[offset]
+        let id = RecordID(words: IdentifierWords(
+            high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)),
+            low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset + 9, as: UInt64.self))))
+        offset += 1 + identifierByteCount
+        let entryByte = raw[offset], kindByte = raw[offset + 1], typeByte = raw[offset + 2], modeByte = raw[offset + 3]
+        guard let entry = Entry(tableByte: entryByte), let kind = ItemKind(indexByte: kindByte), typeByte <= 1,
+              let mode = MatchMode(indexByte: modeByte)
+        else { throw .nonCanonical("listing table row") }
+        let rank = Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: Int64.self))
+        offset += 12
+        func text() throws(FormatError) -> (Int32, Int32) {
+            guard end - offset >= 2 else { throw .badLength }
+            let count = Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+            offset += 2
+            guard end - offset >= count else { throw .badLength }
+            defer { offset += count }
+            return (Int32(offset), Int32(offset + count))
+        }
+        let identifier = try text(), user = try text(), name = try text()
+        return Row(
+            recordID: id, entry: entry, kind: kind, rank: rank, lastUsed: usage.lastUsed(id), type: typeByte == 1 ? .URL : .domain,
+            mode: mode, level: nil, requestIndex: 0, identifierBounds: identifier, userBounds: user, nameBounds: name, slot: slot)
+    }
+
+    /// The listing of a snapshot's chunks (`plaintexts` in `bytes`, holding `counts` rows
+    /// each), in service order, parsed on every core straight into one array; rows point into
+    /// `bytes`.
+    /// - Parameter spareRows: room for this many rows more (a merge inserts them in place).
+    init(snapshot bytes: [UInt8], plaintexts: [Range<Int>], counts: [Int], usage: UsageLog, spareRows: Int = 0) throws {
+        guard bytes.count <= Int32.max, plaintexts.count == counts.count else { throw FormatError.badLength }
+        for (range, count) in zip(plaintexts, counts) where count > range.count / Self.minimumRowLength { throw FormatError.badLength }
+        let starts = counts.reduce(into: [0]) { $0.append($0.last! + $1) }
+        let total = starts.last!
+        var failure: (any Error)?
+        let rows = [Row](unsafeUninitializedCapacity: total + spareRows) { buffer, initialized in
+            let base = UnsafeSendableRows(buffer.baseAddress)
+            do {
+                _ = try bytes.withUnsafeBytes { raw in
+                    try concurrentMap(plaintexts.count) { index in
+                        var offset = plaintexts[index].lowerBound
+                        for position in starts[index]..<starts[index + 1] {
+                            let row = try Self.row(of: raw, at: &offset, end: plaintexts[index].upperBound, usage: usage)
+                            (base.pointer! + position).initialize(to: row)
+                        }
+                        guard offset == plaintexts[index].upperBound else { throw FormatError.badLength }
+                    }
+                }
+                initialized = total
+            } catch {
+                failure = error
+                initialized = 0  // Row is trivial: nothing to deinitialize
             }
-            func text() throws(FormatError) -> (Int32, Int32) {
-                let count = Int(try integer(UInt16.self))
-                guard end - offset >= count else { throw .badLength }
-                defer { offset += count }
-                return (Int32(offset), Int32(offset + count))
-            }
-            let count = Int(try integer(UInt32.self))
-            guard count <= range.count / 34 else { throw .badLength }  // the smallest row is 34 bytes
-            var rows: [Row] = []
-            rows.reserveCapacity(count)
-            for _ in 0..<count {
-                guard end - offset >= identifierByteCount + 12 else { throw .badLength }
-                let id = RecordID(words: IdentifierWords(
-                    high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
-                    low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))))
-                offset += identifierByteCount
-                let entryByte = raw[offset], kindByte = raw[offset + 1], typeByte = raw[offset + 2], modeByte = raw[offset + 3]
-                offset += 4
-                guard let entry = Entry(tableByte: entryByte), let kind = ItemKind(indexByte: kindByte), typeByte <= 1,
-                      let mode = MatchMode(indexByte: modeByte)
-                else { throw .nonCanonical("listing table row") }
-                let rank = try integer(Int64.self)
-                let identifier = try text(), user = try text(), name = try text()
-                rows.append(Row(
-                    recordID: id, entry: entry, kind: kind, rank: rank, lastUsed: usage.lastUsed(id), type: typeByte == 1 ? .URL : .domain,
-                    mode: mode, level: nil, requestIndex: 0, identifierBounds: identifier, userBounds: user, nameBounds: name))
-            }
-            guard offset == end else { throw .badLength }
-            return rows
-        } }
-        self.init(text: bytes, rows: try parsed.get(), order: .service)
+        }
+        if let failure { throw failure }
+        self.init(text: bytes, rows: rows, order: .service)
+    }
+
+    /// The rows (already in service order) as a table cut in chunks of about `chunkLength` bytes.
+    func tableParts(chunkLength: Int) -> (table: [UInt8], parts: [SnapshotPart]) {
+        var writer = TableWriter(chunkLength: chunkLength)
+        withUnsafeText { text in
+            for row in rows { writer.append(row, in: text) }
+        }
+        return writer.finished()
+    }
+
+    /// Whether `a` (in `textA`) comes before `b` (in `textB`) in service order
+    /// (`sortedByService`): first column, user, record id, kind of row.
+    static func servicePrecedes(_ a: Row, in textA: UnsafeBufferPointer<UInt8>, _ b: Row, in textB: UnsafeBufferPointer<UInt8>) -> Bool {
+        func bytes(_ range: Range<Int>, _ text: UnsafeBufferPointer<UInt8>) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: text[range]))
+        }
+        let byFirst = bytes(firstColumn(of: a, in: textA), textA).lexicographicOrder(bytes(firstColumn(of: b, in: textB), textB))
+        if byFirst != 0 { return byFirst < 0 }
+        let byUser = bytes(a.user, textA).lexicographicOrder(bytes(b.user, textB))
+        if byUser != 0 { return byUser < 0 }
+        return a.recordID != b.recordID ? a.recordID < b.recordID : a.entry.tableByte < b.entry.tableByte
     }
 }
 
@@ -101,4 +143,46 @@ extension IdentityListing.Entry {
         default: return nil
         }
     }
+}
+
+/// Encodes rows into one table buffer, cutting a chunk whenever one passes `chunkLength`
+/// (`VaultConfiguration.listingChunkLength`).
+struct TableWriter {
+    let chunkLength: Int
+    private(set) var table: [UInt8] = []
+    private var parts: [SnapshotPart] = []
+    private var chunkStart = 0, count = 0
+
+    init(chunkLength: Int) { self.chunkLength = chunkLength }
+
+    mutating func append(_ row: IdentityListing.Row, in text: UnsafeBufferPointer<UInt8>) {
+        IdentityListing.encode(row, in: text, to: &table)
+        count += 1
+        if table.count - chunkStart >= chunkLength { cut() }
+    }
+
+    private mutating func cut() {
+        guard count > 0 else { return }
+        parts.append(.plain(chunkStart..<table.count, count: count, key: []))
+        chunkStart = table.count
+        count = 0
+    }
+
+    /// The chunks written since the last call, the last one cut where it is.
+    mutating func cutChunks() -> [SnapshotPart] {
+        cut()
+        defer { parts = [] }
+        return parts
+    }
+
+    mutating func finished() -> (table: [UInt8], parts: [SnapshotPart]) {
+        let parts = cutChunks()
+        return (table, parts)
+    }
+}
+
+/// The rows being filled by the workers of `concurrentMap`, each at its own positions.
+private struct UnsafeSendableRows: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<IdentityListing.Row>?
+    init(_ pointer: UnsafeMutablePointer<IdentityListing.Row>?) { self.pointer = pointer }
 }

@@ -38,6 +38,9 @@ public struct IdentityListing: Sendable {
         let identifierBounds: (start: Int32, end: Int32)
         let userBounds: (start: Int32, end: Int32)
         let nameBounds: (start: Int32, end: Int32)
+        /// The identity bucket it was read from (SPEC.md §7.6): what a listing snapshot brought up
+        /// to date replaces when that bucket changes. 0 for a row of no bucket.
+        var slot: UInt8 = 0
 
         /// Where the service identifier's UTF-8 bytes are in `withUnsafeText`'s buffer.
         public var identifier: Range<Int> { Int(identifierBounds.start)..<Int(identifierBounds.end) }
@@ -82,6 +85,7 @@ public struct IdentityListing: Sendable {
         var rows: [Row] = []
         var frames = ByteReader(text)
         while !frames.isAtEnd {
+            let slot = try frames.integer(UInt8.self)
             let length = Int(try frames.integer(UInt32.self))
             let start = frames.offset
             _ = try frames.take(length)
@@ -89,8 +93,9 @@ public struct IdentityListing: Sendable {
                 switch scanned {
                 case .identity(let identity): rows.append(Self.row(identity, match: nil, usage: usage))
                 case .item(let item) where item.listed: rows.append(Self.row(item, usage: usage))
-                case .item, .attribute: break
+                case .item, .attribute: return
                 }
+                rows[rows.count - 1].slot = slot
             }
         }
         self.text = text

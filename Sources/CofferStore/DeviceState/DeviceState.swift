@@ -126,25 +126,28 @@ public struct DeviceState: Sendable {
     package func disable() throws(StorageError) {
         try write([], to: Self.disabledName)
         try remove(Self.indexKeyName)
-        try remove(Self.listingName)
-        try remove(Self.completionTableName)
+        try removeTable(Self.listingName)
+        try removeTable(Self.completionTableName)
         if let directory = try open(create: false) {
             for name in try fileSystem.contents(of: directory) where name.hasPrefix(Self.bucketPartsPrefix) { try remove(name) }
         }
     }
 
-    // MARK: Listing snapshot
+    // MARK: Listing snapshot and completion table (`DerivedTable`)
 
     static let maximumListingLength = 1 << 30
+    static let completionTableName = "completion"
 
-    /// The sealed snapshot of every identity bucket, if this device made one.
-    package func listingSnapshot() -> [UInt8]? {
-        read(Self.listingName, limit: Self.maximumListingLength)
+    /// The names of this device's files for the vault (a derived table's stale chunks are found so).
+    func fileNames() -> [String] {
+        guard let directory = try? open(create: false) else { return [] }
+        return (try? fileSystem.contents(of: directory)) ?? []
     }
 
-    /// Replaces the snapshot. Best effort and not synced: a lost or torn one is rebuilt.
-    package func saveListingSnapshot(_ bytes: [UInt8]) {
-        try? write(bytes, to: Self.listingName, durable: false)
+    /// Removes a derived table: its header file and every chunk file.
+    func removeTable(_ name: String) throws(StorageError) {
+        try remove(name)
+        for file in fileNames() where file.hasPrefix(name + "-") { try remove(file) }
     }
 
     // MARK: Bucket parts
@@ -167,20 +170,6 @@ public struct DeviceState: Sendable {
     static func bucketPartsName(slot: Int) -> String {
         let digits = String(slot, radix: 16)
         return bucketPartsPrefix + String(repeating: "0", count: max(0, 3 - digits.count)) + digits
-    }
-
-    // MARK: Completion table
-
-    static let completionTableName = "completion"
-
-    /// The sealed completion table, if this device made one.
-    package func completionTable() -> [UInt8]? {
-        read(Self.completionTableName, limit: Self.maximumListingLength)
-    }
-
-    /// Replaces the completion table. Best effort and not synced, as the listing snapshot.
-    package func saveCompletionTable(_ bytes: [UInt8]) {
-        try? write(bytes, to: Self.completionTableName, durable: false)
     }
 
     // MARK: Generation high-water mark

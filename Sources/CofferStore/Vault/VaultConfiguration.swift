@@ -17,6 +17,10 @@ public struct VaultConfiguration: Sendable {
     /// Index shards at least this large are kept in parts on this device (SPEC.md §7.6). Tests
     /// lower it through the API to split small buckets; the default is never changed.
     public var bucketPartsThreshold = 32 << 10
+    /// The listing snapshot is cut into chunks of about this many bytes (SPEC.md §7.6): small
+    /// enough that every core shares a listing and an edit rewrites a little of it, large
+    /// enough that a million rows make ~100 files. Lowered only by tests.
+    public var listingChunkLength = 1 << 20
     /// Told when a command finds a write that a crash or a `kill -9` cut short and finishes it
     /// (SPEC.md §7.5): undoing a large import can take seconds, and a person should know why
     /// the command waits. The text says what is done ("removing the 50000 records …").

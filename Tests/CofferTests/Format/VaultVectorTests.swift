@@ -115,30 +115,48 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(try vault.record(withID: record.id).password, record.password, "and the ledger's part checks the record")
     }
 
-    /// The reference writer's listing snapshot (SPEC.md §7.6) opens under its manifest and
-    /// answers a whole listing alone: with every shard gone, the identities still list.
+    /// The reference writer's listing snapshot and completion table (SPEC.md §7.6, version 4)
+    /// open, name the manifest's buckets, hold the reference's tables byte for byte (which Swift
+    /// writes too), and answer a whole listing and a Tab alone: with every shard gone, the
+    /// identities still list.
     func testReferenceListingSnapshotAnswersTheWholeListing() throws {
         let container = try copyOfContainer()
         let vault = try Vault.open(container, configuration: Fixture.configuration())
         try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
         let index = try vault.identityIndex()
-        var file = vector.hex("listing_file")
-        let table = try index.openListing(&file, manifestDigest: XCTUnwrap(index.manifestDigest()))
-        XCTAssertEqual(Array(file[table]), vector.hex("listing_table"), "the reference's table, byte for byte")
-        var other = vector.hex("listing_file")
-        XCTAssertThrows(try index.openListing(&other, manifestDigest: [UInt8](repeating: 0, count: 32))) { $0 is CryptoError }
-        XCTAssertEqual(Array(other[32..<(other.count - 16)]), [UInt8](repeating: 0, count: other.count - 48),
-                       "a snapshot that fails to open is cleared, never decrypted")
-        XCTAssertEqual(try IdentityListing(framedBuckets: index.framedBuckets(of: index.readManifest()), usage: UsageLog(entries: [])).encodedTable(),
-                       vector.hex("listing_table"), "and Swift writes the same table from the shards")
+        let manifest = try index.readManifest()
+        let stateDirectory = vault.deviceState.listingPath.replacingOccurrences(of: "/listing", with: "")
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        for (name, type) in [("listing", FileType.identityListing), ("completion", .completionTable)] {
+            let header = try index.openSnapshotHeader(vector.hex("\(name)_file"), as: type)
+            XCTAssertTrue(header.isCurrent(for: manifest), name)
+            XCTAssertEqual(header.chunks.map(\.count), [vector.int(name == "listing" ? "listing_rows" : "completion_lines")], name)
+            XCTAssertEqual(header.chunks.map(\.id), [vector.hex("\(name)_chunk_id")], name)
+            var chunk = vector.hex("\(name)_chunk")
+            let plaintext = try index.openSnapshotChunk(type, &chunk, header.chunks[0])
+            XCTAssertEqual(Array(chunk[plaintext]), vector.hex("\(name)_table"), "the reference's \(name) table, byte for byte")
+            var damaged = vector.hex("\(name)_chunk")
+            damaged[damaged.count - 1] ^= 1
+            XCTAssertThrows(try index.openSnapshotChunk(type, &damaged, header.chunks[0])) { $0 is CryptoError }
+            XCTAssertThrows(try index.openSnapshotHeader(vector.hex("\(name)_file"), as: type == .identityListing ? .completionTable : .identityListing)) {
+                $0 is FormatError
+            }
+            let path = stateDirectory + "/" + name
+            try Data(vector.hex("\(name)_file")).write(to: URL(fileURLWithPath: path))
+            try Data(vector.hex("\(name)_chunk")).write(to: URL(fileURLWithPath: path + "-" + Hex.encode(vector.hex("\(name)_chunk_id"))))
+        }
+        let listingFromShards = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: UsageLog(entries: [])).sortedByService()
+        XCTAssertEqual(listingFromShards.tableParts(chunkLength: 1 << 20).table, vector.hex("listing_table"), "and Swift writes the same table from the shards")
+        XCTAssertEqual(CompletionTable.build(listingFromShards).table, vector.hex("completion_table"), "and the same completion table")
 
-        try Data(vector.hex("listing_file")).write(to: URL(fileURLWithPath: vault.deviceState.listingPath))
         try FileManager.default.removeItem(atPath: container.indexDirectory + "/shards")
         let listing = try vault.identityStore.identityListing()
         XCTAssertEqual(listing.rows.filter { $0.entry == .password }.map { listing.identity($0).user }.sorted(), ["alice", "zoë", "zoë"])
         XCTAssertEqual(listing.rows.filter { $0.entry == .oneTimeCode }.count, 2)
         XCTAssertEqual(listing.rows.filter { $0.entry == .item }.map(listing.name).sorted(), ["Wi-Fi at home", "laptop key"],
                        "the note and the SSH key, listed by their names")
+        XCTAssertEqual(String(decoding: try vault.identityStore.completionCandidates(section: 0, prefix: "Wi"), as: UTF8.self), "Wi-Fi at home\n",
+                       "a Tab answers from the reference's table")
         let key = try XCTUnwrap(listing.rows.first { $0.kind == .sshKey })
         XCTAssertTrue(listing.identity(key).serviceIdentifier.identifier.hasPrefix("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINdamAGC"),
                       "an SSH key's summary is its public key, readable without the vault key (SPEC.md §7.3)")

@@ -163,13 +163,14 @@ package struct IdentityIndex {
         return payload
     }
 
-    /// Every non-empty identity bucket's payload in slot order, each framed as
-    /// `u32 LE length ‖ payload`: what a listing of everything parses.
-    package func framedBuckets(of manifest: IndexManifest) throws -> [UInt8] {
+    /// Every non-empty identity bucket's payload in slot order (or only those of `slots`), each
+    /// framed as `u8 slot ‖ u32 LE length ‖ payload`: what a listing of everything parses.
+    package func framedBuckets(of manifest: IndexManifest, slots: [Int]? = nil) throws -> [UInt8] {
         let shards = manifest.shards.contains { $0 != nil } ? try opened.shards() : nil  // absent in a new vault
         var framed: [UInt8] = []
-        for slot in 0..<IndexManifest.identitySlots {
+        for slot in slots ?? Array(0..<IndexManifest.identitySlots) {
             guard let payload = try identityPayload(inSlot: slot, of: manifest, shards: shards) else { continue }
+            framed.append(UInt8(slot))
             framed.append(littleEndian: UInt32(payload.count))
             framed += payload
         }
@@ -181,44 +182,6 @@ package struct IdentityIndex {
     package func manifestDigest() throws -> [UInt8]? {
         guard let bytes = try readIndexFile(Self.manifestName, limit: Self.maximumManifestLength) else { return nil }
         return try BLAKE2b.hash(bytes, length: 32)
-    }
-
-    // MARK: A device's listing snapshot (SPEC.md §7.6)
-
-    /// Seals a listing table into one file bound to the manifest it was read under: the
-    /// digest is associated data, so a snapshot of any other state fails to open.
-    package func sealListing(_ table: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
-        try seal(table, as: .identityListing, version: Self.listingVersion, extra: manifestDigest)
-    }
-
-    /// Opens a snapshot made under the manifest with this digest where it lies in `bytes` (at
-    /// 100,000 identities a second buffer would be 9 MB more of a listing's peak).
-    /// - Returns: where the listing table is in `bytes`.
-    package func openListing(_ bytes: inout [UInt8], manifestDigest: [UInt8]) throws -> Range<Int> {
-        try FileMagic.check(bytes, is: .identityListing)
-        return try XChaCha20Poly1305.openInPlace(
-            &bytes, ciphertextStart: FileMagic.length + XChaCha20Poly1305.nonceLength, key: keys.sealing,
-            associatedData: SealedEnvelope.associatedData(.identityListing, version: Self.listingVersion, vaultID: vaultID) + manifestDigest)
-    }
-
-    /// Version 3: the listing table with URL logins sorted by host. Version 2 sorted them by the
-    /// whole URL, version 1 held the framed buckets; a reader treats either as absent and
-    /// replaces it.
-    static let listingVersion: UInt8 = 3
-
-    /// Seals a completion table (SPEC.md §7.6) bound to the manifest it was built under, as the
-    /// listing snapshot is.
-    package func sealCompletionTable(_ table: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
-        try seal(table, as: .completionTable, version: Self.completionVersion, extra: manifestDigest)
-    }
-
-    /// Version 3: no candidate with a control character of C1 either (version 2 left out C0
-    /// and DEL only); version 2 brought URL hosts among the service candidates and left out item
-    /// rows' services. A table of an older version is rebuilt, never read.
-    static let completionVersion: UInt8 = 3
-
-    package func openCompletionTable(_ bytes: [UInt8], manifestDigest: [UInt8]) throws -> [UInt8] {
-        try open(bytes, as: .completionTable, extra: manifestDigest)
     }
 
     /// Opens a sealed index file; shard payloads are unpadded.

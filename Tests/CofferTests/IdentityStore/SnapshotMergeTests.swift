@@ -1,0 +1,130 @@
+import Coffer
+@testable import CofferFormat
+@testable import CofferProvider
+@testable import CofferStore
+import XCTest
+
+/// The listing snapshot and the completion table (SPEC.md §7.6) are brought up to date from the
+/// buckets a change replaced: after every kind of change they answer exactly what tables built
+/// from every shard answer, and they read no other bucket — shown by removing an unchanged
+/// bucket's shard file, which a rebuild could not do without.
+final class SnapshotMergeTests: XCTestCase {
+    var vault: Vault!
+    var store: CredentialIdentityStore { vault.identityStore }
+
+    override func setUpWithError() throws {
+        vault = try Fixture.vault()
+        for index in 0..<40 { try vault.add(Fixture.draft("site\(index).example", user: "user\(index)")) }
+        try vault.add([RecordDraft(serviceIdentifiers: [], user: "", password: "", name: "Alarm code", kind: .note)])
+    }
+
+    /// What a listing and three Tabs answer now.
+    func answers() throws -> [String] {
+        let listing = try store.identityListing(order: .service)
+        let rows = listing.rows.map { "\($0.entry) \(listing.identity($0).serviceIdentifier.identifier) \(listing.identity($0).user) \(listing.name($0))" }
+        let tabs = try [(UInt8(0), "site1"), (0, "A"), (1, "site3")].map { section, prefix in
+            String(decoding: try store.completionCandidates(section: section, prefix: prefix), as: UTF8.self)
+        }
+        return rows + tabs
+    }
+
+    /// The same, from tables built from every shard (the device's tables removed first).
+    func rebuiltAnswers() throws -> [String] {
+        for path in [vault.deviceState.listingPath, completionPath] { try? FileManager.default.removeItem(atPath: path) }
+        return try answers()
+    }
+
+    var completionPath: String { vault.deviceState.listingPath.replacingOccurrences(of: "/listing", with: "/completion") }
+
+    /// Runs `change`, then checks that the merged tables answer as rebuilt ones do while a
+    /// bucket the change did not touch has no shard file.
+    func checkMerged(_ what: String, _ change: () throws -> Void) throws {
+        _ = try answers()  // both tables made from the index as it is
+        let before = try vault.identityIndex().readManifest()
+        try change()
+        let after = try vault.identityIndex().readManifest()
+        let changed = (0..<IndexManifest.identitySlots).filter { before.shards[$0] != after.shards[$0] }
+        XCTAssertFalse(changed.isEmpty, what)
+        let untouched = try XCTUnwrap((0..<IndexManifest.identitySlots).first { !changed.contains($0) && after.shards[$0] != nil }, what)
+        let shardPath = vault.container.indexDirectory + "/shards/" + after.shards[untouched]!.hex
+        let shard = try XCTUnwrap(FileManager.default.contents(atPath: shardPath))
+        try FileManager.default.removeItem(atPath: shardPath)
+        let merged = try answers()
+        try shard.write(to: URL(fileURLWithPath: shardPath))
+        XCTAssertEqual(merged, try rebuiltAnswers(), what)
+    }
+
+    func testEveryKindOfChangeIsMergedFromItsBucketsAlone() throws {
+        let records = try vault.allRecords().sorted { $0.user < $1.user }
+        try checkMerged("an add") { try vault.add(Fixture.draft("site100.example", user: "newcomer")) }
+        try checkMerged("a rename and a new user") {
+            try vault.updateRecord(withID: records[1].id) { $0.name = "Alarm panel"; $0.user = "renamed" }
+        }
+        try checkMerged("a new service") {
+            try vault.updateRecord(withID: records[2].id) { $0.serviceIdentifiers.append(CredentialServiceIdentifier(parsing: "https://site3.example:8443/x")) }
+        }
+        try checkMerged("a delete") { try vault.deleteRecord(withID: records[3].id) }
+        try checkMerged("a note") {
+            try vault.add([RecordDraft(serviceIdentifiers: [], user: "", password: "", name: "Attic code", kind: .note)])
+        }
+        XCTAssertEqual(String(decoding: try store.completionCandidates(section: 0, prefix: "A"), as: UTF8.self), "Alarm code\nAlarm panel\nAttic code\n")
+    }
+
+    /// A candidate two rows give stays while one of them is left, and goes with the last.
+    func testACandidateStaysWhileAnyRowGivesIt() throws {
+        let first = try vault.add(Fixture.draft("shared.example", user: "one"))
+        let second = try vault.add(Fixture.draft("shared.example", user: "two"))
+        func services() throws -> String { String(decoding: try store.completionCandidates(section: 1, prefix: "shared"), as: UTF8.self) }
+        XCTAssertEqual(try services(), "shared.example\n")
+        try vault.deleteRecord(withID: first.id)
+        XCTAssertEqual(try services(), "shared.example\n")
+        try vault.deleteRecord(withID: second.id)
+        XCTAssertEqual(try services(), "")
+    }
+
+    /// A damaged header or chunk, or a file cut short, is no table: the answer comes from the
+    /// shards, and a sound table replaces it.
+    func testADamagedTableIsRebuiltNotRead() throws {
+        let expected = try answers()
+        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("listing") || $0.hasPrefix("completion") }
+        XCTAssertEqual(Set(files.map { $0.prefix(4) }), ["list", "comp"])
+        XCTAssertGreaterThanOrEqual(files.count, 4, "a header and a chunk each")
+        for file in files {
+            let path = directory + "/" + file
+            guard let sound = FileManager.default.contents(atPath: path) else { continue }  // replaced by an earlier round
+            for damage in [{ (bytes: inout Data) in bytes[bytes.count - 5] ^= 1 }, { $0 = $0.prefix($0.count - 1) }, { $0[40] ^= 1 }] {
+                var bytes = sound
+                damage(&bytes)
+                try bytes.write(to: URL(fileURLWithPath: path))
+                XCTAssertEqual(try answers(), expected, file)
+                XCTAssertNotEqual(FileManager.default.contents(atPath: path), bytes, "\(file): replaced or removed")
+                if FileManager.default.contents(atPath: path) == nil { break }
+            }
+        }
+    }
+
+    /// A listing of several chunks (1 KiB each here; 1 MiB, ~11,000 rows, by default): a change
+    /// rewrites the chunks it falls in and keeps the others' files as they are, and the result
+    /// is still the listing built from every shard.
+    func testOnlyTheChunksAChangeFallsInAreWrittenAgain() throws {
+        var configuration = vault.configuration
+        configuration.listingChunkLength = 1 << 10
+        vault = try Vault.open(vault.container, configuration: configuration)
+        try vault.unlock(masterPassword: Fixture.secret(Fixture.password))
+        try vault.add((0..<200).map { Fixture.draft("bulk\($0).example", user: "bulk\($0)") })
+        _ = try answers()
+        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
+        func chunkFiles() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("listing-") }) }
+        let before = try chunkFiles()
+        XCTAssertGreaterThanOrEqual(before.count, 2)
+        let first = try XCTUnwrap(vault.allRecords().first { $0.user == "bulk1" })
+        try vault.updateRecord(withID: first.id) { $0.user = "bulk1-renamed" }
+        let merged = try answers()
+        let after = try chunkFiles()
+        XCTAssertEqual(before.subtracting(after).count, 1, "the one chunk the edit reached is written again")
+        XCTAssertEqual(after.subtracting(before).count, 1)
+        XCTAssertEqual(merged, try rebuiltAnswers())
+        try checkMerged("a delete in a large listing") { try vault.deleteRecord(withID: first.id) }
+    }
+}
