@@ -143,6 +143,31 @@ final class SyncTests: SyncTestCase {
         for device in devices { XCTAssertEqual(device.run(["verify"]).code, 0, device.name) }
     }
 
+    /// A first sync packs the records with `git fast-import` before `git add` (which then only
+    /// hashes): no loose object per record, every record in the pack, and a clone has them all.
+    func testAFirstSyncPacksTheRecordsInsteadOfALooseObjectEach() throws {
+        let a = SyncDevice("A", root: root)
+        a.harness.initVault()
+        let csv = root + "/many.csv"
+        try ("name,url,username,password,note\n" + (0..<300).map { "s\($0),https://s\($0).example/,u\($0),p\($0),\n" }.joined())
+            .write(toFile: csv, atomically: true, encoding: .utf8)
+        XCTAssertEqual(a.run(["import", csv]).code, 0)
+        XCTAssertEqual(a.run(["sync", "remote", remote]).code, 0)
+        a.sync()
+        let counts = Dictionary(uniqueKeysWithValues: try git(["count-objects", "-v"], in: a.container).split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: ":").map { $0.trimmingCharacters(in: .whitespaces) }
+            return parts.count == 2 ? (parts[0], Int(parts[1]) ?? -1) : nil
+        })
+        XCTAssertLessThan(counts["count"] ?? .max, 300, "loose objects: trees, the commit and the header files, not the records")
+        XCTAssertGreaterThanOrEqual(counts["in-pack"] ?? 0, 300)
+        let b = SyncDevice("B", root: root)
+        let cloned = b.harness.run(["clone", remote, "--password-stdin", "--container", b.container], stdin: CLIHarness.master + "\n", container: false)
+        XCTAssertEqual(cloned.code, 0, cloned.stderr)
+        XCTAssertEqual(b.items(), a.items())
+        XCTAssertEqual(b.items().count, 300)
+        XCTAssertEqual(a.run(["verify"]).code, 0)
+    }
+
     func testTheSameRecordEditedOnBothSidesKeepsBothPasswords() {
         let devices = devices()
         let (a, b) = (devices[0], devices[1])

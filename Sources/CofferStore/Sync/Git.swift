@@ -432,6 +432,43 @@ package final class Git {
         try run(["add", "-A", "--", "."])
     }
 
+    /// Writes `count` files into the repository as blobs of one pack, through `git fast-import`
+    /// (no ref, no commit): `next` gives each file's bytes in turn. For a first commit of many
+    /// records: `git add` of 1,000,000 files wrote a million loose objects, each a file created,
+    /// flushed and renamed (5.7 minutes here); given the pack, `git add` only hashes each file,
+    /// finds its object there and writes nothing.
+    /// A file `next` cannot read (`nil`: gone, or not a plain file) is left for `git add`.
+    func pack(count: Int, next: (Int) -> [UInt8]?) throws(SyncError) {
+        guard count > 0 else { return }
+        if !configurationChecked { try checkConfiguration() }
+        let started = ContinuousClock.now
+        defer { elapsed += ContinuousClock.now - started }
+        let child = try spawn(["fast-import", "--quiet", "--big-file-threshold=1m", "--depth=0"])
+        do {
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(1 << 20)
+            for index in 0..<count {
+                guard let bytes = next(index) else { continue }
+                buffer += Array("blob\ndata \(bytes.count)\n".utf8)
+                buffer += bytes
+                buffer.append(0x0A)
+                if buffer.count >= 1 << 20 {
+                    try child.write(buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            try child.write(buffer)
+        } catch {
+            child.closeInput()
+            let errors = (try? child.readOutputAndErrors(limit: 1 << 16, errorLimit: 1 << 16).errors) ?? []
+            throw .git(command: "fast-import", status: child.wait(), message: Self.lastLines(errors).isEmpty ? "\(error)" : Self.lastLines(errors))
+        }
+        child.closeInput()
+        let errors = (try? child.readOutputAndErrors(limit: 1 << 16, errorLimit: 1 << 16).errors) ?? []
+        let status = child.wait()
+        guard status == 0 else { throw .git(command: "fast-import", status: status, message: Self.lastLines(errors)) }
+    }
+
     /// Stages exactly `paths` as they are in the container now (present: added or updated;
     /// absent: removed).
     func stage(_ paths: [String]) throws(SyncError) {
