@@ -89,7 +89,10 @@ timed verify "$coffer" verify
 cp -a "$work/million-large" "$work/million-git"
 git init -q --bare -b main "$work/million-git.git"
 start=$(seconds)
-(cd "$work/million-git" && git init -q -b main && git -c core.compression=0 add -A && git -c user.name=b -c user.email=b@b commit -qm all &&
+# (gc and maintenance off: git would start them detached, after the figure, and they would run
+# on during the figures that follow.)
+(cd "$work/million-git" && git init -q -b main && git config gc.auto 0 && git config maintenance.auto false &&
+    git -c core.compression=0 add -A && git -c user.name=b -c user.email=b@b commit -qm all &&
     git push -q "$work/million-git.git" main) >/dev/null 2>&1
 git_seconds=$(since "$start")
 rm -rf "$work/million-git" "$work/million-git.git"

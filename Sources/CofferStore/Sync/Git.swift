@@ -67,7 +67,9 @@ package final class Git {
     /// Every file Coffer shares is ciphertext, which zlib cannot shrink: storing objects
     /// uncompressed took adding a 512 MiB attachment from 13.9 s to 3.3 s. Files over 1 MiB (only
     /// attachments) are streamed into their object rather than read whole: 529 MiB of memory to 5.
-    static let storage = ["core.compression=0", "core.bigFileThreshold=1m"]
+    /// Nor does one ciphertext resemble another, so a pack looks for no deltas (`pack.window=0`):
+    /// pushing or repacking a million records otherwise compares each with ten others in vain.
+    static let storage = ["core.compression=0", "core.bigFileThreshold=1m", "pack.window=0"]
 
     /// git's own durability (SPEC.md §15.4): objects, refs and its index reach the disk before a
     /// ref names them, loose objects in one flush per command (`batch`). Without it a power loss
