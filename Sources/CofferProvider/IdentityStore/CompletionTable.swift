@@ -53,7 +53,7 @@ enum CompletionTable {
                 }
             }
         }
-        var writer = LineWriter()
+        var writer = ChunkWriter(chunkLength: chunkLength)
         keys.withUnsafeBytes { raw in
             func bytes(_ bound: (start: Int, end: Int)) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: raw[bound.start..<bound.end]) }
             // Positions sorted by whole-word byte comparison (a generic comparison of 150,000
@@ -147,7 +147,7 @@ enum CompletionTable {
         }
         let touched = byChunk.keys.sorted().filter { $0 < file.chunks.count }
         let (text, ranges) = try table.read(file, touched)
-        var writer = LineWriter()
+        var writer = ChunkWriter(chunkLength: chunkLength)
         var parts: [SnapshotPart] = []
         var opened = 0
         for position in file.chunks.isEmpty ? (sorted.isEmpty ? [] : [0]) : Array(file.chunks.indices) {
@@ -177,38 +177,12 @@ enum CompletionTable {
     }
 }
 
-/// Encodes completion lines into one table buffer, cutting a chunk whenever one passes
-/// `CompletionTable.chunkLength`.
-struct LineWriter {
-    private(set) var table: [UInt8] = []
-    private var parts: [SnapshotPart] = []
-    private var chunkStart = 0, count = 0, key: [UInt8] = []
-
-    mutating func append(_ bytes: UnsafeRawBufferPointer, count lines: Int) {
-        if count == 0 { key = Array(bytes) }
+extension ChunkWriter {
+    /// Appends a completion line: `count` rows give `key`.
+    mutating func append(_ key: UnsafeRawBufferPointer, count lines: Int) {
         table.append(littleEndian: UInt32(lines))
-        table.append(littleEndian: UInt16(bytes.count))
-        table += bytes
-        count += 1
-        if table.count - chunkStart >= CompletionTable.chunkLength { cut() }
-    }
-
-    private mutating func cut() {
-        guard count > 0 else { return }
-        parts.append(.plain(chunkStart..<table.count, count: count, key: key))
-        chunkStart = table.count
-        count = 0
-    }
-
-    /// The chunks written since the last call, the last one cut where it is.
-    mutating func cutChunks() -> [SnapshotPart] {
-        cut()
-        defer { parts = [] }
-        return parts
-    }
-
-    mutating func finished() -> (table: [UInt8], parts: [SnapshotPart]) {
-        let parts = cutChunks()
-        return (table, parts)
+        table.append(littleEndian: UInt16(key.count))
+        table += key
+        ended(key: Array(key))
     }
 }

@@ -131,7 +131,7 @@ extension CredentialIdentityStore {
         }
         let merged = IdentityListing(text: text, rows: rows, order: .service)
         // The new table: kept chunks as they are, each touched one written again from its rows.
-        var writer = TableWriter(chunkLength: vault.configuration.listingChunkLength)
+        var writer = ChunkWriter(chunkLength: vault.configuration.listingChunkLength)
         var parts: [SnapshotPart] = []
         merged.withUnsafeText { text in
             var position = 0

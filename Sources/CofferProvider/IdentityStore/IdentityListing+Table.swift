@@ -102,7 +102,7 @@ extension IdentityListing {
 
     /// The rows (already in service order) as a table cut in chunks of about `chunkLength` bytes.
     func tableParts(chunkLength: Int) -> (table: [UInt8], parts: [SnapshotPart]) {
-        var writer = TableWriter(chunkLength: chunkLength)
+        var writer = ChunkWriter(chunkLength: chunkLength)
         withUnsafeText { text in
             for row in rows { writer.append(row, in: text) }
         }
@@ -145,39 +145,11 @@ extension IdentityListing.Entry {
     }
 }
 
-/// Encodes rows into one table buffer, cutting a chunk whenever one passes `chunkLength`
-/// (`VaultConfiguration.listingChunkLength`).
-struct TableWriter {
-    let chunkLength: Int
-    private(set) var table: [UInt8] = []
-    private var parts: [SnapshotPart] = []
-    private var chunkStart = 0, count = 0
-
-    init(chunkLength: Int) { self.chunkLength = chunkLength }
-
+extension ChunkWriter {
+    /// Appends `row` (whose strings are in `text`) as a listing table row.
     mutating func append(_ row: IdentityListing.Row, in text: UnsafeBufferPointer<UInt8>) {
         IdentityListing.encode(row, in: text, to: &table)
-        count += 1
-        if table.count - chunkStart >= chunkLength { cut() }
-    }
-
-    private mutating func cut() {
-        guard count > 0 else { return }
-        parts.append(.plain(chunkStart..<table.count, count: count, key: []))
-        chunkStart = table.count
-        count = 0
-    }
-
-    /// The chunks written since the last call, the last one cut where it is.
-    mutating func cutChunks() -> [SnapshotPart] {
-        cut()
-        defer { parts = [] }
-        return parts
-    }
-
-    mutating func finished() -> (table: [UInt8], parts: [SnapshotPart]) {
-        let parts = cutChunks()
-        return (table, parts)
+        ended(key: [])
     }
 }
 
