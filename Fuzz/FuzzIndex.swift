@@ -13,7 +13,7 @@ public func fuzzIndex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         precondition(encoded == bytes)
         _ = try? IndexShardCoding.decodeIdentities(bytes, filter: .sites(["example.com"]))
         _ = try? IndexShardCoding.decodeIdentities(bytes, filter: .hosts(["www.example.com"]))
-        let framed = LittleEndian.bytes(UInt32(bytes.count)) + bytes
+        let framed = [0] + LittleEndian.bytes(UInt32(bytes.count)) + bytes  // slot 0 (SPEC.md §7.6)
         precondition((try? IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])))?.count == identities.count)
     }
     if let listing = try? IdentityListing(framedBuckets: bytes, usage: UsageLog(entries: [])) {

@@ -145,7 +145,7 @@ extension CredentialIdentityStore {
                 parts += writer.cutChunks()
             }
         }
-        try? table.write(manifest, table: writer.table, parts: parts)
+        try? table.write(manifest, table: writer.table, parts: parts, replacing: file)
         updateCompletionTable(from: file, by: candidates, table.index, manifest)
         return merged
     }
@@ -157,7 +157,7 @@ extension CredentialIdentityStore {
         guard let file = table.header(), file.layout == before.layout, file.shards == before.shards,
               let (bytes, parts) = try? CompletionTable.applying(candidates, to: file, table)
         else { return }
-        try? table.write(manifest, table: bytes, parts: parts)
+        try? table.write(manifest, table: bytes, parts: parts, replacing: file)
     }
 
     /// A Tab's candidates (`completionCandidates(section:prefix:)`) under the lock the caller holds.

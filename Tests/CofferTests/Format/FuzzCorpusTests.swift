@@ -38,12 +38,19 @@ final class FuzzCorpusTests: XCTestCase {
                 default: IndexShardCoding.encode(entries)
                 }
                 XCTAssertEqual(encoded, bytes)
-                let framed = LittleEndian.bytes(UInt32(bytes.count)) + bytes
+                let framed = [0] + LittleEndian.bytes(UInt32(bytes.count)) + bytes  // slot 0 (SPEC.md §7.6)
                 let listed = entries.filter { entry in if case .item(let item) = entry { item.listed } else { true } }
                 XCTAssertEqual(try IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])).count, listed.count)
             }
             if let listing = try? IdentityListing(framedBuckets: bytes, usage: UsageLog(entries: [])) {
                 for row in listing.rows { _ = listing.identity(row) }
+            }
+            // The derived tables' chunk parsers (SPEC.md §7.6) take any bytes without crashing.
+            for count in 1...3 {
+                if let rows = try? IdentityListing(snapshot: bytes, plaintexts: [0..<bytes.count], counts: [count], usage: UsageLog(entries: [])) {
+                    for row in rows.rows { _ = rows.identity(row) }
+                }
+                try? CompletionTable.forEachLine(in: bytes, 0..<bytes.count, count: count) { _, _ in }
             }
             if let ledger = try? IndexShardCoding.decodeLedger(bytes), let first = ledger.first {
                 XCTAssertEqual(try IndexShardCoding.ledgerEntry(for: first.recordID, in: bytes)?.recordID, first.recordID)

@@ -127,4 +127,26 @@ final class SnapshotMergeTests: XCTestCase {
         XCTAssertEqual(merged, try rebuiltAnswers())
         try checkMerged("a delete in a large listing") { try vault.deleteRecord(withID: first.id) }
     }
+
+    /// Two readers bringing one table up to date at once (both hold only the shared lock) each
+    /// remove only the chunks of the header they read: the other's new chunks stay, so whichever
+    /// header is last names chunks that are all there.
+    func testConcurrentWritersNeverRemoveEachOthersChunks() throws {
+        _ = try answers()
+        let index = try vault.identityIndex()
+        let manifest = try index.readManifest()
+        let table = DerivedTable(.completionTable, index: index, device: vault.deviceState)
+        let read = try XCTUnwrap(table.header())
+        let first: [UInt8] = Array("first".utf8), second: [UInt8] = Array("second".utf8)
+        let line = { (key: [UInt8]) in [1, 0, 0, 0] + [UInt8(key.count + 1), 0, 0] + key }
+        try table.write(manifest, table: line(first), parts: [.plain(0..<(first.count + 7), count: 1, key: [0] + first)], replacing: read)
+        let afterFirst = try XCTUnwrap(table.header())
+        try table.write(manifest, table: line(second), parts: [.plain(0..<(second.count + 7), count: 1, key: [0] + second)], replacing: read)
+        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+        XCTAssertTrue(files.contains("completion-" + Hex.encode(afterFirst.chunks[0].id)), "the first writer's chunk is left alone")
+        XCTAssertTrue(try XCTUnwrap(table.header()).chunks.allSatisfy { files.contains("completion-" + Hex.encode($0.id)) })
+        XCTAssertEqual(String(decoding: try store.completionCandidates(section: 0, prefix: "sec"), as: UTF8.self), "second\n")
+        XCTAssertFalse(files.contains("completion-" + Hex.encode(read.chunks[0].id)), "the chunk both replaced is gone")
+    }
 }

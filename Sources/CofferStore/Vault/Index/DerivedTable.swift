@@ -56,9 +56,12 @@ package struct DerivedTable {
 
     /// Replaces the table with one made from the buckets of `manifest`: the `plain` parts of
     /// `table` sealed and written as new chunk files (on every core), the `kept` ones left as
-    /// they are, then the header, then every chunk file the new header does not name removed.
-    /// A crash leaves the old header (whose chunks are all still there) or the new one.
-    package func write(_ manifest: IndexManifest, table: [UInt8], parts: [SnapshotPart]) throws {
+    /// they are, then the header, then the chunk files of `replaced` (the header this one
+    /// replaces) that the new one does not name — or, replacing no header, every chunk file it
+    /// does not name. A crash leaves the old header (whose chunks are all still there) or the
+    /// new one; two readers bringing one table up to date at once (both under the shared lock)
+    /// each remove only what the header they read named, never the other's new chunks.
+    package func write(_ manifest: IndexManifest, table: [UInt8], parts: [SnapshotPart], replacing replaced: SnapshotFile? = nil) throws {
         let chunks = try table.withUnsafeBytes { table in
             try concurrentMap(parts.count) { position -> SnapshotFile.Chunk in
                 switch parts[position] {
@@ -73,7 +76,8 @@ package struct DerivedTable {
         }
         try device.write(index.sealSnapshotHeader(type, of: manifest, chunks: chunks), to: name, durable: false)
         let named = Set(chunks.map { SnapshotFile.chunkName(name, id: $0.id) })
-        for file in device.fileNames() where file.hasPrefix(name + "-") && !named.contains(file) { try? device.remove(file) }
+        let stale = replaced.map { $0.chunks.map { SnapshotFile.chunkName(name, id: $0.id) } } ?? device.fileNames().filter { $0.hasPrefix(name + "-") }
+        for file in stale where !named.contains(file) { try? device.remove(file) }
     }
 }
 
