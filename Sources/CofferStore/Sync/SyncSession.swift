@@ -22,6 +22,7 @@ package final class SyncSession {
     /// What this sync did so far (rounds add to it).
     package var report = SyncReport()
     static let attempts = 10
+    static let packedFirstCommitMinimum = 256
     /// What these rounds' pushes met: the lock file of each rejection for a held lock (`nil`
     /// for one that lost a race), and every remote commit fetched. A lock is stale only when
     /// every push met it and the remote never moved: on a busy remote others push between
@@ -243,6 +244,8 @@ package final class SyncSession {
     /// Before a repository's first commit, every record and tombstone file into one pack (see
     /// `Git.pack`), without the lock: it only stores objects, and `git add` under the lock still
     /// hashes every file as it is then. Attachments are left to `git add`, which streams them.
+    /// A vault of fewer than `packedFirstCommitMinimum` such files is left to `git add` alone: a
+    /// few hundred loose objects cost less than another git process.
     private func packForFirstCommit() throws {
         let opened = try vault.openContainer()
         var files: [(String, Directory, Int)] = []
@@ -255,6 +258,7 @@ package final class SyncSession {
                 }
             }
         }
+        guard files.count >= Self.packedFirstCommitMinimum else { return }
         try git.pack(count: files.count) { index in
             try? fileSystem.readFile(files[index].0, in: files[index].1, limit: files[index].2)
         }
