@@ -100,51 +100,6 @@ public enum XChaCha20Poly1305 {
         return ciphertextStart..<(ciphertextStart + length)
     }
 
-    /// Seals `plaintext` under a fresh random nonce into `output`, which must be exactly
-    /// `nonceLength + plaintext.count + tagLength` bytes: `nonce ‖ ciphertext ‖ tag`. Safe to call
-    /// on disjoint parts of one buffer from several threads (a snapshot's chunks, SPEC.md §7.6).
-    package static func seal(
-        _ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, key: SecureBytes, associatedData: [UInt8]
-    ) throws(CryptoError) {
-        try Sodium.ready()
-        guard key.count == keyLength else { throw .invalidLength(expected: keyLength, actual: key.count) }
-        guard output.count == nonceLength + plaintext.count + tagLength, let base = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw .invalidLength(expected: nonceLength + plaintext.count + tagLength, actual: output.count)
-        }
-        let nonce = try randomNonce()
-        nonce.withUnsafeBytes { base.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: nonceLength) }
-        var outputLength: UInt64 = 0
-        let status = key.withUnsafeBytes { keyBytes in
-            crypto_aead_xchacha20poly1305_ietf_encrypt(
-                base + nonceLength, &outputLength, plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
-                associatedData, UInt64(associatedData.count), nil, base, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        }
-        guard status == 0 else { throw .authenticationFailed }
-    }
-
-    /// Verifies and decrypts `nonce ‖ ciphertext ‖ tag` where it lies, leaving the plaintext
-    /// right after the nonce; safe to call on disjoint parts of one buffer from several
-    /// threads (a chunked snapshot opens its chunks on every core, SPEC.md §7.6).
-    /// - Returns: the plaintext's length.
-    package static func openInPlace(
-        _ sealed: UnsafeMutableRawBufferPointer, key: SecureBytes, associatedData: [UInt8]
-    ) throws(CryptoError) -> Int {
-        try Sodium.ready()
-        guard key.count == keyLength else { throw .invalidLength(expected: keyLength, actual: key.count) }
-        guard sealed.count >= nonceLength + tagLength, let base = sealed.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw .authenticationFailed
-        }
-        var plaintextLength: UInt64 = 0
-        let ciphertext = base + nonceLength
-        let status = key.withUnsafeBytes { keyBytes in
-            crypto_aead_xchacha20poly1305_ietf_decrypt(
-                ciphertext, &plaintextLength, nil, ciphertext, UInt64(sealed.count - nonceLength), associatedData,
-                UInt64(associatedData.count), base, keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        }
-        guard status == 0 else { throw .authenticationFailed }
-        return Int(plaintextLength)
-    }
-
     private static func plaintextLength(_ ciphertext: ArraySlice<UInt8>, key: SecureBytes, nonce: ArraySlice<UInt8>) throws(CryptoError) -> Int {
         try Sodium.ready()
         try check(key: key, nonce: Array(nonce))

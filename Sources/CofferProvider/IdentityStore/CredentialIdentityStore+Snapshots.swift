@@ -13,11 +13,12 @@ extension CredentialIdentityStore {
 
     /// Every identity and listed item in service order: from this device's snapshot when it was
     /// made from the buckets `manifest` names, brought up to date when only some of them were
-    /// replaced since, else from the buckets, saving a new snapshot.
+    /// replaced since, else from the buckets, saving a new snapshot. While the store is
+    /// disabled here nothing is kept, and the rows come in suggestion order for the caller to sort.
     func listing(_ index: IdentityIndex, _ manifest: IndexManifest, usage: UsageLog) throws -> IdentityListing {
         let device = vault.deviceState
         guard device.providerSetting() == .enabled else {
-            return try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage).sortedByService()
+            return try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage)  // the caller puts it in its order
         }
         let table = DerivedTable(.identityListing, index: index, device: device)
         if let file = table.header() {

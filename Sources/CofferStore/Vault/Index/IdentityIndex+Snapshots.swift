@@ -88,10 +88,8 @@ extension IdentityIndex {
     /// Seals one chunk of a table of `type` under a fresh id.
     package func sealSnapshotChunk(_ type: FileType, _ payload: UnsafeRawBufferPointer, count: Int, key: [UInt8]) throws -> (SnapshotFile.Chunk, [UInt8]) {
         let id = try SecureRandom.bytes(identifierByteCount)
-        var sealed = [UInt8](repeating: 0, count: payload.count + SnapshotFile.overhead)
-        try sealed.withUnsafeMutableBytes { output in
-            try XChaCha20Poly1305.seal(payload, into: output, key: keys.sealing, associatedData: chunkAD(type, id))
-        }
+        let nonce = try XChaCha20Poly1305.randomNonce()
+        let sealed = nonce + (try XChaCha20Poly1305.seal(payload, key: keys.sealing, nonce: nonce, associatedData: chunkAD(type, id)))
         return (SnapshotFile.Chunk(id: id, sealedLength: sealed.count, count: count, key: key), sealed)
     }
 
@@ -99,8 +97,8 @@ extension IdentityIndex {
     /// - Returns: where its plaintext now is in `bytes`.
     package func openSnapshotChunk(_ type: FileType, _ bytes: inout [UInt8], _ chunk: SnapshotFile.Chunk) throws -> Range<Int> {
         guard bytes.count == chunk.sealedLength else { throw FormatError.badLength }
-        let length = try bytes.withUnsafeMutableBytes { try XChaCha20Poly1305.openInPlace($0, key: keys.sealing, associatedData: chunkAD(type, chunk.id)) }
-        return XChaCha20Poly1305.nonceLength..<XChaCha20Poly1305.nonceLength + length
+        return try XChaCha20Poly1305.openInPlace(
+            &bytes, ciphertextStart: XChaCha20Poly1305.nonceLength, key: keys.sealing, associatedData: chunkAD(type, chunk.id))
     }
 
     private func chunkAD(_ type: FileType, _ id: [UInt8]) -> [UInt8] {
