@@ -43,6 +43,28 @@ public enum IndexShardCoding {
         return nil
     }
 
+    /// Each entry's record id and where its file hash lies in `bytes`, in the shard's order —
+    /// what a sync compares with the shard it committed (SPEC.md §15.4), without an allocation
+    /// per entry. Throws unless the ids ascend, as §7.4 requires.
+    public static func ledgerHashes(_ bytes: [UInt8]) throws(FormatError) -> [(id: RecordID, hash: Int)] {
+        var reader = ByteReader(bytes)
+        guard try reader.integer(UInt8.self) == ledgerKind else { throw .nonCanonical("not a ledger shard") }
+        let count = Int(try reader.integer(UInt32.self))
+        guard count <= bytes.count / 57 else { throw .badLength }
+        var entries: [(id: RecordID, hash: Int)] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let id = try RecordID(bytes: try reader.take(identifierByteCount))
+            guard entries.last.map({ $0.id < id }) ?? true else { throw .nonCanonical("ledger entries out of order") }
+            _ = try reader.integer(UInt64.self)
+            entries.append((id, reader.offset))
+            _ = try reader.take(hashLength)
+            _ = try reader.take(Int(try reader.integer(UInt8.self)))
+        }
+        guard reader.isAtEnd else { throw .badLength }
+        return entries
+    }
+
     public static func decodeLedger(_ bytes: [UInt8]) throws(FormatError) -> [LedgerEntry] {
         var reader = ByteReader(bytes)
         guard try reader.integer(UInt8.self) == ledgerKind else { throw .nonCanonical("not a ledger shard") }

@@ -25,11 +25,22 @@ public struct IdentifierWords: Hashable, Comparable, Sendable {
 public let identifierByteCount = 16
 
 extension RandomIdentifier {
-    /// Parses the canonical spelling.
+    /// Parses the canonical spelling, without allocating (a sync reads names of a directory of
+    /// thousands of records).
     /// - Throws: `FormatError.invalidIdentifier` for anything but exactly 32 lowercase hex digits.
     public init(hex: String) throws(FormatError) {
-        guard let bytes = Hex.decode(hex), bytes.count == identifierByteCount else { throw .invalidIdentifier }
-        self.init(validatedBytes: bytes)
+        var text = hex
+        let words = text.withUTF8 { utf8 -> IdentifierWords? in
+            guard utf8.count == 2 * identifierByteCount else { return nil }
+            var (high, low): (UInt64, UInt64) = (0, 0)
+            for position in 0..<utf8.count {
+                guard let digit = Hex.value(of: utf8[position], uppercase: false) else { return nil }
+                if position < identifierByteCount { high = high << 4 | UInt64(digit) } else { low = low << 4 | UInt64(digit) }
+            }
+            return IdentifierWords(high: high, low: low)
+        }
+        guard let words else { throw .invalidIdentifier }
+        self.init(words: words)
     }
 
     /// From raw bytes read out of a file. Inlinable, so each caller's module specializes it for

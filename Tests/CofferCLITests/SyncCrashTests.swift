@@ -27,7 +27,7 @@ final class SyncCrashTests: SyncTestCase {
 
     /// `coffer-test-writer sync` of `device`'s container in its own process, started (the
     /// master password on its stdin), not waited for.
-    func startWriter(_ device: SyncDevice, killAt step: String? = nil, crashAt fileStep: Int? = nil) throws -> Process {
+    func startWriter(_ device: SyncDevice, killAt step: String? = nil, crashAt fileStep: Int? = nil, writeAt: String? = nil) throws -> Process {
         guard FileManager.default.isExecutableFile(atPath: writer) else { throw XCTSkip("\(writer) is missing; 'swift build' builds it") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: writer)
@@ -36,6 +36,7 @@ final class SyncCrashTests: SyncTestCase {
         environment["XDG_STATE_HOME"] = device.harness.environment["XDG_STATE_HOME"]
         environment["HOME"] = root
         if let step { environment["COFFER_TEST_SYNC_KILL_AT"] = step }
+        if let writeAt { environment["COFFER_TEST_SYNC_WRITE_AT"] = writeAt }
         if let fileStep { environment["COFFER_TEST_CRASH_AT"] = String(fileStep) }
         process.environment = environment
         let input = Pipe()
@@ -48,8 +49,8 @@ final class SyncCrashTests: SyncTestCase {
     }
 
     /// The same, waited for.
-    func runWriter(_ device: SyncDevice, killAt step: String? = nil, crashAt fileStep: Int? = nil) throws -> Process {
-        let process = try startWriter(device, killAt: step, crashAt: fileStep)
+    func runWriter(_ device: SyncDevice, killAt step: String? = nil, crashAt fileStep: Int? = nil, writeAt: String? = nil) throws -> Process {
+        let process = try startWriter(device, killAt: step, crashAt: fileStep, writeAt: writeAt)
         process.waitUntilExit()
         return process
     }
@@ -66,6 +67,20 @@ final class SyncCrashTests: SyncTestCase {
             XCTAssertTrue(expected.isSubset(of: a.passwords(id)), "\(label): \(id) lost a password: \(a.passwords(id))")
         }
         XCTAssertEqual(a.items().count, 3 + a.items().filter { $0.contains("(conflict ") }.count, label)
+    }
+
+    /// A record written after this device's commit and before the merge is in the container but
+    /// not in the merged tree: the next sync, staging from its baseline, still commits it.
+    func testARecordWrittenBetweenTheCommitAndTheMergeReachesTheRemote() throws {
+        let (a, b, _) = divergedDevices()
+        let process = try runWriter(b, writeAt: SyncStep.committed.rawValue)
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertTrue(b.run(["list"]).stdout.contains("during-sync.example"))
+        let report = b.sync()
+        XCTAssertNotNil(report["stagedPaths"] as? Int, "staged from the baseline the merge left")
+        a.sync()
+        XCTAssertTrue(a.run(["list"]).stdout.contains("during-sync.example"), "the write reached A")
+        XCTAssertEqual(a.items(), b.items())
     }
 
     func testSIGKILLAfterEverySyncStep() throws {

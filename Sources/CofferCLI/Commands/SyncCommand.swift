@@ -139,6 +139,7 @@ struct SyncCommand: Command {
             "headerAdopted": .bool(report.headerAdopted), "headerConflict": .bool(report.headerConflict), "pushed": .bool(report.pushed),
             "repairedRepository": .bool(report.repairedRepository),
             "head": report.head.map(JSONValue.string) ?? .null,
+            "stagedPaths": report.stagedPaths.map(JSONValue.integer) ?? .null,
             "gitSeconds": .number(seconds(report.gitTime)), "totalSeconds": .number(seconds(report.totalTime)),
         ])
     }

@@ -54,6 +54,9 @@ public struct DeviceState: Sendable {
     static let legacyGenerationName = "generation"
     var generationName: String { "generation-" + containerTag }
     var syncRemoteName: String { "sync-remote-" + containerTag }
+    /// What the container's last sync committed, and its copies of the ledger shards (SPEC.md §15.4).
+    var syncBaselineName: String { "sync-baseline-" + containerTag }
+    var syncLedgerCopyPrefix: String { "sync-ledger-" + containerTag + "-" }
     /// This container's quick unlock (SPEC.md §8.6).
     var quickUnlockName: String { "quick-unlock-" + containerTag }
     static let usageName = "usage"
@@ -199,6 +202,8 @@ public struct DeviceState: Sendable {
     func forgetContainer() {
         try? remove(generationName)
         try? remove(syncRemoteName)
+        try? remove(syncBaselineName)
+        for name in fileNames() where name.hasPrefix(syncLedgerCopyPrefix) { try? remove(name) }
     }
 
     // MARK: Sync remote

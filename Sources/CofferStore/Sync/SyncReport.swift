@@ -100,6 +100,9 @@ public struct SyncReport: Sendable {
     /// The commit this device's `main` is at afterwards.
     public var head: String?
     /// Time spent in git (fetch and push included) and in all.
+    /// How many paths the last commit staged from its baseline (SPEC.md §15.4); `nil` when it
+    /// staged the whole container (`git add -A`: a first sync, or no baseline that holds).
+    public var stagedPaths: Int?
     public var gitTime = Duration.zero
     public var totalTime = Duration.zero
 

@@ -36,6 +36,11 @@ extension SyncSession {
             }
             let index = try vault.identityIndex(opened)
             let manifest = try index.readManifest()
+            // What this device wrote since its own commit (none of it in the merged tree),
+            // before the merge writes: the next sync's baseline keeps it pending.
+            let written = try head.flatMap { head in
+                try validBaseline(for: git.tree(of: head)).flatMap { try pathsChanged(since: $0, manifest: manifest, index: index, in: opened) }
+            }
             for id in decisions.keys.sorted() {
                 let decision = decisions[id]!, input = inputs[id]!
                 if decision.remoteStale { report.remoteBehind += 1 }
@@ -112,6 +117,11 @@ extension SyncSession {
                 ? remote
                 : try git.commitTree(tree, parents: (head.map { [$0] } ?? []) + [remote], message: Self.message(staged.count, merge: true))
             try git.updateRef(Git.branch, to: commit, from: head)
+            if let written {
+                saveBaseline(tree: tree, manifest: try index.readManifest(), index: index, in: opened, pending: written)
+            } else {
+                try? vault.deviceState.remove(baselineName)
+            }
             return commit
         }
     }

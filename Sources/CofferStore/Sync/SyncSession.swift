@@ -23,6 +23,9 @@ package final class SyncSession {
     package var report = SyncReport()
     static let attempts = 10
     static let packedFirstCommitMinimum = 256
+    /// Records of one ledger shard above which `checkOwnChanges` decodes the shard whole (and
+    /// records of a commit above which it opens them on every core).
+    static let wholeLedgerShardMinimum = 32
     /// What these rounds' pushes met: the lock file of each rejection for a held lock (`nil`
     /// for one that lost a race), and every remote commit fetched. A lock is stale only when
     /// every push met it and the remote never moved: on a busy remote others push between
@@ -218,26 +221,41 @@ package final class SyncSession {
     /// Commits what changed in the container since the last commit, under the vault's lock so
     /// that no write is half in it: a tombstone for each record deleted since, a fresh header
     /// seal after a password change, then every record, tombstone and header file as it is.
+    /// With a baseline of the last commit (`SyncBaseline`) only the paths it names are staged;
+    /// without one, everything is (`git add -A`).
     private func commitLocalChanges() throws {
         // Staged once without the lock, so that the locked pass only re-reads what changed
         // meanwhile: the first sync of 10,000 records writes 10,000 git objects (2.8 s here),
         // and fills would wait for all of it. A file torn or removed by a write in between is
         // re-read by the second pass; its first object is never referenced, so never pushed.
-        if try git.syncRefs().head == nil { try packForFirstCommit() }
-        _ = try? git.stageAll()
+        let unlockedHead = try git.syncRefs().head
+        if unlockedHead == nil { try packForFirstCommit() }
+        if try unlockedHead.map({ validBaseline(for: try git.tree(of: $0)) }) == nil { _ = try? git.stageAll() }
         try vault.exclusiveTransaction { opened in
             try vault.recover(vault.identityIndex(opened))
             let head = try git.syncRefs().head
             try sealHeaderIfNeeded(opened)
-            if let head { try rememberDeletions(since: head, in: opened) }
-            try git.stageAll()
-            let tree = try git.writeTree()
+            let index = try vault.identityIndex(opened)
             let headTree = try head.map { try git.tree(of: $0) }
-            guard tree != headTree else { return }
-            let changes = try git.changes(from: headTree ?? git.emptyTree, to: tree)
-            try checkOwnChanges(changes, in: opened)
-            let commit = try git.commitTree(tree, parents: head.map { [$0] } ?? [], message: Self.message(changes.count))
-            try git.updateRef(Git.branch, to: commit, from: head)
+            let baseline = headTree.flatMap { validBaseline(for: $0) }
+            if let headTree, let baseline,
+               let paths = try pathsChanged(since: baseline, manifest: index.readManifest(), index: index, in: opened) {
+                try writeTombstones(for: deletedRecords(among: paths, in: headTree, opened), in: opened)
+                try git.stage(paths.map(\.path))
+                report.stagedPaths = paths.count
+            } else {
+                if let head { try writeTombstones(for: deletedRecords(since: head), in: opened) }
+                try git.stageAll()
+                report.stagedPaths = nil
+            }
+            let tree = try git.writeTree()
+            if tree != headTree {
+                let changes = try git.changes(from: headTree ?? git.emptyTree, to: tree)
+                try checkOwnChanges(changes, in: opened)
+                let commit = try git.commitTree(tree, parents: head.map { [$0] } ?? [], message: Self.message(changes.count))
+                try git.updateRef(Git.branch, to: commit, from: head)
+            }
+            saveBaseline(tree: tree, manifest: try index.readManifest(), index: index, in: opened)
         }
     }
 
@@ -269,11 +287,23 @@ package final class SyncSession {
     /// tombstone authentic. A file planted in a container others could write, or damaged here,
     /// is refused before it can reach the remote and make every other device refuse the sync.
     private func checkOwnChanges(_ changes: [TreeChange], in opened: OpenContainer) throws {
-        // A few records: their ledger shards; many (a first sync): the whole ledger at once.
-        let records = changes.filter { if case .record = SyncedPath($0.path) { $0.newObject != nil } else { false } }.count
+        // Each ledger shard holding records of the commit is read once: whole for many of its
+        // records (every shard in a first sync, on every core below), searched for a few.
+        var perShard: [Int: [RecordID]] = [:]
+        for change in changes where change.newObject != nil {
+            if case .record(let id) = SyncedPath(change.path) { perShard[IndexManifest.ledgerSlot(of: id), default: []].append(id) }
+        }
         let index = try vault.identityIndex(opened)
         let manifest = try index.readManifest()
-        let ledger = records > 16 ? try vault.wholeLedger(index, manifest) : nil
+        var ledger: [RecordID: LedgerEntry] = [:]
+        for (slot, ids) in perShard {
+            guard let payload = try index.ledgerPayload(inSlot: slot, of: manifest) else { continue }
+            if ids.count > Self.wholeLedgerShardMinimum {
+                for entry in try IndexShardCoding.decodeLedger(payload) { ledger[entry.recordID] = entry }
+            } else {
+                for id in ids { ledger[id] = try IndexShardCoding.ledgerEntry(for: id, in: payload) }
+            }
+        }
         var named: [AttachmentID: (Attachment, Record)] = [:]
         var attachmentFiles: [(AttachmentID, String)] = []
         var recordFiles: [(RecordID, String)] = []
@@ -307,12 +337,12 @@ package final class SyncSession {
             }
         }
         // Every record opened and checked against its ledger entry: a first sync of a million
-        // records decrypts a million files, on every core when the whole ledger is at hand (69 s
-        // on one). Only records with attachments are kept.
+        // records decrypts a million files, on every core (69 s on one). Only records with
+        // attachments are kept.
         func check(_ position: Int) throws -> [(Attachment, Record)] {
             let (id, file) = recordFiles[position]
             do {
-                let entry = try ledger.map { $0[id] } ?? index.ledgerEntry(for: id, in: manifest)
+                let entry = ledger[id]
                 let record = try vault.checkedRecord(id, ledger: entry, keys: keys, in: opened)
                 return record.attachments.map { ($0, record) }
             } catch let error as VaultError {
@@ -321,7 +351,7 @@ package final class SyncSession {
                 throw VaultError.corrupt(file: file, reason: "fails authentication (planted or damaged); nothing was synced")
             }
         }
-        let checked = ledger == nil ? try recordFiles.indices.map(check) : try concurrentMap(recordFiles.count, check)
+        let checked = recordFiles.count > Self.wholeLedgerShardMinimum ? try concurrentMap(recordFiles.count, check) : try recordFiles.indices.map(check)
         for (attachment, record) in checked.joined() { named[attachment.id] = (attachment, record) }
         // An attachment file enters the repository with the record that names it (the two are
         // written in one transaction), whole and authentic under that record's key.
@@ -348,15 +378,35 @@ package final class SyncSession {
         try fileSystem.writeAtomically(sealed, to: GroupContainer.headerSealName, in: opened.root, via: opened.temporary)
     }
 
+    /// Records committed in `head` whose files are gone now, with their objects (`git
+    /// diff-index`, which stats every file).
+    private func deletedRecords(since head: String) throws -> [(RecordID, String)] {
+        try git.deletedFiles(since: head, under: SyncedPath.recordsDirectory).compactMap { change -> (RecordID, String)? in
+            guard case .record(let id) = SyncedPath(change.path), let object = change.oldObject else { return nil }
+            return (id, object)
+        }
+    }
+
+    /// The records among `paths` committed in `tree` whose files are gone now.
+    private func deletedRecords(among paths: [SyncedPath], in tree: String, _ opened: OpenContainer) throws -> [(RecordID, String)] {
+        let records = try opened.directory(GroupContainer.recordsName)
+        let gone = try paths.compactMap { path throws -> String? in
+            guard case .record(let id) = path else { return nil }
+            let shard = try fileSystem.directoryIfPresent(GroupContainer.shardName(of: id), in: records)
+            return try shard.flatMap { try fileSystem.status(id.hex, in: $0) } == nil ? path.path : nil
+        }
+        guard !gone.isEmpty else { return [] }
+        return try git.objects(in: tree, under: gone).compactMap { path, object in
+            guard case .record(let id) = SyncedPath(path) else { return nil }
+            return (id, object)
+        }
+    }
+
     /// A tombstone for each record file committed before and gone now, carrying the revision the
     /// commit holds (SPEC.md §15.2). One already there for that revision or a later one (a
     /// remote deletion the merge wrote) is kept; an older one (left by a crash after an edit
     /// outlived it) is replaced, or the deletion would lose to that edit's revision.
-    private func rememberDeletions(since head: String, in opened: OpenContainer) throws {
-        let deleted = try git.deletedFiles(since: head, under: SyncedPath.recordsDirectory).compactMap { change -> (RecordID, String)? in
-            guard case .record(let id) = SyncedPath(change.path), let object = change.oldObject else { return nil }
-            return (id, object)
-        }
+    private func writeTombstones(for deleted: [(RecordID, String)], in opened: OpenContainer) throws {
         guard !deleted.isEmpty else { return }
         let blobs = try git.blobs(deleted.map(\.1), limit: RecordEnvelope.maximumFileLength)
         let now = RecordCoding.wholeSeconds(Date())

@@ -13,6 +13,11 @@ public struct FileStatus: Equatable, Sendable {
     /// The device and inode: the same pair is the same file.
     public let device: UInt64
     public let inode: UInt64
+    /// When the content last changed (`st_mtim`) and when the inode did (`st_ctim`, which no
+    /// call can set back), in nanoseconds since the epoch: a directory's change when an entry
+    /// is added, removed or replaced.
+    public let modified: Int64
+    public let changed: Int64
 
     package init(_ info: stat) {
         kind = switch info.st_mode & S_IFMT {
@@ -29,6 +34,8 @@ public struct FileStatus: Equatable, Sendable {
         size = Int64(info.st_size)
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
     }
 
     /// The status of an open descriptor (`fstat`).

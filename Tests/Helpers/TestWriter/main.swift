@@ -8,7 +8,8 @@
 //   delete CONTAINER ID
 //   sync CONTAINER                 one `sync` with the container's remote
 // COFFER_TEST_CRASH_AT=N makes the process SIGKILL itself at its Nth mutating file step;
-// COFFER_TEST_SYNC_KILL_AT=STEP after a step of the sync (SyncStep's raw values).
+// COFFER_TEST_SYNC_KILL_AT=STEP after a step of the sync (SyncStep's raw values);
+// COFFER_TEST_SYNC_WRITE_AT=STEP adds a record (`during-sync.example`) after that step.
 import Coffer
 import Foundation
 
@@ -49,8 +50,17 @@ do {
         try target.deleteRecord(withID: try RecordID(hex: arguments[3]))
     case "sync":
         let killAt = ProcessInfo.processInfo.environment["COFFER_TEST_SYNC_KILL_AT"]
+        let writeAt = ProcessInfo.processInfo.environment["COFFER_TEST_SYNC_WRITE_AT"]
         _ = try target.sync(SyncOptions(stepObserver: { step in
             if step.rawValue == killAt { kill(getpid(), SIGKILL) }
+            if step.rawValue == writeAt {
+                do {
+                    try target.add(RecordDraft(
+                        serviceIdentifiers: [CredentialServiceIdentifier(identifier: "during-sync.example", type: .domain)], user: "dora", password: "d"))
+                } catch {
+                    fail("the write during the sync: \(error)")
+                }
+            }
         }))
     default:
         fail("unknown command \(arguments[1])")

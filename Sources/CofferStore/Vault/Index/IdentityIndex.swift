@@ -263,3 +263,21 @@ package struct IdentityIndex {
 package func ciphertextHash(_ bytes: [UInt8]) throws -> [UInt8] {
     try BLAKE2b.hash(bytes, length: 32)
 }
+
+extension IdentityIndex {
+    /// The sealed file of ledger shard `id`, as it is (a sync keeps a copy of each ledger shard it
+    /// committed, to tell later which records changed since: `SyncBaseline`).
+    package func ledgerShardFile(_ id: ShardID) throws -> [UInt8] {
+        try fileSystem.readFile(id.hex, in: opened.shards(), limit: Self.maximumShardLength)
+    }
+
+    /// The payload of a ledger shard file of `slot` named `id`, authenticated as the index's own.
+    package func ledgerPayload(inFile bytes: [UInt8], slot: Int, id: ShardID) throws -> [UInt8] {
+        try open(bytes, as: .indexShard, extra: LittleEndian.bytes(UInt16(slot)) + id.bytes)
+    }
+
+    /// The payload of ledger slot `slot` now, `nil` when it is empty.
+    package func ledgerPayload(inSlot slot: Int, of manifest: IndexManifest) throws -> [UInt8]? {
+        try manifest.shards[slot].map { try readShard(slot: slot, id: $0) }
+    }
+}

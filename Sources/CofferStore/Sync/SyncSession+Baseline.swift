@@ -1,0 +1,157 @@
+import CofferFormat
+import FoundationEssentials
+
+/// Staging only what changed since the last commit (`SyncBaseline`, SPEC.md §15.4).
+extension SyncSession {
+    var baselineName: String { vault.deviceState.syncBaselineName }
+    var ledgerCopyPrefix: String { vault.deviceState.syncLedgerCopyPrefix }
+
+    /// The baseline kept for `headTree`, when git's index is still the file it names.
+    func validBaseline(for headTree: String) -> SyncBaseline? {
+        guard let bytes = vault.deviceState.read(baselineName, limit: 64 << 10), let baseline = SyncBaseline.decode(bytes),
+              baseline.tree == headTree, let index = git.indexStamp(), baseline.index == index else { return nil }
+        return baseline
+    }
+
+    /// Every path that may differ between the container and the baseline's tree; `nil` when
+    /// the baseline cannot say (a ledger copy missing or damaged).
+    func pathsChanged(
+        since baseline: SyncBaseline, manifest: IndexManifest, index: IdentityIndex, in opened: OpenContainer
+    ) throws -> [SyncedPath]? {
+        var paths: Set<SyncedPath> = [.header, .headerSeal, .teamKeys]
+        paths.formUnion(baseline.pending.compactMap(SyncedPath.init))
+        var current: [Int: [(id: RecordID, hash: Int)]] = [:]
+        var payloads: [Int: [UInt8]] = [:]
+        func ledger(_ shard: Int) throws -> [(id: RecordID, hash: Int)] {
+            if let entries = current[shard] { return entries }
+            let payload = try index.ledgerPayload(inSlot: IndexManifest.identitySlots + shard, of: manifest) ?? []
+            let entries = payload.isEmpty ? [] : try IndexShardCoding.ledgerHashes(payload)
+            (current[shard], payloads[shard]) = (entries, payload)
+            return entries
+        }
+        // Records whose ledger entry came, went or changed: both shards are in id order.
+        for shard in 0..<SyncBaseline.ledgerCount where manifest.shards[IndexManifest.identitySlots + shard] != baseline.ledger[shard] {
+            var before: [UInt8] = []
+            var old: [(id: RecordID, hash: Int)] = []
+            if let id = baseline.ledger[shard] {
+                guard let copy = vault.deviceState.read(ledgerCopyPrefix + id.hex, limit: IdentityIndex.maximumShardLength),
+                      let payload = try? index.ledgerPayload(inFile: copy, slot: IndexManifest.identitySlots + shard, id: id),
+                      let entries = try? IndexShardCoding.ledgerHashes(payload) else { return nil }
+                (before, old) = (payload, entries)
+            }
+            let new = try ledger(shard)
+            let after = payloads[shard] ?? []
+            var (i, j) = (0, 0)
+            while i < old.count || j < new.count {
+                if j == new.count || (i < old.count && old[i].id < new[j].id) {
+                    paths.formUnion([.record(old[i].id), .tombstone(old[i].id)])
+                    i += 1
+                } else if i == old.count || new[j].id < old[i].id {
+                    paths.formUnion([.record(new[j].id), .tombstone(new[j].id)])
+                    j += 1
+                } else {
+                    if !before[old[i].hash..<old[i].hash + 32].elementsEqual(after[new[j].hash..<new[j].hash + 32]) {
+                        paths.formUnion([.record(new[j].id), .tombstone(new[j].id)])
+                    }
+                    (i, j) = (i + 1, j + 1)
+                }
+            }
+        }
+        // Shard directories that changed: in `records/`, a file no ledger entry names or an entry
+        // without its file (planted, or removed by hand: the check then refuses or records it);
+        // in `attachments/`, files that came or went (each is immutable). Every tombstone file
+        // is staged, changed directory or not: git skips one whose status it has, and one
+        // damaged in place (its directory unchanged) is then found and refused. A name that is
+        // no id is left to a full staging, which refuses it.
+        let stamps = directoryStamps(in: opened)
+        let changed = stamps.indices.filter { stamps[$0] != baseline.directories[$0] || baseline.directories[$0] == .unsettled }
+        let listed = changed.filter { $0 >= 256 }.map { SyncBaseline.directoryPath($0) }
+        let committed = listed.isEmpty ? [:] : try git.objects(in: baseline.tree, under: listed.map { $0.parent + "/" + $0.shard })
+        let tombstoneDirectories = (256..<512).filter { stamps[$0] != .absent }
+        for position in Set(changed).union(tombstoneDirectories).sorted() {
+            let (parent, shard) = SyncBaseline.directoryPath(position)
+            let names = fileNames(in: parent, shard, opened)
+            switch position / 256 {
+            case 0:
+                var present: [RecordID] = []
+                present.reserveCapacity(names.count)
+                for name in names {
+                    guard let id = try? RecordID(hex: name) else { return nil }
+                    present.append(id)
+                }
+                let ledgered = try ledger(position).map(\.id)
+                for id in Set(present).symmetricDifference(ledgered) { paths.insert(.record(id)) }
+            case 1:
+                for name in Set(names).union(committedNames(committed, parent, shard)) {
+                    guard let id = try? RecordID(hex: name) else { return nil }
+                    paths.insert(.tombstone(id))
+                }
+            default:
+                for name in Set(names).symmetricDifference(committedNames(committed, parent, shard)) {
+                    guard let id = try? AttachmentID(hex: name) else { return nil }
+                    paths.insert(.attachment(id))
+                }
+            }
+        }
+        return Array(paths)
+    }
+
+    private func committedNames(_ objects: [String: String], _ parent: String, _ shard: String) -> Set<String> {
+        let prefix = parent + "/" + shard + "/"
+        return Set(objects.keys.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+    }
+
+    private func fileNames(in parent: String, _ shard: String, _ opened: OpenContainer) -> [String] {
+        guard let parent = try? fileSystem.directoryIfPresent(parent, in: opened.root),
+              let directory = try? fileSystem.directoryIfPresent(shard, in: parent) else { return [] }
+        return (try? fileSystem.contents(of: directory)) ?? []
+    }
+
+    /// The status of every shard directory of `records/`, `tombstones/` and `attachments/`.
+    func directoryStamps(in opened: OpenContainer) -> [SyncBaseline.DirectoryStamp] {
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000_000)
+        var stamps: [SyncBaseline.DirectoryStamp] = []
+        stamps.reserveCapacity(SyncBaseline.directoryCount)
+        for name in SyncBaseline.parents {
+            let parent = try? fileSystem.directoryIfPresent(name, in: opened.root)
+            for shard in 0..<256 {
+                guard let parent else {
+                    stamps.append(.absent)
+                    continue
+                }
+                if let status = try? fileSystem.status(Hex.encode([UInt8(shard)]), in: parent) {
+                    stamps.append(
+                        now - status.changed < SyncBaseline.unsettledWindow || status.kind != .directory
+                            ? .unsettled : .present(inode: status.inode, modified: status.modified, changed: status.changed))
+                } else {
+                    stamps.append(.absent)  // none, or one that cannot be read: nothing staged from it
+                }
+            }
+        }
+        return stamps
+    }
+
+    /// Records this commit (its tree, the index git wrote, the ledger, the directories) as the
+    /// baseline of the next; called under the vault's lock. Best effort: a baseline not saved
+    /// only makes the next sync stage everything.
+    /// - Parameter pending: paths that differ from `tree` or may (see `SyncBaseline.pending`).
+    func saveBaseline(tree: String, manifest: IndexManifest, index: IdentityIndex, in opened: OpenContainer, pending: [SyncedPath] = []) {
+        let device = vault.deviceState
+        guard let indexStamp = git.indexStamp() else { return }
+        let ledger = (0..<SyncBaseline.ledgerCount).map { manifest.shards[IndexManifest.identitySlots + $0] }
+        let kept = Set(device.fileNames().filter { $0.hasPrefix(ledgerCopyPrefix) })
+        do {
+            for id in ledger.compactMap({ $0 }) where !kept.contains(ledgerCopyPrefix + id.hex) {
+                try device.write(index.ledgerShardFile(id), to: ledgerCopyPrefix + id.hex, durable: false)
+            }
+            let baseline = SyncBaseline(
+                tree: tree, index: indexStamp, ledger: ledger, directories: directoryStamps(in: opened), pending: pending.map(\.path).sorted())
+            try device.write(baseline.encoded(), to: baselineName, durable: false)
+        } catch {
+            try? device.remove(baselineName)
+            return
+        }
+        let named = Set(ledger.compactMap { $0.map { ledgerCopyPrefix + $0.hex } })
+        for name in kept where !named.contains(name) { try? device.remove(name) }
+    }
+}
