@@ -112,6 +112,32 @@ final class SyncBaselineTests: SyncTestCase {
         let refused = a.run(["sync"])
         XCTAssertEqual(refused.code, 65, refused.stderr)
         XCTAssertTrue(refused.stderr.contains(foreignID), refused.stderr)
+        try FileManager.default.removeItem(atPath: shard + "/\(foreignID)")
+        XCTAssertNil(a.sync()["stagedPaths"] as? Int ?? nil, "the refused sync left git's index holding the file: staged whole")
+        _ = a.add("next.example", "ned", password: "n")
+        try syncFromBaseline(a)
+        // Beside the shard directories: the full staging it falls back to refuses it.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: a.container + "/records/notes.txt"))
+        let stray = a.run(["sync"])
+        XCTAssertEqual(stray.code, 65, stray.stderr)
+        XCTAssertTrue(stray.stderr.contains("records/notes.txt"), stray.stderr)
+    }
+
+    /// A record file removed by another program (its ledger entry still there) is committed as a
+    /// deletion with its tombstone, as a full staging commits it.
+    func testARecordFileRemovedByHandIsCommittedWithItsTombstone() throws {
+        let devices = devices()
+        let (a, b) = (devices[0], devices[1])
+        let gone = a.add("gone.example", "gus", password: "g")
+        _ = a.add("kept.example", "kim", password: "k")
+        try syncFromBaseline(a)
+        b.sync()
+        try FileManager.default.removeItem(atPath: a.container + "/records/\(gone.prefix(2))/\(gone)")
+        try syncFromBaseline(a)
+        let tombstone = "tombstones/\(gone.prefix(2))/\(gone)"
+        XCTAssertFalse(try git(["ls-tree", "main", "--", tombstone], in: a.container).isEmpty, "the tombstone is committed")
+        b.sync()
+        XCTAssertFalse(b.items().contains { $0.hasPrefix(gone) })
     }
 
     /// git 2.39 with batch fsync lost a large file's temporary pack when a small file's object

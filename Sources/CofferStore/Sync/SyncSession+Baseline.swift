@@ -63,6 +63,11 @@ extension SyncSession {
         // is staged, changed directory or not: git skips one whose status it has, and one
         // damaged in place (its directory unchanged) is then found and refused. A name that is
         // no id is left to a full staging, which refuses it.
+        // Anything beside the shard directories (`records/notes.txt`) is left to a full staging.
+        for name in SyncBaseline.parents {
+            guard let parent = try fileSystem.directoryIfPresent(name, in: opened.root) else { continue }
+            for entry in try fileSystem.contents(of: parent) where Hex.decode(entry)?.count != 1 { return nil }
+        }
         let stamps = directoryStamps(in: opened)
         let changed = stamps.indices.filter { stamps[$0] != baseline.directories[$0] || baseline.directories[$0] == .unsettled }
         let listed = changed.filter { $0 >= 256 }.map { SyncBaseline.directoryPath($0) }

@@ -240,9 +240,11 @@ package final class SyncSession {
             let baseline = headTree.flatMap { validBaseline(for: $0) }
             if let headTree, let baseline,
                let paths = try pathsChanged(since: baseline, manifest: index.readManifest(), index: index, in: opened) {
-                try writeTombstones(for: deletedRecords(among: paths, in: headTree, opened), in: opened)
-                try git.stage(paths.map(\.path))
-                report.stagedPaths = paths.count
+                let deleted = try deletedRecords(among: paths, in: headTree, opened)
+                try writeTombstones(for: deleted, in: opened)
+                let staged = Set(paths).union(deleted.map { .tombstone($0.0) })
+                try git.stage(staged.map(\.path))
+                report.stagedPaths = staged.count
             } else {
                 if let head { try writeTombstones(for: deletedRecords(since: head), in: opened) }
                 try git.stageAll()
