@@ -8,7 +8,7 @@ extension SyncSession {
 
     /// The baseline kept for `headTree`, when git's index is still the file it names.
     func validBaseline(for headTree: String) -> SyncBaseline? {
-        guard let bytes = vault.deviceState.read(baselineName, limit: 64 << 10), let baseline = SyncBaseline.decode(bytes),
+        guard let bytes = vault.deviceState.read(baselineName, limit: 64 << 20), let baseline = SyncBaseline.decode(bytes),
               baseline.tree == headTree, let index = git.indexStamp(), baseline.index == index else { return nil }
         return baseline
     }
@@ -150,7 +150,9 @@ extension SyncSession {
                 try device.write(index.ledgerShardFile(id), to: ledgerCopyPrefix + id.hex, durable: false)
             }
             let baseline = SyncBaseline(
-                tree: tree, index: indexStamp, ledger: ledger, directories: directoryStamps(in: opened), pending: pending.map(\.path).sorted())
+                tree: tree, index: indexStamp, ledger: ledger, directories: directoryStamps(in: opened),
+                // Every tombstone is staged anyway.
+                pending: pending.filter { if case .tombstone = $0 { false } else { true } }.map(\.path).sorted())
             try device.write(baseline.encoded(), to: baselineName, durable: false)
         } catch {
             try? device.remove(baselineName)
