@@ -51,7 +51,11 @@ struct EntryFingerprint: Comparable {
         return hasher.finalize()
     }
 
-    static func < (a: Self, b: Self) -> Bool { a.recordID < b.recordID }
+    /// By record first (what the check needs), then by the rest, so that the order agrees with
+    /// `==` (which compares every field).
+    static func < (a: Self, b: Self) -> Bool {
+        (a.recordID, a.slot, a.kind.rawValue, a.fingerprint) < (b.recordID, b.slot, b.kind.rawValue, b.fingerprint)
+    }
 }
 
 // MARK: With the index key

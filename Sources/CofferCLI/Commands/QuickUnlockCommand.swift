@@ -108,12 +108,15 @@ struct QuickUnlockCommand: Command {
         }
     }
 
-    static func name(of method: QuickUnlockFile.Method) -> String {
+    static func name(of method: QuickUnlockFile.Method) -> String { names(of: method).text }
+
+    /// How the command line names a method, in sentences and in `--json`: one table for both.
+    static func names(of method: QuickUnlockFile.Method) -> (text: String, json: String) {
         switch method {
-        case .pin: "PIN"
-        case .system: "system authentication"
-        case .tpm: "TPM"
-        case .tpmWithPIN: "TPM and PIN"
+        case .pin: ("PIN", "pin")
+        case .system: ("system authentication", "system")
+        case .tpm: ("TPM", "tpm")
+        case .tpmWithPIN: ("TPM and PIN", "tpm+pin")
         }
     }
 
@@ -121,9 +124,8 @@ struct QuickUnlockCommand: Command {
         switch state {
         case .off: return ["quickUnlock": .null]
         case .available(let method, let attempts, let expires):
-            let names: [QuickUnlockFile.Method: String] = [.pin: "pin", .system: "system", .tpm: "tpm", .tpmWithPIN: "tpm+pin"]
             return ["quickUnlock": .object([
-                "method": .string(names[method] ?? ""), "attemptsLeft": method.takesPIN ? .integer(attempts) : .null,
+                "method": .string(names(of: method).json), "attemptsLeft": method.takesPIN ? .integer(attempts) : .null,
                 "expires": expires.map { .string(UTCTimestamp.format($0)) } ?? .null,
             ])]
         case .ended(let end): return ["quickUnlock": .null, "quickUnlockEnded": .string(end.description)]
