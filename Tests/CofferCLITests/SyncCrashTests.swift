@@ -153,7 +153,7 @@ final class SyncCrashTests: SyncTestCase {
         let (a, b) = (devices[0], devices[1])
         let shared = a.add("shared.example", "sam", password: "s")
         a.sync(); b.sync()
-        let seconds = ProcessInfo.processInfo.environment["COFFER_SYNC_SOAK_SECONDS"] ?? "30"
+        let seconds = ProcessInfo.processInfo.environment["COFFER_SYNC_SOAK_SECONDS"] ?? "20"
         let passwordFile = root + "/password"
         try Data((CLIHarness.master + "\n").utf8).write(to: URL(fileURLWithPath: passwordFile))
         let loops = try [a, b].map { device -> Process in
