@@ -89,9 +89,9 @@ package final class Git {
 
     /// Runs `git arguments` and returns its stdout.
     /// - Parameter allowedStatus: exit statuses that are answers, not failures.
-    @discardableResult
     /// - Parameter readsIndex: `false` for a command that needs no index but reads it anyway
     ///   (`diff-tree` reads all of it: 0.1 s at a million files), given none.
+    @discardableResult
     func run(
         _ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0], readsIndex: Bool = true
     ) throws(SyncError) -> (status: Int32, output: [UInt8], errors: [UInt8]) {
