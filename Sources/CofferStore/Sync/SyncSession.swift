@@ -23,8 +23,8 @@ package final class SyncSession {
     package var report = SyncReport()
     static let attempts = 10
     static let packedFirstCommitMinimum = 256
-    /// Records of one ledger shard above which `checkOwnChanges` decodes the shard whole (and
-    /// records of a commit above which it opens them on every core).
+    /// Records of one ledger shard above which `checkOwnChanges` decodes the shard whole and
+    /// opens them on every core.
     static let wholeLedgerShardMinimum = 32
     /// What these rounds' pushes met: the lock file of each rejection for a held lock (`nil`
     /// for one that lost a race), and every remote commit fetched. A lock is stale only when
@@ -289,26 +289,9 @@ package final class SyncSession {
     /// tombstone authentic. A file planted in a container others could write, or damaged here,
     /// is refused before it can reach the remote and make every other device refuse the sync.
     private func checkOwnChanges(_ changes: [TreeChange], in opened: OpenContainer) throws {
-        // Each ledger shard holding records of the commit is read once: whole for many of its
-        // records (every shard in a first sync, on every core below), searched for a few.
-        var perShard: [Int: [RecordID]] = [:]
-        for change in changes where change.newObject != nil {
-            if case .record(let id) = SyncedPath(change.path) { perShard[IndexManifest.ledgerSlot(of: id), default: []].append(id) }
-        }
-        let index = try vault.identityIndex(opened)
-        let manifest = try index.readManifest()
-        var ledger: [RecordID: LedgerEntry] = [:]
-        for (slot, ids) in perShard {
-            guard let payload = try index.ledgerPayload(inSlot: slot, of: manifest) else { continue }
-            if ids.count > Self.wholeLedgerShardMinimum {
-                for entry in try IndexShardCoding.decodeLedger(payload) { ledger[entry.recordID] = entry }
-            } else {
-                for id in ids { ledger[id] = try IndexShardCoding.ledgerEntry(for: id, in: payload) }
-            }
-        }
         var named: [AttachmentID: (Attachment, Record)] = [:]
         var attachmentFiles: [(AttachmentID, String)] = []
-        var recordFiles: [(RecordID, String)] = []
+        var recordFiles: [RecordID] = []  // a million paths as strings cost a first sync 100 MB
         for change in changes where change.newObject != nil {
             let file = vault.container.path + "/" + change.path
             guard let path = SyncedPath(change.path), change.newMode == SyncedPath.fileMode else {
@@ -319,7 +302,7 @@ package final class SyncSession {
             do {
                 switch path {
                 case .record(let id):
-                    recordFiles.append((id, file))  // judged below, on every core
+                    recordFiles.append(id)  // judged below, on every core
                 case .attachment(let id):
                     attachmentFiles.append((id, file))  // judged below, against the record that names it
                 case .tombstone(let id):
@@ -338,23 +321,45 @@ package final class SyncSession {
                 throw VaultError.corrupt(file: file, reason: "fails authentication (planted or damaged); nothing was synced")
             }
         }
-        // Every record opened and checked against its ledger entry: a first sync of a million
-        // records decrypts a million files, on every core (69 s on one). Only records with
-        // attachments are kept.
-        func check(_ position: Int) throws -> [(Attachment, Record)] {
-            let (id, file) = recordFiles[position]
-            do {
-                let entry = ledger[id]
-                let record = try vault.checkedRecord(id, ledger: entry, keys: keys, in: opened)
-                return record.attachments.map { ($0, record) }
-            } catch let error as VaultError {
-                throw error
-            } catch {
-                throw VaultError.corrupt(file: file, reason: "fails authentication (planted or damaged); nothing was synced")
+        // Every record opened and checked against its ledger entry, one ledger shard at a time:
+        // each shard read once (decoded whole for many of its records, every shard in a first
+        // sync; searched for a few), and the records of a large group on every core. A first
+        // sync of a million records decrypts a million files (69 s on one core), and holding
+        // the whole ledger at once cost it hundreds of MB. Only records with attachments are kept.
+        let index = try vault.identityIndex(opened)
+        let manifest = try index.readManifest()
+        var start = recordFiles.startIndex
+        while start < recordFiles.endIndex {
+            // diff-tree lists paths in order, so a shard's records are together (were they not,
+            // a shard would only be read once more).
+            let slot = IndexManifest.ledgerSlot(of: recordFiles[start])
+            let end = recordFiles[start...].firstIndex { IndexManifest.ledgerSlot(of: $0) != slot } ?? recordFiles.endIndex
+            let group = recordFiles[start..<end]
+            let many = group.count > Self.wholeLedgerShardMinimum
+            var ledger: [RecordID: LedgerEntry] = [:]
+            if let payload = try index.ledgerPayload(inSlot: slot, of: manifest) {
+                if many {
+                    for entry in try IndexShardCoding.decodeLedger(payload) { ledger[entry.recordID] = entry }
+                } else {
+                    for id in group { ledger[id] = try IndexShardCoding.ledgerEntry(for: id, in: payload) }
+                }
             }
+            func check(_ position: Int) throws -> [(Attachment, Record)] {
+                let id = group[group.startIndex + position]
+                do {
+                    let record = try vault.checkedRecord(id, ledger: ledger[id], keys: keys, in: opened)
+                    return record.attachments.map { ($0, record) }
+                } catch let error as VaultError {
+                    throw error
+                } catch {
+                    throw VaultError.corrupt(
+                        file: vault.container.path + "/" + SyncedPath.record(id).path, reason: "fails authentication (planted or damaged); nothing was synced")
+                }
+            }
+            let checked = many ? try concurrentMap(group.count, check) : try (0..<group.count).map(check)
+            for (attachment, record) in checked.joined() { named[attachment.id] = (attachment, record) }
+            start = end
         }
-        let checked = recordFiles.count > Self.wholeLedgerShardMinimum ? try concurrentMap(recordFiles.count, check) : try recordFiles.indices.map(check)
-        for (attachment, record) in checked.joined() { named[attachment.id] = (attachment, record) }
         // An attachment file enters the repository with the record that names it (the two are
         // written in one transaction), whole and authentic under that record's key.
         for (id, file) in attachmentFiles {
