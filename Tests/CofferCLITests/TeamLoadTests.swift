@@ -59,6 +59,52 @@ final class TeamLoadTests: TeamTestCase {
         XCTAssertEqual(alice.fill("doomed.example"), "exit 66", "nor on the admin's")
     }
 
+    /// Defect 6 (the team soak, a deletion that came back): an edit pushed while an admin's
+    /// removal re-sealed the item is taken as it is, not joined with the re-seal into a new
+    /// revision. A joined revision looked like an edit made after the owner's deletion of it —
+    /// a deletion the owner made before she ever saw the join — and brought the item back.
+    func testAnEditThatCrossedARemovalsResealDoesNotOutliveALaterDeletion() throws {
+        let (alice, bob, carol) = founded()
+        bob.must(["add", "--team", "ops", "doomed.example", "bob"], stdin: "v1\n")
+        bob.must(["team", "sync"]); alice.must(["team", "sync"])
+        // Alice's removal re-seals the item (revision 2) before she sees Bob's edit, which he
+        // pushes meanwhile (revision 2 too, under the key Carol held).
+        let team = try teamVault(of: alice)
+        let carolsEntry = try XCTUnwrap(team.teamMembership().members.first { $0.name == "carol" })
+        _ = try team.removeTeamMember(carolsEntry, by: alice.personalVault().personalIdentity())
+        bob.must(["edit", "ops:doomed.example/bob", "--new-password"], stdin: "v2\n")
+        bob.must(["team", "sync"])
+        Thread.sleep(forTimeInterval: 1.1)  // `modified` has whole seconds: the join's differs from the edit's
+        let merged = alice.must(["team", "sync"])
+        XCTAssertFalse(merged.stderr.contains("edited on both"), "a re-seal is no edit: \(merged.stderr)")
+        XCTAssertEqual(alice.fill("doomed.example"), "v2", "Bob's edit is the item")
+        // Bob deletes his item before he has seen Alice's merge, then syncs.
+        bob.must(["rm", "ops:doomed.example", "--force"])
+        bob.must(["team", "sync"])
+        alice.must(["team", "sync"])
+        bob.must(["team", "sync"])
+        XCTAssertEqual(bob.fill("doomed.example"), "exit 66", "the owner's deletion holds on his device")
+        XCTAssertEqual(alice.fill("doomed.example"), "exit 66", "and on the admin's")
+        _ = carol
+    }
+
+    /// The other side of defect 6: an edit made before its device saw a removal's re-seal goes
+    /// out as it is, raised above the re-seal, and every member takes it; nobody "edited on both".
+    func testAnEditMadeBeforeSeeingARemovalsResealReachesEveryMember() throws {
+        let (alice, bob, carol) = founded()
+        alice.must(["add", "--team", "ops", "shared.example", "x"], stdin: "v1\n")
+        alice.must(["team", "sync"]); bob.must(["team", "sync"])
+        alice.must(["team", "remove", "ops", "carol"])  // re-sealed at revision 2, pushed
+        bob.must(["edit", "ops:shared.example/x", "--new-password"], stdin: "v2\n")  // revision 2, not synced
+        let synced = bob.must(["team", "sync"])
+        XCTAssertFalse(synced.stderr.contains("edited on both"), "a re-seal is no edit: \(synced.stderr)")
+        alice.must(["team", "sync"])
+        XCTAssertEqual(alice.fill("shared.example"), "v2", "the admin's device, which held the re-seal, takes the edit")
+        let shown = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(alice.must(["show", "ops:shared.example/x", "--json"]).stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(shown["revision"] as? Int, 3, "raised above the re-seal, nothing joined")
+        _ = carol
+    }
+
     /// Defect 3: a push rejected because the remote moved merges the next round against the
     /// remote commit this device merged, not the old base: an item it never touched is not
     /// "edited on both sides", and its owner's newer password stays current.

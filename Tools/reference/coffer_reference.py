@@ -578,8 +578,9 @@ def merge_decide(base, local, remote, local_tombstone, remote_tombstone, base_to
     or None — content names the document apart from its revision (default: the object), so two
     versions of one content at two revisions are a re-seal of each other; a tombstone is
     (revision, object, file hash) or None; base_tombstone an object or None.
-    Returns (record outcome, tombstone outcome, remote behind, put back); the tombstone outcome
-    is "none", "local", "remote" or "raised:N" (a new tombstone of revision N)."""
+    Returns (record outcome, tombstone outcome, remote behind, put back); the record outcome is
+    "absent", "local", "remote", "merged" or "local:N" (the local document at revision N); the
+    tombstone outcome "none", "local", "remote" or "raised:N" (a new tombstone of revision N)."""
     def content(version):
         return version[4] if len(version) > 4 else version[1]
     base_revision = base[0] if base else 0
@@ -603,15 +604,26 @@ def merge_decide(base, local, remote, local_tombstone, remote_tombstone, base_to
         candidates.append(("local", local))
     if news and remote[1] != (local[1] if local else None):
         candidates.append(("remote", remote))
+    offered = list(candidates)
+    raise_local = None
+    if len(candidates) == 2:  # one side re-sealed what the other edited: the edit, never joined
+        if reseal(local):  # (two re-seals: the remote's)
+            candidates = [candidates[1]]
+        elif reseal(remote):  # this device's edit, raised above the re-seal if it is not yet
+            candidates = [candidates[0]]
+            if local[0] <= remote[0]:
+                raise_local = remote[0] + 1
     survivors = [c for c in candidates if effective(c[1]) > deleted]
     put_back = news and not reseal(remote) and not any(side == "remote" for side, _ in survivors) \
         and remote[1] != (local[1] if local else None)
     record = {0: "absent", 1: survivors[0][0] if survivors else None, 2: "merged"}[len(survivors)]
+    if record == "local" and raise_local is not None:
+        record = f"local:{raise_local}"
     tombstone = deletion[0] if record == "absent" and deletion else "none"
     if record == "absent" and deletion:
         # A re-seal above the deleted revision lost only for being no edit: the deletion is
         # raised above it, so a device that holds the re-seal drops it too.
-        raised = max((c[1][0] for c in candidates if c[1][0] > deleted), default=None)
+        raised = max((c[1][0] for c in offered if c[1][0] > deleted), default=None)
         if raised is not None:
             tombstone = f"raised:{raised}"
     return record, tombstone, behind, put_back

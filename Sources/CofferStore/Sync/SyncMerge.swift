@@ -37,6 +37,9 @@ struct MergeDecision: Equatable {
     enum RecordOutcome: Equatable {
         /// This device's file stays.
         case local
+        /// This device's document, only its revision raised to this (an edit that met a re-seal
+        /// on the remote, raised above it so that every device holding the re-seal takes it).
+        case localRaised(UInt64)
         /// The remote's file replaces or adds it, byte for byte.
         case remote
         /// Both sides edited it: a new revision joins them (`SyncMerge.resolve`).
@@ -96,18 +99,34 @@ enum SyncMerge {
         var candidates: [(side: MergeDecision.RecordOutcome, version: RecordVersion)] = []
         if let local = input.local, localChanged || !remoteIsNews { candidates.append((.local, local)) }
         if let remote = input.remote, remoteIsNews, remote.object != input.local?.object { candidates.append((.remote, remote)) }
+        let offered = candidates
+        // One side re-sealed what the other edited: the edit is the result, never joined with the
+        // re-seal — a join is a new revision with a new `modified`, an edit nobody made, which beat
+        // a deletion its owner made before seeing it. This device's edit goes out raised above the
+        // remote's re-seal, so that every device that took the re-seal takes it as news. Two
+        // re-seals: the remote's.
+        var raiseLocal: UInt64?
+        if candidates.count == 2, let local = input.local, let remote = input.remote {
+            switch (isReseal(local), isReseal(remote)) {
+            case (true, _): candidates = [candidates[1]]
+            case (false, true):
+                candidates = [candidates[0]]
+                if local.record.revision <= remote.record.revision { raiseLocal = remote.record.revision + 1 }
+            case (false, false): break
+            }
+        }
         let survivors = candidates.filter { effectiveRevision($0.version) > deletedRevision }
         let putBack = remoteIsNews && !(input.remote.map(isReseal) ?? false) && !survivors.contains { $0.side == .remote }
             && input.remote?.object != input.local?.object
 
         let record: MergeDecision.RecordOutcome = switch survivors.count {
         case 0: .absent
-        case 1: survivors[0].side
+        case 1: survivors[0].side == .local ? raiseLocal.map { .localRaised($0) } ?? .local : survivors[0].side
         default: .merged
         }
         var keptTombstone: MergeDecision.TombstoneOutcome = record != .absent ? .none : tombstone?.side ?? .none
         if record == .absent, tombstone != nil,
-           let raised = candidates.map(\.version.record.revision).filter({ $0 > deletedRevision }).max() {
+           let raised = offered.map(\.version.record.revision).filter({ $0 > deletedRevision }).max() {
             // The deletion beat a re-seal above its revision: raised above it for everyone.
             keptTombstone = .raised(raised)
         }

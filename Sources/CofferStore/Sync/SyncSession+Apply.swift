@@ -60,6 +60,13 @@ extension SyncSession {
                 switch decision.record {
                 case .local:
                     break
+                case .localRaised(let revision):
+                    guard var raised = input.local?.record else { continue }
+                    raised.revision = revision
+                    changes.append(RecordChange(
+                        id: id, sealed: try RecordSealing.seal(raised, vaultID: vault.vaultID, key: keys.recordKey),
+                        revision: revision, entries: Vault.indexEntries(of: raised, previous: previous)))
+                    staged.append(.record(id))
                 case .remote:
                     guard let version = input.remote else { continue }
                     try follow(id, from: input.local?.record.attachments ?? [], to: version.record.attachments)

@@ -6,14 +6,9 @@ extension SyncSession {
     var baselineName: String { vault.deviceState.syncBaselineName }
     var ledgerCopyPrefix: String { vault.deviceState.syncLedgerCopyPrefix }
 
-    /// Whether this vault keeps a baseline: a personal vault only, for now. A team's sync
-    /// re-seals, squashes and waits for leases, and one run of the team soak saw a deletion come
-    /// back with baselines, which was not explained in time; a team stages everything.
-    var keepsBaseline: Bool { layer == nil }
-
     /// The baseline kept for `headTree`, when git's index is still the file it names.
     func validBaseline(for headTree: String) -> SyncBaseline? {
-        guard keepsBaseline, let bytes = vault.deviceState.read(baselineName, limit: 64 << 20), let baseline = SyncBaseline.decode(bytes),
+        guard let bytes = vault.deviceState.read(baselineName, limit: 64 << 20), let baseline = SyncBaseline.decode(bytes),
               baseline.tree == headTree, let index = git.indexStamp(), baseline.index == index else { return nil }
         return baseline
     }
@@ -147,7 +142,7 @@ extension SyncSession {
     /// - Parameter pending: paths that differ from `tree` or may (see `SyncBaseline.pending`).
     func saveBaseline(tree: String, manifest: IndexManifest, index: IdentityIndex, in opened: OpenContainer, pending: [SyncedPath] = []) {
         let device = vault.deviceState
-        guard keepsBaseline, let indexStamp = git.indexStamp() else { return }
+        guard let indexStamp = git.indexStamp() else { return }
         let ledger = (0..<SyncBaseline.ledgerCount).map { manifest.shards[IndexManifest.identitySlots + $0] }
         let kept = Set(device.fileNames().filter { $0.hasPrefix(ledgerCopyPrefix) })
         do {

@@ -59,6 +59,7 @@ final class SyncVectorTests: XCTestCase {
             let decision = SyncMerge.decide(input)
             let record: String = switch decision.record {
             case .local: "local"
+            case .localRaised(let revision): "local:\(revision)"
             case .remote: "remote"
             case .merged: "merged"
             case .absent: "absent"
