@@ -147,17 +147,38 @@ public final class ChildProcess {
     /// that makes git complain at length must not hang Coffer. Of stderr only the last
     /// `errorLimit` bytes are kept (a message's end); stdout beyond `limit` is an error.
     public func readOutputAndErrors(limit: Int, errorLimit: Int) throws(ChildProcessError) -> (output: [UInt8], errors: [UInt8]) {
-        guard errors >= 0 else { return (try readToEnd(limit: limit), []) }
-        defer { close(errors); errors = -1 }
-        var output = buffered, messages: [UInt8] = []
-        buffered = []
-        var open: [Int32] = [self.output, errors]
+        var output: [UInt8] = []
+        do {
+            let errors = try streamOutput(errorLimit: errorLimit) { chunk in
+                output += chunk
+                guard output.count <= limit else { throw ChildProcessError.lineTooLong }
+            }
+            return (output, errors)
+        } catch let error as ChildProcessError {
+            throw error
+        } catch {
+            throw .io(EIO)  // unreachable: the body above throws only ChildProcessError
+        }
+    }
+
+    /// The child's stdout handed to `body` piece by piece as it comes (output of any size in
+    /// constant memory), its stderr read alongside as `readOutputAndErrors` does; returns the
+    /// end of stderr. An error `body` throws ends the reading and is thrown as it is.
+    public func streamOutput(errorLimit: Int, into body: ([UInt8]) throws -> Void) throws -> [UInt8] {
+        if !buffered.isEmpty {
+            let start = buffered
+            buffered = []
+            try body(start)
+        }
+        defer { if errors >= 0 { close(errors); errors = -1 } }
+        var messages: [UInt8] = []
+        var open: [Int32] = errors >= 0 ? [self.output, errors] : [self.output]
         var chunk = [UInt8](repeating: 0, count: 65536)
         while !open.isEmpty {
             var descriptors = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
             if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { throw .io(errno) }
+            guard ready > 0 else { throw ChildProcessError.io(errno) }
             for descriptor in descriptors where descriptor.revents != 0 {
                 let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor.fd, $0.baseAddress!, $0.count) }
                 if count < 0 && errno == EINTR { continue }
@@ -169,12 +190,11 @@ public final class ChildProcess {
                     messages += chunk[..<count]
                     if messages.count > errorLimit { messages.removeFirst(messages.count - errorLimit) }
                 } else {
-                    output += chunk[..<count]
-                    guard output.count <= limit else { throw .lineTooLong }
+                    try body(Array(chunk[..<count]))
                 }
             }
         }
-        return (output, messages)
+        return messages
     }
 
     private static func drain(_ descriptor: Int32, after start: [UInt8], limit: Int) throws(ChildProcessError) -> [UInt8] {

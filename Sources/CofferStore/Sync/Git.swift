@@ -95,6 +95,26 @@ package final class Git {
     func run(
         _ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0], readsIndex: Bool = true
     ) throws(SyncError) -> (status: Int32, output: [UInt8], errors: [UInt8]) {
+        var output: [UInt8] = []
+        do {
+            let (status, errors) = try stream(arguments, input: input, allowedStatus: allowedStatus, readsIndex: readsIndex) { chunk in
+                output += chunk
+                guard output.count <= 1 << 30 else { throw ChildProcessError.lineTooLong }
+            }
+            return (status, output, errors)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw .git(command: arguments.first ?? "", status: -1, message: "\(error)")  // unreachable: the body throws only ChildProcessError
+        }
+    }
+
+    /// Runs `git arguments`, handing its stdout to `body` piece by piece as git writes it (a
+    /// million lines in constant memory). A failure of git is a `SyncError`; an error `body`
+    /// throws stops git and is thrown as it is.
+    func stream(
+        _ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0], readsIndex: Bool = true, into body: ([UInt8]) throws -> Void
+    ) throws -> (status: Int32, errors: [UInt8]) {
         if !configurationChecked { try checkConfiguration() }
         let started = ContinuousClock.now
         defer { elapsed += ContinuousClock.now - started }
@@ -102,7 +122,7 @@ package final class Git {
         do {
             if !input.isEmpty { try child.write(input) }
             child.closeInput()
-            let (output, errors) = try child.readOutputAndErrors(limit: 1 << 30, errorLimit: 1 << 16)
+            let errors = try child.streamOutput(errorLimit: 1 << 16, into: body)
             let status = child.wait()
             guard allowedStatus.contains(status) else {
                 let message = Self.lastLines(errors)
@@ -111,11 +131,12 @@ package final class Git {
                 }
                 throw SyncError.git(command: arguments.first ?? "", status: status, message: message)
             }
-            return (status, output, errors)
-        } catch let error as SyncError {
-            throw error
+            return (status, errors)
+        } catch let error as ChildProcessError {
+            throw SyncError.git(command: arguments.first ?? "", status: child.wait(), message: "\(error)")
         } catch {
-            throw .git(command: arguments.first ?? "", status: child.wait(), message: "\(error)")
+            child.wait()
+            throw error
         }
     }
 
@@ -378,6 +399,23 @@ package final class Git {
         return try TreeChange.parse(output)
     }
 
+    /// The changes between two trees, each handed to `body` as `diff-tree` writes it, in path
+    /// order: a first sync's million changes in constant memory (as values they cost 400 MB).
+    /// - Returns: how many there were.
+    @discardableResult
+    func forEachChange(from old: String, to new: String, _ body: (TreeChange) throws -> Void) throws -> Int {
+        var parser = TreeChange.StreamParser()
+        var count = 0
+        try stream(["diff-tree", "-r", "-z", "--no-renames", "--raw", old, new], readsIndex: false) { chunk in
+            try parser.feed(chunk) { change in
+                count += 1
+                try body(change)
+            }
+        }
+        try parser.finish()
+        return count
+    }
+
     /// The contents of `objects` (blob ids), each at most `limit` bytes.
     package func blobs(_ objects: [String], limit: Int) throws(SyncError) -> [String: [UInt8]] {
         guard !objects.isEmpty else { return [:] }
@@ -638,18 +676,49 @@ struct TreeChange: Equatable {
     /// Parses `:oldmode newmode oldsha newsha status\0path\0` entries.
     static func parse(_ output: [UInt8]) throws(SyncError) -> [TreeChange] {
         var changes: [TreeChange] = []
-        let parts = output.split(separator: 0, omittingEmptySubsequences: false)
-        var index = 0
-        while index + 1 < parts.count {
-            let header = String(decoding: parts[index], as: UTF8.self)
-            let path = String(decoding: parts[index + 1], as: UTF8.self)
-            index += 2
-            let words = header.dropFirst().split(separator: " ")
-            guard header.hasPrefix(":"), words.count == 5 else { throw .unexpectedOutput("diff-tree: \(header)") }
-            let absent = { (object: Substring) -> String? in object.allSatisfy { $0 == "0" } ? nil : String(object) }
-            changes.append(TreeChange(
-                path: path, oldMode: String(words[0]), newMode: String(words[1]), oldObject: absent(words[2]), newObject: absent(words[3])))
+        var parser = StreamParser()
+        do {
+            try parser.feed(output) { changes.append($0) }
+            try parser.finish()
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw .unexpectedOutput("diff-tree: \(error)")  // unreachable: the body throws nothing
         }
         return changes
+    }
+
+    /// `diff-tree -z --raw` output parsed as it arrives in pieces of any size.
+    struct StreamParser {
+        private var pending: [UInt8] = []
+
+        /// Hands each entry complete after `chunk` to `body`; keeps the rest for the next piece.
+        mutating func feed(_ chunk: [UInt8], _ body: (TreeChange) throws -> Void) throws {
+            pending += chunk
+            var start = pending.startIndex
+            while let headerEnd = pending[start...].firstIndex(of: 0), let pathEnd = pending[(headerEnd + 1)...].firstIndex(of: 0) {
+                try body(try TreeChange(header: pending[start..<headerEnd], path: pending[(headerEnd + 1)..<pathEnd]))
+                start = pathEnd + 1
+            }
+            pending.removeFirst(start - pending.startIndex)
+        }
+
+        /// Output that ended inside an entry is no diff-tree output.
+        func finish() throws(SyncError) {
+            guard pending.isEmpty else { throw .unexpectedOutput("diff-tree ended inside an entry") }
+        }
+    }
+}
+
+extension TreeChange {
+    /// One entry from its two NUL-terminated fields.
+    init(header: ArraySlice<UInt8>, path: ArraySlice<UInt8>) throws(SyncError) {
+        let header = String(decoding: header, as: UTF8.self)
+        let words = header.dropFirst().split(separator: " ")
+        guard header.hasPrefix(":"), words.count == 5 else { throw .unexpectedOutput("diff-tree: \(header)") }
+        let absent = { (object: Substring) -> String? in object.allSatisfy { $0 == "0" } ? nil : String(object) }
+        self.init(
+            path: String(decoding: path, as: UTF8.self), oldMode: String(words[0]), newMode: String(words[1]),
+            oldObject: absent(words[2]), newObject: absent(words[3]))
     }
 }

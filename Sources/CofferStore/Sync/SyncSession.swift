@@ -186,7 +186,7 @@ package final class SyncSession {
     private func squashed(_ head: String, onto remote: String?) throws -> String {
         let tree = try git.tree(of: head)
         if let remote, try git.parents(of: head) == [remote] { return head }
-        let changes = try git.changes(from: remote.map { try git.tree(of: $0) } ?? git.emptyTree, to: tree).count
+        let changes = try git.forEachChange(from: remote.map { try git.tree(of: $0) } ?? git.emptyTree, to: tree) { _ in }
         let commit = try git.commitTree(tree, parents: remote.map { [$0] } ?? [], message: Self.message(changes))
         try git.updateRef(Git.branch, to: commit, from: head)
         return commit
@@ -252,9 +252,8 @@ package final class SyncSession {
             }
             let tree = try git.writeTree()
             if tree != headTree {
-                let changes = try git.changes(from: headTree ?? git.emptyTree, to: tree)
-                try checkOwnChanges(changes, in: opened)
-                let commit = try git.commitTree(tree, parents: head.map { [$0] } ?? [], message: Self.message(changes.count))
+                let changes = try checkOwnChanges(from: headTree ?? git.emptyTree, to: tree, in: opened)
+                let commit = try git.commitTree(tree, parents: head.map { [$0] } ?? [], message: Self.message(changes))
                 try git.updateRef(Git.branch, to: commit, from: head)
             }
             saveBaseline(tree: tree, manifest: try index.readManifest(), index: index, in: opened)
@@ -288,11 +287,13 @@ package final class SyncSession {
     /// one and a plain file, every record the one its ledger names (authentic, current), every
     /// tombstone authentic. A file planted in a container others could write, or damaged here,
     /// is refused before it can reach the remote and make every other device refuse the sync.
-    private func checkOwnChanges(_ changes: [TreeChange], in opened: OpenContainer) throws {
+    /// - Returns: how many paths changed between the trees.
+    private func checkOwnChanges(from oldTree: String, to newTree: String, in opened: OpenContainer) throws -> Int {
         var named: [AttachmentID: (Attachment, Record)] = [:]
         var attachmentFiles: [(AttachmentID, String)] = []
         var recordFiles: [RecordID] = []  // a million paths as strings cost a first sync 100 MB
-        for change in changes where change.newObject != nil {
+        let count = try git.forEachChange(from: oldTree, to: newTree) { change in
+            guard change.newObject != nil else { return }
             let file = vault.container.path + "/" + change.path
             guard let path = SyncedPath(change.path), change.newMode == SyncedPath.fileMode else {
                 throw VaultError.corrupt(
@@ -368,6 +369,7 @@ package final class SyncSession {
             }
             try vault.readAttachment(attachment, of: record) { _ in }
         }
+        return count
     }
 
     /// A commit message that counts and names nothing (SPEC.md §15.5).
@@ -441,8 +443,8 @@ package final class SyncSession {
         var counts = SyncCounts()
         guard remote != head else { return counts }
         let trees = try git.trees(of: [head] + (remote.map { [$0] } ?? []))
-        for change in try git.changes(from: remote == nil ? git.emptyTree : trees[1], to: trees[0]) {
-            guard case .record = SyncedPath(change.path) else { continue }
+        try git.forEachChange(from: remote == nil ? git.emptyTree : trees[1], to: trees[0]) { change in
+            guard case .record = SyncedPath(change.path) else { return }
             switch (change.oldObject, change.newObject) {
             case (nil, _?): counts.added += 1
             case (_?, nil): counts.deleted += 1
