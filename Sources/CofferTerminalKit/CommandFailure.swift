@@ -162,6 +162,7 @@ extension SyncError: CommandFailure {
             CLIError(description, hint: "the vault's own files are intact ('coffer verify'): run 'coffer sync' again, which rebuilds the repository", code: .unavailable)
         case .damagedRemote:
             CLIError(description, hint: "this device's vault is intact: repair the remote (git fsck there), or point this vault at a new, empty remote with 'coffer sync remote URL' and run 'coffer sync'", code: .dataError)
+        case .outpaced: CLIError(description, hint: "nothing was lost: run 'coffer sync' again (on a busy team's remote, a few seconds later)", code: .unavailable)
         case .remoteLocked:
             CLIError(description, hint: "if no other push to that remote is running, remove that file on the remote (or ask whoever runs the server), then run 'coffer sync' again", code: .temporaryFailure)
         }

@@ -1,3 +1,6 @@
+import Coffer
+@testable import CofferStore
+@testable import CofferTerminalKit
 import Foundation
 import XCTest
 
@@ -50,6 +53,36 @@ final class SyncPowerLossTests: SyncTestCase {
         XCTAssertTrue(locked.stderr.contains("remove that file on the remote"), locked.stderr)
         try FileManager.default.removeItem(atPath: lock)
         XCTAssertEqual(a.sync()["pushed"] as? Bool, true)
+    }
+
+    /// A remote that moves before every push of this device, as a busy team's does: after ten
+    /// rounds the sync gives up saying that — not that git failed or cannot reach the remote —
+    /// and nothing is lost: the next sync pushes it.
+    func testASyncOutpacedInEveryRoundSaysSoAndTheNextOnePushes() throws {
+        let a = devices([])[0]
+        _ = a.add("busy.example", "ann", password: "p")
+        let vault = try unlockedVault(of: a.harness)
+        nonisolated(unsafe) let test = self
+        nonisolated(unsafe) var moves = 0
+        let remote = self.remote
+        XCTAssertThrowsError(try vault.sync(SyncOptions(environment: a.harness.environment, stepObserver: { step in
+            guard step == .merged else { return }
+            // Another device's push between this one's fetch and its push.
+            let head = (try? test.git(["--git-dir", remote, "rev-parse", "main"]))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            let commit = (try? test.git(["--git-dir", remote, "commit-tree", head + "^{tree}", "-p", head, "-m", "another device"]))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            _ = try? test.git(["--git-dir", remote, "update-ref", "refs/heads/main", commit, head])
+            moves += 1
+        }))) { error in
+            XCTAssertEqual(error as? SyncError, .outpaced(rounds: 10))
+            let told = (error as? SyncError)?.failure
+            XCTAssertEqual(told?.code, .unavailable)
+            XCTAssertFalse(told?.message.contains("reach") ?? true, told?.message ?? "")
+            XCTAssertTrue(told?.hint?.contains("nothing was lost") ?? false)
+        }
+        XCTAssertEqual(moves, 10, "one move of the remote per round")
+        XCTAssertEqual(a.sync()["pushed"] as? Bool, true)
+        XCTAssertTrue(try git(["--git-dir", remote, "log", "--format=%s", "main"]).contains("coffer: merge"))
     }
 
     func testARemoteDamagedByAPowerLossIsToldAndAFreshRemoteTakesTheVault() throws {

@@ -141,6 +141,7 @@ class Member(threading.Thread):
         self.live = {}  # item → password
         self.counter = 0
         self.syncs = []  # (exit code, seconds, finished at)
+        self.errors = []  # the end of each failed sync's message
         self.stopped = False
 
     def write(self):
@@ -171,6 +172,8 @@ class Member(threading.Thread):
     def sync(self):
         code, _, err, seconds = self.person.run(["team", "sync", "ops"])
         self.syncs.append((code, seconds, time.monotonic()))
+        if code not in (0, 77):
+            self.errors.append(err.strip()[-300:])
         if code == 0:
             for entry in self.log:
                 entry[2] = True
@@ -368,6 +371,7 @@ def main():
         figures["syncsPerMinute"] = round(len(good) / (options.seconds / 60), 1)
         figures["slowestSyncSeconds"] = round(max((s[1] for s in good), default=0), 2)
         figures["failedSyncs"] = {str(code): sum(1 for s in syncs if s[0] == code) for code in sorted({s[0] for s in syncs if s[0] != 0})}
+        figures["failedSyncMessages"] = [f"{m.person.name}: {e}" for m in load for e in m.errors][:5]
         figures["removedMembersSyncsAfterRemoval"] = sum(1 for m in load if m.person is removed for s in m.syncs if s[2] > removal_done)
     finally:
         for person in people:

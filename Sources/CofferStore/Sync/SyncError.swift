@@ -31,6 +31,9 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The remote's branch stays locked: `lock` exists on the remote, left by a git that was
     /// stopped while it moved the branch (a crash or power loss on the server).
     case remoteLocked(lock: String)
+    /// Every round lost the race to the remote: another device pushed between this one's fetch
+    /// and its push (a busy team), or this vault changed under the merge, `rounds` times.
+    case outpaced(rounds: Int)
 
     public var description: String {
         switch self {
@@ -48,6 +51,7 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case .damagedRepository(let command, let message): "git \(command) found the sync repository damaged: \(message)"
         case .damagedRemote(let message): "the remote's repository is damaged: \(message)"
         case .remoteLocked(let lock): "the remote's branch is locked: \(lock) exists, left by a git that was stopped while it moved the branch"
+        case .outpaced(let rounds): "another device pushed to the remote first (or this vault changed during the merge) in each of \(rounds) rounds"
         }
     }
 }

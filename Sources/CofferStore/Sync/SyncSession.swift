@@ -102,7 +102,7 @@ package final class SyncSession {
         if rejections.count == Self.attempts, let lock = rejections.first ?? nil, rejections.allSatisfy({ $0 == lock }), remoteHeadsSeen.count <= 1 {
             throw SyncError.remoteLocked(lock: lock)
         }
-        throw SyncError.git(command: "push", status: 1, message: "the remote or the vault kept changing during the sync; run it again")
+        throw SyncError.outpaced(rounds: Self.attempts)
     }
 
     /// Moves the damaged `.git` out of the way and makes a new repository for the pinned remote
