@@ -100,6 +100,7 @@ git init -q --bare -b main "$work/million-remote.git"
 "$coffer" sync remote "$work/million-remote.git" >/dev/null 2>&1
 timed first_sync "$coffer" sync
 edit_some 100 100
+timed sync_status "$coffer" sync status  # 100 changed files, counted from the baseline
 timed later_sync "$coffer" sync
 "$coffer" lock >/dev/null 2>&1 || true
 rm -rf "$work/million-large" "$work/million-remote.git"
@@ -123,5 +124,6 @@ print(json.dumps({"case": "million", "size": size,
                   "verifyVsReading": round($verify_seconds / $read_all_seconds, 2),
                   "firstSyncSeconds": $first_sync_seconds, "firstSyncPeakMiB": mib($first_sync_kib), "gitAddCommitPushSeconds": $git_seconds,
                   "firstSyncVsGit": round($first_sync_seconds / $git_seconds, 2),
+                  "syncStatusSeconds": $sync_status_seconds, "syncStatusPeakMiB": mib($sync_status_kib),
                   "laterSyncOf100Seconds": $later_sync_seconds, "laterSyncPeakMiB": mib($later_sync_kib)}))
 PY

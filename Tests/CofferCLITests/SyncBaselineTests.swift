@@ -1,3 +1,5 @@
+import Coffer
+@testable import CofferStore
 import Foundation
 import XCTest
 
@@ -45,6 +47,32 @@ final class SyncBaselineTests: SyncTestCase {
         b.sync()
         XCTAssertEqual(b.items(), a.items())
         XCTAssertFalse(b.items().contains { $0.hasPrefix(ids[1]) || $0.hasPrefix(ids[3]) })
+    }
+
+    /// `sync status` counts what the next sync would commit from the baseline (git looks at the
+    /// paths it names, not at every file), the same count as `git status`.
+    func testSyncStatusCountsFromTheBaselineAsGitStatusWould() throws {
+        let a = devices([])[0]
+        let ids = (0..<4).map { a.add("site\($0).example", "user\($0)", password: "p\($0)") }
+        try syncFromBaseline(a)
+        func counts(file: StaticString = #filePath, line: UInt = #line) throws -> [Int?] {
+            let session = try SyncSession(vault: unlockedVault(of: a.harness), options: SyncOptions(environment: a.harness.environment), layer: nil)
+            let fromBaseline = try session.uncommittedFilesFromBaseline()
+            let status = try git(["--no-optional-locks", "status", "--porcelain", "--untracked-files=all"], in: a.container)
+            let shown = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(a.run(["sync", "status", "--json"]).stdout.utf8)) as? [String: Any])
+            return [fromBaseline, status.split(separator: "\n").count, shown["uncommittedFiles"] as? Int]
+        }
+        XCTAssertEqual(try counts(), [0, 0, 0])
+        a.setPassword(ids[0], "changed")
+        XCTAssertEqual(a.run(["rm", ids[1], "--force"]).code, 0)
+        _ = a.add("new.example", "nina", password: "n")
+        XCTAssertEqual(try counts(), [3, 3, 3], "an edit, a deletion and an add")
+        let planted = a.container + "/records/\(ids[2].prefix(2))/" + String(ids[2].prefix(2)) + String(repeating: "0", count: 30)
+        try Data("planted".utf8).write(to: URL(fileURLWithPath: planted))
+        XCTAssertEqual(try counts(), [4, 4, 4], "a file no ledger entry names")
+        try FileManager.default.removeItem(atPath: planted)
+        try syncFromBaseline(a)
+        XCTAssertEqual(try counts(), [0, 0, 0])
     }
 
     func testAMergeKeepsTheBaselineAndWhatTheMergeWroteIsNotLost() throws {

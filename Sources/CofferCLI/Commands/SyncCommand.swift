@@ -151,7 +151,8 @@ struct SyncCommand: Command {
     }
 
     static func status(_ context: CommandContext) throws -> ExitCode {
-        let vault = try context.openVault()
+        // Unlocked by a live session, it counts changed files from the sync baseline (§15.4).
+        let vault = try context.sessionVault(requireUnlocked: false)
         let status = try vault.syncStatus(environment: context.io.environment)
         if context.wantsJSON {
             context.print(JSONOutput.render(.object([

@@ -70,7 +70,10 @@ extension Vault {
         status.remote = try git.remoteURL()
         let refs = try git.syncRefs()
         (status.head, status.remoteHead, status.lastSync) = (refs.head, refs.remote, refs.synced)
-        status.uncommittedFiles = try git.uncommittedFiles()
+        // The baseline needs the vault's keys (it reads the ledger): without them, or without
+        // a baseline that holds, `git status` counts.
+        let session = try? SyncSession(vault: self, options: SyncOptions(environment: environment), layer: nil)
+        status.uncommittedFiles = try (try? session?.uncommittedFilesFromBaseline()) ?? git.uncommittedFiles()
         if let head = status.head, let remote = status.remoteHead {
             (status.ahead, status.behind) = try git.divergence(head, remote)
         } else if let head = status.head {
