@@ -112,6 +112,7 @@ package final class Git {
     /// Runs `git arguments`, handing its stdout to `body` piece by piece as git writes it (a
     /// million lines in constant memory). A failure of git is a `SyncError`; an error `body`
     /// throws stops git and is thrown as it is.
+    @discardableResult
     func stream(
         _ arguments: [String], input: [UInt8] = [], allowedStatus: Set<Int32> = [0], readsIndex: Bool = true, into body: ([UInt8]) throws -> Void
     ) throws -> (status: Int32, errors: [UInt8]) {
