@@ -394,14 +394,9 @@ package final class Git {
         }
     }
 
-    /// The paths that differ between two trees, with both sides' object ids (`nil` for absent).
-    func changes(from old: String, to new: String) throws(SyncError) -> [TreeChange] {
-        let output = try run(["diff-tree", "-r", "-z", "--no-renames", "--raw", old, new], readsIndex: false).output
-        return try TreeChange.parse(output)
-    }
-
-    /// The changes between two trees, each handed to `body` as `diff-tree` writes it, in path
-    /// order: a first sync's million changes in constant memory (as values they cost 400 MB).
+    /// The paths that differ between two trees, with both sides' object ids (`nil` for absent),
+    /// each handed to `body` as `diff-tree` writes it, in path order: a first sync's million
+    /// changes in constant memory (as values they cost 400 MB).
     /// - Returns: how many there were.
     @discardableResult
     func forEachChange(from old: String, to new: String, _ body: (TreeChange) throws -> Void) throws -> Int {

@@ -23,20 +23,22 @@ extension SyncSession {
         var sides: [SyncedPath: PathSides] = [:]
         // Attachment files the remote added: taken when a merged record names them (apply).
         var remoteAttachments: [AttachmentID: String] = [:]
-        for change in try git.changes(from: baseTree, to: remoteTree) {
+        // Each change as git writes it: another device's first sync of a million records
+        // arrives here as a million changes, never held as values.
+        try git.forEachChange(from: baseTree, to: remoteTree) { change in
             guard let path = SyncedPath(change.path) else { throw refusal(change.path, "is not part of a Coffer vault") }
             guard change.newObject == nil || change.newMode == SyncedPath.fileMode else {
                 throw refusal(change.path, "is not a plain file (git mode \(change.newMode))")
             }
             if case .attachment(let id) = path {
                 if let object = change.newObject { remoteAttachments[id] = object }
-                continue
+                return
             }
             sides[path] = PathSides(base: change.oldObject, local: change.oldObject, remote: change.newObject)
         }
-        for change in try git.changes(from: baseTree, to: headTree) {
-            guard let path = SyncedPath(change.path) else { continue }  // checked when it was committed
-            if case .attachment = path { continue }
+        try git.forEachChange(from: baseTree, to: headTree) { change in
+            guard let path = SyncedPath(change.path) else { return }  // checked when it was committed
+            if case .attachment = path { return }
             if sides[path] != nil {
                 sides[path]!.local = change.newObject
             } else {
