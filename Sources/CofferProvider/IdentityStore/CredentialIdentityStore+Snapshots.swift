@@ -28,7 +28,7 @@ extension CredentialIdentityStore {
                 return listing
             }
         }
-        let listing = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage).sortedByService()
+        let listing = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage, order: .service)
         let (bytes, parts) = listing.tableParts(chunkLength: vault.configuration.listingChunkLength)
         try? table.write(manifest, table: bytes, parts: parts)
         return listing
@@ -47,7 +47,7 @@ extension CredentialIdentityStore {
     private func mergedListing(
         _ file: SnapshotFile, _ table: DerivedTable, changed: [Int], _ manifest: IndexManifest, usage: UsageLog
     ) throws -> IdentityListing {
-        let fresh = try IdentityListing(framedBuckets: table.index.framedBuckets(of: manifest, slots: changed), usage: usage).sortedByService()
+        let fresh = try IdentityListing(framedBuckets: table.index.framedBuckets(of: manifest, slots: changed), usage: usage, order: .service)
         var old = try openListing(file, table, usage: usage, spare: (fresh.text.count, fresh.rows.count))
         var isChanged = [Bool](repeating: false, count: IndexManifest.identitySlots)
         for slot in changed { isChanged[slot] = true }
