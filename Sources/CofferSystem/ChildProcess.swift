@@ -135,11 +135,10 @@ public final class ChildProcess {
         return taken
     }
 
-    /// Everything left on the child's stdout.
+    /// Everything left on the child's stdout (and its stderr read alongside when captured, the
+    /// messages dropped); more than `limit` bytes is an error.
     public func readToEnd(limit: Int) throws(ChildProcessError) -> [UInt8] {
-        let all = buffered
-        buffered = []
-        return try Self.drain(output, after: all, limit: limit)
+        try readOutputAndErrors(limit: limit, errorLimit: 0).output
     }
 
     /// Everything left on the child's stdout and everything it writes to stderr (a captured
@@ -195,19 +194,6 @@ public final class ChildProcess {
             }
         }
         return messages
-    }
-
-    private static func drain(_ descriptor: Int32, after start: [UInt8], limit: Int) throws(ChildProcessError) -> [UInt8] {
-        var all = start
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw .io(errno) }
-            if count == 0 { return all }
-            all += chunk[..<count]
-            guard all.count <= limit else { throw .lineTooLong }
-        }
     }
 
     /// Whether the child has ended (its status is then kept for `wait`); never blocks.
