@@ -80,8 +80,8 @@ public struct IdentityListing: Sendable {
     /// Rows of framed identity buckets (`u32 LE length ‖ payload`, as `IdentityIndex` reads
     /// them), in `order`: by default as `ServiceMatcher.ordered` orders an unmatched list (rank,
     /// then recent use, then record id). The buffer is kept as it is; rows point into it.
-    /// A listing wanted in service order asks for it here: sorted once, not twice (a million
-    /// rows in suggestion order first cost the first listing of a vault 0.8 s).
+    /// A listing wanted in service order asks for it here: sorted once, not twice (the first
+    /// listing of a vault sorted a million rows in suggestion order, then in service order).
     init(framedBuckets text: [UInt8], usage: UsageLog, order: Order = .suggestion) throws(FormatError) {
         guard text.count <= Int32.max else { throw .badLength }  // rows hold 32-bit positions
         var rows: [Row] = []
