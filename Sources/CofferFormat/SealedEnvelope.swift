@@ -72,8 +72,16 @@ package struct ByteReader {
 }
 
 extension Array where Element == UInt8 {
+    /// Inlinable and without an array between: writing a million listing rows through an
+    /// `[UInt8]` per integer made allocation a large part of the first listing of a vault.
+    @inlinable
     package mutating func append<T: FixedWidthInteger>(littleEndian value: T) {
-        append(contentsOf: LittleEndian.bytes(value))
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    @inlinable
+    package mutating func append<T: FixedWidthInteger>(bigEndian value: T) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
 
     /// A u16-length-prefixed UTF-8 string; callers keep strings under 64 KiB.

@@ -10,25 +10,18 @@ import CofferFormat
 extension IdentityListing {
     /// The smallest row: slot, id, four bytes, rank and three empty strings.
     static let minimumRowLength = 1 + identifierByteCount + 4 + 8 + 3 * 2
-    /// Appends `row` (whose strings are in `text`) to `table`, byte by byte: the array helpers
-    /// it used (`RecordID.bytes`, `append(littleEndian:)`, an array of the three ranges) made
-    /// six arrays per row.
+    /// Appends `row` (whose strings are in `text`) to `table`.
     static func encode(_ row: Row, in text: UnsafeBufferPointer<UInt8>, to table: inout [UInt8]) {
-        func append(_ value: UInt64, bytes: Int, bigEndian: Bool) {
-            for index in 0..<bytes {
-                table.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * (bigEndian ? bytes - 1 - index : index))))
-            }
-        }
         table.append(row.slot)
-        append(row.recordID.words.high, bytes: 8, bigEndian: true)  // the id's 16 bytes, as `RecordID.bytes`
-        append(row.recordID.words.low, bytes: 8, bigEndian: true)
+        table.append(bigEndian: row.recordID.words.high)  // the id's 16 bytes, as `RecordID.bytes` (without its array)
+        table.append(bigEndian: row.recordID.words.low)
         table.append(row.entry.tableByte)
         table.append(row.kind.indexByte)
         table.append(row.type == .URL ? 1 : 0)
         table.append(row.mode.indexByte)
-        append(UInt64(bitPattern: row.rank), bytes: 8, bigEndian: false)
-        func append(_ string: Range<Int>) {
-            append(UInt64(UInt16(string.count)), bytes: 2, bigEndian: false)  // bucket strings are u16-prefixed too
+        table.append(littleEndian: row.rank)
+        func append(_ string: Range<Int>) {  // three calls, not an array of three ranges per row
+            table.append(littleEndian: UInt16(string.count))  // bucket strings are u16-prefixed too
             table.append(contentsOf: UnsafeBufferPointer(rebasing: text[string]))
         }
         append(row.identifier)
