@@ -7,6 +7,7 @@ public enum RecordCoding {
     static let knownMembers = [
         "id", "serviceIdentifiers", "user", "password", "notes", "fields", "created", "modified", "revision", "match",
         "name", "kind", "tags", "otp", "passwordHistory", "passkey", "secretService", "attachments", "passwordReportedUnused",
+        "card", "identity",
     ]
 
     /// Writers omit every optional member at its default (`match` host, `kind` login, empty
@@ -42,6 +43,9 @@ public enum RecordCoding {
         })
         members["passkey"] = record.passkey.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
         members["secretService"] = record.secretService.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
+        // An empty card or identity is the member at its default, as an absent one.
+        members["card"] = record.card.flatMap { $0.isEmpty ? nil : $0 }.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
+        members["identity"] = record.identity.flatMap { $0.isEmpty ? nil : $0 }.map { $0.json(omittingDefaults: omittingDefaults) } ?? (omittingDefaults ? nil : .null)
         members["attachments"] = record.attachments.isEmpty && omittingDefaults ? nil : .array(record.attachments.map { $0.json(omittingDefaults: omittingDefaults) })
         members["passwordReportedUnused"] = record.passwordReportedUnused.map { .string(UTCTimestamp.format($0)) }
         return members
@@ -92,6 +96,9 @@ public enum RecordCoding {
             } ?? [],
             passkey: try reader.optional("passkey") { Passkey(json: $0) },  // `null` is refused: writers omit it
             secretService: try reader.optional("secretService") { SecretServiceMember(json: $0) },
+            // An empty object is the member at its default: no member.
+            card: try reader.optional("card") { CardMember(json: $0) }.flatMap { $0.isEmpty ? nil : $0 },
+            identity: try reader.optional("identity") { IdentityMember(json: $0) }.flatMap { $0.isEmpty ? nil : $0 },
             attachments: try reader.optional("attachments") { value in
                 value.arrayValue.flatMap { elements in
                     let attachments = elements.compactMap(Attachment.init(json:))
@@ -141,6 +148,10 @@ public enum RecordCoding {
         guard Set(record.tags).count == record.tags.count else { throw .invalidDocument("tags repeat") }
         guard record.passkey == nil || record.kind == .login else { throw .invalidDocument("passkey on an item that is not a login") }
         guard record.secretService == nil || record.kind == .secret else { throw .invalidDocument("secretService on an item that is not a secret") }
+        guard record.card == nil || record.kind == .card else { throw .invalidDocument("card on an item that is not a card") }
+        guard record.identity == nil || record.kind == .identity else { throw .invalidDocument("identity on an item that is not an identity") }
+        guard record.card?.hasValidDates ?? true else { throw .invalidDocument("card month or year out of range") }
+        guard record.identity?.isWellFormed ?? true else { throw .invalidDocument("identity country or address lines") }
         guard record.attachments.count <= Attachment.maximumPerItem else { throw .invalidDocument("more than \(Attachment.maximumPerItem) attachments") }
         guard Set(record.attachments.map(\.name)).count == record.attachments.count else { throw .invalidDocument("attachment names repeat") }
         guard Set(record.attachments.map(\.id)).count == record.attachments.count else { throw .invalidDocument("attachment ids repeat") }

@@ -68,7 +68,7 @@ extension RecordDraft: Hashable {
         a.serviceIdentifiers == b.serviceIdentifiers && a.user == b.user && a.password == b.password && a.notes == b.notes
             && a.fields == b.fields && a.matchMode == b.matchMode && a.name == b.name && a.kind == b.kind && a.tags == b.tags
             && a.otp == b.otp && a.passwordHistory == b.passwordHistory && a.passkey == b.passkey && a.secretService == b.secretService
-            && a.passwordReportedUnused == b.passwordReportedUnused
+            && a.passwordReportedUnused == b.passwordReportedUnused && a.card == b.card && a.identity == b.identity
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -81,11 +81,8 @@ extension RecordDraft: Hashable {
     /// The draft that would store `record` again (what an import compares with).
     public init(_ record: Record) {
         self.init(
-            serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, notes: record.notes,
-            fields: record.fields, matchMode: record.matchMode, name: record.name, kind: record.kind, tags: record.tags,
-            otp: record.otp, passwordHistory: record.passwordHistory, created: record.created, modified: record.modified,
-            passkey: record.passkey, secretService: record.secretService)
-        passwordReportedUnused = record.passwordReportedUnused
+            ItemContent(record), passwordHistory: record.passwordHistory, created: record.created, modified: record.modified,
+            passkey: record.passkey, secretService: record.secretService, passwordReportedUnused: record.passwordReportedUnused)
     }
 }
 

@@ -104,6 +104,8 @@ public enum ItemExporter {
         check("passwordHistory", original.passwordHistory == readBack.passwordHistory)
         check("passkey", original.passkey == readBack.passkey)
         check("secretService", original.secretService == readBack.secretService)
+        check("card", original.card == readBack.card)
+        check("identity", original.identity == readBack.identity)
         check("passwordReportedUnused", original.passwordReportedUnused == readBack.passwordReportedUnused)
         check("created", original.created == readBack.created)
         check("modified", original.modified == readBack.modified)

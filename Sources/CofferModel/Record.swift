@@ -99,6 +99,10 @@ public struct Record: Equatable, Sendable {
     public var passkey: Passkey?
     /// A Secret Service item's collection, attributes and content type (SPEC.md §6.5), or nil.
     public var secretService: SecretServiceMember?
+    /// A card's cardholder, number, expiry and code (SPEC.md §6.8), or nil.
+    public var card: CardMember?
+    /// An identity's name, address, contact details and document numbers (SPEC.md §6.8), or nil.
+    public var identity: IdentityMember?
     /// Files the item carries (SPEC.md §6.7), in the order they were added.
     public var attachments: [Attachment]
     /// When a site reported the login's password unused (`reportUnusedPasswordCredential`): the
@@ -115,7 +119,7 @@ public struct Record: Equatable, Sendable {
         notes: String = "", fields: [RecordField] = [], created: Date, modified: Date, revision: UInt64,
         matchMode: MatchMode = .host, name: String = "", kind: ItemKind = .login, tags: [String] = [], otp: String? = nil,
         passwordHistory: [PasswordHistoryEntry] = [], passkey: Passkey? = nil, secretService: SecretServiceMember? = nil,
-        attachments: [Attachment] = [], passwordReportedUnused: Date? = nil, otherMembers: JSONObject = [:]
+        card: CardMember? = nil, identity: IdentityMember? = nil, attachments: [Attachment] = [], passwordReportedUnused: Date? = nil, otherMembers: JSONObject = [:]
     ) {
         self.id = id
         self.serviceIdentifiers = serviceIdentifiers
@@ -134,6 +138,8 @@ public struct Record: Equatable, Sendable {
         self.passwordHistory = passwordHistory
         self.passkey = passkey
         self.secretService = secretService
+        self.card = card
+        self.identity = identity
         self.attachments = attachments
         self.passwordReportedUnused = passwordReportedUnused
         self.otherMembers = otherMembers

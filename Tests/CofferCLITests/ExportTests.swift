@@ -29,6 +29,16 @@ final class ExportTests: XCTestCase {
             ], name: "Card", kind: .card),
             RecordDraft(serviceIdentifiers: [], user: "", password: "", fields: [RecordField(name: "firstName", value: "Ann"), RecordField(name: "city", value: "Oslo")],
                         name: "Me", kind: .identity),
+            // A card and an identity with every member (SPEC.md §6.8): a start month without its
+            // year, a region that is no ISO 3166-2 code, so CXF carries some in its extension.
+            RecordDraft(ItemContent(kind: .card, name: "Travel card", card: CardMember(
+                cardholder: "Ann Example", number: "4111111111111111", brand: "Visa", expiryMonth: 7, expiryYear: 2029, securityCode: "123",
+                pin: "0000", startMonth: 3, issueNumber: "2"))),
+            RecordDraft(ItemContent(kind: .identity, name: "Home", user: "ann", identity: IdentityMember(
+                title: "Dr", givenName: "Ann", middleName: "Q", familyName: "Example", company: "Example AS",
+                addressLines: ["1 Storgata", "Apt 2"], city: "Oslo", region: "Oslo county", postalCode: "0150", country: "NO",
+                phone: "+47 22 00 00 00", email: "ann@example.com", nationalIdentifier: "01017012345", passportNumber: "P123",
+                licenseNumber: "L456"))),
             RecordDraft(serviceIdentifiers: [], user: "", password: "", fields: [RecordField(name: "privateKey", value: "-----BEGIN…", hidden: true)],
                         name: "Key", kind: .sshKey),
             RecordDraft(serviceIdentifiers: [], user: "", password: "keyring-secret", name: "Mail", kind: .secret,

@@ -274,6 +274,110 @@ final class ShowEditRoundTripTests: XCTestCase {
         XCTAssertTrue(unlocked(["show", "Visa"], cli).stdout.contains("code (hidden): 123"))
     }
 
+    /// A card's and an identity's members (issue 54, item 1; SPEC.md §6.8, §10.2): `add` reads them
+    /// as the text's lines, `show` prints them (secrets masked on a terminal), `show | edit`
+    /// changes nothing, a value out of the rules is refused naming its line, and the editor opens
+    /// on every key of the kind.
+    func testCardsAndIdentitiesSpeakTheirMembers() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let card = unlocked(["add", "--name", "Visa", "--kind", "card"], cli, stdin: """
+            cardholder: Ann Example
+            number: 4111 1111-1111 1111
+            expiry: 7/29
+            security code: 123
+            pin: 0000
+
+            billing phone 555 0100
+
+            """)
+        XCTAssertEqual(card.code, 0, card.stderr)
+        XCTAssertEqual(unlocked(["show", "Visa"], cli).stdout, """
+
+            name: Visa
+            kind: card
+            cardholder: Ann Example
+            number: 4111111111111111
+            expiry: 07/2029
+            security code: 123
+            pin: 0000
+            id: \(card.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            revision: 1
+            modified: \(try XCTUnwrap(unlocked(["show", "Visa"], cli).stdout.split(separator: "\n").first { $0.hasPrefix("modified: ") }).dropFirst(10))
+
+            billing phone 555 0100
+
+            """)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(unlocked(["show", "Visa", "--json"], cli).stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((json["card"] as? [String: Any])?["expiryYear"] as? Int, 2029)
+        XCTAssertEqual((json["fields"] as? [Any])?.count, 0, "members, not fields")
+        let masked = unlocked(["show", "Visa"], cli, stdoutIsTerminal: true).stdout
+        XCTAssertTrue(masked.contains("number: ********") && masked.contains("security code: ********") && masked.contains("pin: ********"), masked)
+        XCTAssertFalse(masked.contains("4111") || masked.contains("123\n"), masked)
+        XCTAssertEqual(unlocked(["edit", "Visa"], cli, stdin: masked).code, 64, "a masked text is never stored")
+
+        let identity = unlocked(["add", "--name", "Home", "--kind", "identity", "--tag", "family"], cli, stdin: """
+            user: ann
+            given name: Ann
+            family name: Example
+            address: 1 Storgata
+            address: Apt 2
+            city: Oslo
+            country: norway
+            passport number: P123
+
+            """)
+        XCTAssertEqual(identity.code, 0, identity.stderr)
+        let home = unlocked(["show", "Home"], cli).stdout
+        XCTAssertTrue(home.contains("given name: Ann\nfamily name: Example\naddress: 1 Storgata\naddress: Apt 2\ncity: Oslo\ncountry: NO\npassport number: P123\n"), home)
+        XCTAssertTrue(unlocked(["show", "Home"], cli, stdoutIsTerminal: true).stdout.contains("passport number: ********"))
+        for entry in ["Visa", "Home"] {
+            let before = unlocked(["show", entry, "--json"], cli).stdout
+            let piped = unlocked(["edit", entry], cli, stdin: unlocked(["show", entry], cli).stdout)
+            XCTAssertTrue(piped.stderr.contains("no change"), "\(entry): \(piped.stderr)")
+            XCTAssertEqual(unlocked(["show", entry, "--json"], cli).stdout, before)
+        }
+
+        // A value out of the rules names its line, and nothing is written.
+        let text = unlocked(["show", "Visa"], cli).stdout
+        for (edited, reason) in [
+            (text.replacingOccurrences(of: "number: 4111111111111111", with: "number: 4111"), "8 to 19 digits"),
+            (text.replacingOccurrences(of: "expiry: 07/2029", with: "expiry: 13/2029"), "MM/YY"),
+            (text.replacingOccurrences(of: "pin: 0000", with: "pin: 0000\nemail: a@example.com"), "'email' is a member of an identity"),
+            (text.replacingOccurrences(of: "pin: 0000", with: "pin: 0000\nnumbr: 1"), "unknown key 'numbr'"),
+        ] {
+            let result = unlocked(["edit", "Visa"], cli, stdin: edited)
+            XCTAssertEqual(result.code, 64, edited)
+            XCTAssertTrue(result.stderr.contains(reason) && result.stderr.contains("line "), result.stderr)
+        }
+        XCTAssertTrue(unlocked(["add", "--name", "X", "--kind", "identity"], cli, stdin: "country: Atlantis\n").stderr.contains("standard input line 1: no country 'Atlantis'"))
+        XCTAssertEqual(unlocked(["show", "Visa", "--json"], cli).stdout.contains("\"revision\":1"), true, "nothing was written")
+
+        // On a terminal, add opens the editor on the kind's every key.
+        let log = cli.container + "/../template.txt", script = cli.container + "/../card-editor.sh"
+        try "#!/bin/sh\ncp \"$1\" \"\(log)\"\nsed -i 's/^number:.*$/number: 5555 4444 3333 1111/' \"$1\"\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o700)
+        cli.environment["EDITOR"] = script
+        let added = cli.run(["add", "--name", "Work card", "--kind", "card"], terminal: ScriptedTerminal([CLIHarness.master]))
+        XCTAssertEqual(added.code, 0, added.stderr)
+        XCTAssertEqual(try String(contentsOfFile: log, encoding: .utf8), """
+
+            name: Work card
+            kind: card
+            cardholder: 
+            number: 
+            brand: 
+            expiry: 
+            security code: 
+            pin: 
+            valid from: 
+            issue number: 
+
+
+            """)
+        XCTAssertTrue(unlocked(["show", "Work card"], cli).stdout.contains("\nnumber: 5555444433331111\n"))
+    }
+
     /// `edit` refuses what it does not understand (issue 49, item 4): a typo in a key, a removed
     /// line the item's kind always has, or an invalid value is shown with its line; nothing is
     /// written, the user name is never wiped; a piped text exits 64, a declined re-edit 1.

@@ -149,7 +149,45 @@ def open_record(vault_id, vault_key, record_id_hex, data):
     if isinstance(fields, dict):  # format 0.x: names equal after NFC are refused (§6.2)
         if len({unicodedata.normalize("NFC", name) for name in fields}) != len(fields):
             raise Corrupt("fields: two names canonically equivalent")
+    check_card_and_identity(doc)
     return doc
+
+
+def check_card_and_identity(doc):
+    """§6.8: `card` only on a card, `identity` only on an identity; their members strings,
+    except months (1-12) and years (1000-9999) as integers (null meaning absent), `addressLines`
+    an array of at most 8 strings, `country` empty or two upper-case ASCII letters."""
+    kind = doc.get("kind", "login")
+    for member, owner in (("card", "card"), ("identity", "identity")):
+        value = doc.get(member)
+        if value is None and member not in doc:
+            continue
+        if not isinstance(value, dict):
+            raise Corrupt(f"{member}: not an object")
+        if value and kind != owner:
+            raise Corrupt(f"{member} on an item that is not a {owner}")
+    card = doc.get("card", {})
+    for name in ("cardholder", "number", "brand", "code", "pin", "issueNumber"):
+        if not isinstance(card.get(name, ""), str):
+            raise Corrupt(f"card: {name}")
+    for name, low, high in (("expiryMonth", 1, 12), ("startMonth", 1, 12), ("expiryYear", 1000, 9999), ("startYear", 1000, 9999)):
+        number = card.get(name)
+        if number is not None and (type(number) is not int or not low <= number <= high):
+            raise Corrupt(f"card: {name}")
+    identity = doc.get("identity", {})
+    for name, value in identity.items():
+        if name == "addressLines":
+            if not isinstance(value, list) or len(value) > 8 or not all(isinstance(line, str) for line in value):
+                raise Corrupt("identity: addressLines")
+        elif name in IDENTITY_TEXT_MEMBERS and not isinstance(value, str):
+            raise Corrupt(f"identity: {name}")
+    country = identity.get("country", "")
+    if country and not (len(country) == 2 and all("A" <= c <= "Z" for c in country)):
+        raise Corrupt("identity: country")
+
+
+IDENTITY_TEXT_MEMBERS = {"title", "givenName", "middleName", "familyName", "company", "city", "region", "postalCode",
+                         "country", "phone", "email", "nationalIdentifier", "passportNumber", "licenseNumber"}
 
 
 # --- §7 the identity index --------------------------------------------------------------------

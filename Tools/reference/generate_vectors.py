@@ -218,6 +218,22 @@ def vault(name="vault", layout=3):
                      "fields": [{"hidden": True, "name": "privateKey", "value": private_key},
                                 {"hidden": False, "name": "publicKey", "value": public_line}],
                      "created": "2026-03-02T00:00:00Z", "modified": "2026-03-02T00:00:00Z", "revision": 1})
+        # A card and an identity with their members (§6.8): numbers for months and years, the
+        # country as its alpha-2 code, the identity's user name in `user`.
+        docs.append({"id": "5d" + seq(0x81, 15).hex(), "serviceIdentifiers": [], "kind": "card", "name": "Travel card",
+                     "user": "", "password": "", "notes": "",
+                     "card": {"brand": "Visa", "cardholder": "Zoë Example", "code": "123", "expiryMonth": 7,
+                              "expiryYear": 2029, "issueNumber": "2", "number": "4111111111111111", "pin": "0000",
+                              "startMonth": 1, "startYear": 2024},
+                     "created": "2026-03-03T00:00:00Z", "modified": "2026-03-03T00:00:00Z", "revision": 1})
+        docs.append({"id": "6e" + seq(0x91, 15).hex(), "serviceIdentifiers": [], "kind": "identity", "name": "Zoë at home",
+                     "user": "zoe", "password": "", "notes": "",
+                     "identity": {"addressLines": ["12 Rue de l'Exemple", "Bâtiment B"], "city": "Paris", "company": "Example SA",
+                                  "country": "FR", "email": "zoe@example.org", "familyName": "Example", "givenName": "Zoë",
+                                  "licenseNumber": "D123", "middleName": "Q", "nationalIdentifier": "1 85 05 78 006 084 36",
+                                  "passportNumber": "19FV12345", "phone": "+33 1 23 45 67 89", "postalCode": "75001",
+                                  "region": "Île-de-France", "title": "Dr"},
+                     "created": "2026-03-04T00:00:00Z", "modified": "2026-03-04T00:00:00Z", "revision": 1})
     fields = [("expect", "ok"), ("password", password.decode()), ("opslimit", 1), ("memlimit", 8192),
               ("vault_id", vault_id), ("vault_key", vault_key), ("salt", salt), ("header_nonce", header_nonce),
               ("header", header)]
@@ -272,7 +288,7 @@ def vault(name="vault", layout=3):
     generation, identities, items, ledger = ref.read_index(container, vault_id, vault_key)
     # Layout 2: three password and two one-time-code identities, an item entry per record.
     assert generation == 1 and len(ledger) == len(docs)
-    assert (len(identities), len(items)) == ((5, 4) if layout == 3 else (3, 0))
+    assert (len(identities), len(items)) == ((5, 6) if layout == 3 else (3, 0))
     if layout == 3:
         tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
 

@@ -9,7 +9,9 @@ struct AddCommand: Command {
     static let usage = "add [SERVICE] [USER] [--team TEAM] [--name NAME] [--kind KIND] [--tag TAG]... [--otp] [--generate[=LENGTH] [--clip] [--show]] [--match MODE] [--force | --duplicate]"
     static let discussion = """
         SERVICE is a domain (example.com) or a URL (https://example.com/login); an item without
-        one (a note, a card, a login for no site) needs --name. A login's password is asked twice
+        one (a note, a card, a login for no site) needs --name. A card's and an identity's
+        members (number, expiry, address...) are written as 'key: value' lines, the keys of
+        'coffer show': in the editor on a terminal, else from the rest of standard input. A login's password is asked twice
         on the terminal, or read from the next line of standard input (after the master password
         when --password-stdin is used); --generate makes one instead. Other kinds have no
         password unless --generate; a note reads its body from the rest of standard input when
@@ -24,6 +26,7 @@ struct AddCommand: Command {
         "coffer add github.com alice --name GitHub --tag work --otp",
         "coffer add https://mail.example.com bob --generate=24",
         "coffer add --name 'Wi-Fi at home' --kind note < wifi.txt   # the body from stdin",
+        "printf 'number: 4111 1111 1111 1111\\nexpiry: 07/29\\n' | coffer add --name 'Visa' --kind card",
         "printf '%s\\n' \"$MASTER\" \"$PW\" | coffer add example.com carol --password-stdin",
     ]
     static let options: [OptionSpec] = [
@@ -70,15 +73,17 @@ struct AddCommand: Command {
             notes = String(decoding: body, as: UTF8.self)
             if notes.hasSuffix("\n") { notes.removeLast() }
         }
+        var content = ItemContent(
+            kind: kind, name: name, user: user, password: password, services: services, tags: arguments.values("tag"),
+            matchMode: mode, otp: otp, notes: notes)
+        if kind == .card || kind == .identity { content = try members(of: content, context) }
         if let existing {
             let updated = try vault.updateItem(withID: existing, applying: [.password(password)] + (otp.map { [.otp($0)] } ?? []))
             context.note("updated the password of \(user.isEmpty ? "" : user + "@")\(services[0].identifier) (\(updated.id.hex.prefix(8)))")
             if arguments.has("generate"), try GenerateCommand.reveal(password, context) == false, arguments.has("show") { context.print(password) }
             return .success
         }
-        let record = try vault.addItem(ItemContent(
-            kind: kind, name: name, user: user, password: password, services: services, tags: arguments.values("tag"),
-            matchMode: mode, otp: otp, notes: notes))
+        let record = try vault.addItem(content)
         if arguments.has("generate") {
             if try GenerateCommand.reveal(password, context) == false, arguments.has("show") { context.print(password) }
         }
@@ -91,6 +96,38 @@ struct AddCommand: Command {
     }
 
     static let maximumNoteLength = 1 << 20
+
+    /// A new card's or identity's members, as 'key: value' lines of its text (SPEC.md §10.2): in
+    /// the editor on a terminal, opened on the template of its kind (reopened with the error when
+    /// it does not parse); else the rest of standard input, read after what is already given.
+    static func members(of content: ItemContent, _ context: CommandContext) throws -> ItemContent {
+        let given = ItemDocument(content: content)
+        if let terminal = context.valueTerminal {
+            let session = EditorSession(environment: context.io.environment)
+            var draft = given.text(template: true)
+            while true {
+                guard let edited = try session.edit(draft) else { throw CLIError("the editor failed; nothing was added", code: .osError) }
+                do { return try ItemDocument(parsing: edited, editing: given).content } catch {
+                    terminal.write("coffer: \(error)\n")
+                    guard terminal.readLine(prompt: "Edit again? [Y/n] ")?.lowercased() != "n" else { throw CLIError("nothing was added", code: .failure) }
+                    draft = edited
+                }
+            }
+        }
+        var text = given.text()
+        text.removeLast()  // the blank line before the (empty) notes: the lines read go on the members
+        let givenLines = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+        var lines = 0
+        while let line = context.io.standardInput.readTextLine() {
+            lines += 1
+            guard lines <= 1000, text.utf8.count <= maximumNoteLength else { throw CLIError("more than 1 MiB of lines on standard input", code: .usage) }
+            text += line + "\n"
+        }
+        do { return try ItemDocument(parsing: text, editing: given).content } catch {
+            let place = error.line > givenLines ? "standard input line \(error.line - givenLines): " : ""
+            throw CLIError("\(place)\(error.reason); nothing was added", code: .usage)
+        }
+    }
 
     /// The login already stored for the same service (host level) and user, when adding another
     /// would be a silent duplicate: updated with --force or a yes on the terminal; refused

@@ -98,7 +98,7 @@ struct EditCommand: Command {
         let id = try EntryOperand.resolve(operand, in: vault, context: context)
         let original = try vault.record(withID: id)
         let before = ItemDocument(original)
-        let text = before.text()
+        let text = before.text(template: true)
         var document: ItemDocument
         if let terminal = context.valueTerminal {
             let session = EditorSession(environment: context.io.environment)
@@ -134,6 +134,10 @@ struct EditCommand: Command {
                 document = try ItemDocument(parsing: edited, editing: before)
                 try document.check(isOf: id)
             } catch { throw CLIError("\(error); nothing was changed", code: .usage) }
+        }
+        guard document.content != before.content else {  // the template's empty lines, or a text spelled otherwise
+            context.note("no change")
+            return .success
         }
         let record = try write(document.content, over: original, operand, vault, context)
         context.note("updated \(record.id) to revision \(record.revision)")

@@ -5,7 +5,8 @@ import CofferTerminalKit
 /// or reads from stdin — one format, so `coffer show X | coffer edit X` changes nothing
 /// (SPEC.md §10.2). pass's shape: the password on line 1, then `key: value` lines — `name`,
 /// `kind`, `user`, one `url` per service, `tags` (comma-separated), `match`, custom fields in
-/// order (a hidden one as `key (hidden): value`), `otp`, then the read-only `passkey` (its relying
+/// order (a hidden one as `key (hidden): value`), `otp`, a card's or an identity's members
+/// (`ItemDocument+CardAndIdentity`), then the read-only `passkey` (its relying
 /// party, user and algorithm — never its key), `secret service` (a Secret Service item's
 /// collection, attributes and content type), one `attachment` per file (name, size, type), `id`, `revision`, `modified` and `password history` — then, after a blank line, the notes, verbatim.
 ///
@@ -18,8 +19,10 @@ import CofferTerminalKit
 /// lines, the mask, a removed line.
 struct ItemDocument: Equatable {
     static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "secret service", "attachment", "id", "revision", "modified", "password history"]
+        + memberLineKeys
     static let hiddenMarker = " (hidden)"
     static let mask = "********"
+    static let maskedReason = "hidden values are masked (********) in this text, as 'show' prints them on a terminal; use 'coffer show ENTRY | …' or 'coffer edit ENTRY'"
 
     var content: ItemContent
     /// Read-only lines: shown for a person, checked (`id`) or ignored (the others) when read.
@@ -31,6 +34,11 @@ struct ItemDocument: Equatable {
     var secretService: String?
     /// One line per attached file: its name, size and media type (`coffer attachment` handles them).
     var attachments: [String] = []
+
+    /// A new item's text: its members, none of the read-only lines.
+    init(content: ItemContent) {
+        self.content = content
+    }
 
     init(_ record: Record) {
         content = ItemContent(record)
@@ -62,8 +70,9 @@ struct ItemDocument: Equatable {
     }
 
     /// The text. `masked` writes hidden fields as `********` (for a terminal: such text is for
-    /// the eye, and is refused by `edit`).
-    func text(masked: Bool = false) -> String {
+    /// the eye, and is refused by `edit`). `template` writes every member line of a card or an
+    /// identity, empty ones too (what an editor opens, so a person sees what there is to fill).
+    func text(masked: Bool = false, template: Bool = false) -> String {
         let content = content
         var lines = [Self.folded(content.password)]
         func add(_ key: String, _ value: String) { lines.append(key + ": " + Self.folded(value)) }
@@ -78,6 +87,7 @@ struct ItemDocument: Equatable {
             add(Self.escapedKey(key) + (field.hidden ? Self.hiddenMarker : ""), field.hidden && masked ? Self.mask : field.value)
         }
         if let otp = content.otp { add("otp", masked ? Self.mask : otp) }
+        for (key, value) in memberLines(allKeys: template, masked: masked) { add(key, value) }
         if let passkey { add("passkey", passkey) }
         if let secretService { add("secret service", secretService) }
         for attachment in attachments { add("attachment", attachment) }
@@ -149,10 +159,19 @@ struct ItemDocument: Equatable {
         content.password = entries[0].text
         var keys: Set<String> = []
         var lineOf: [ItemRuleViolation.Member: Int] = [:]
+        var memberLineOf: [String: Int] = [:]
         for (number, line) in entries.dropFirst() {
-            let key = try read(line, number: number, knownFields: original.map { Set($0.content.fields.map(\.name)) })
+            let key = try read(line, number: number, knownFields: original.map { Set($0.content.fields.map(\.name)) }, kind: original?.content.kind)
             keys.insert(key)
             if let member = ItemRuleViolation.Member(rawValue: key == "url" ? "service" : key == "tags" ? "tag" : key) { lineOf[member] = number }
+            if let line = Self.memberLines.first(where: { $0.key == key }) {
+                lineOf[line.kind == .card ? .card : .identity] = lineOf[line.kind == .card ? .card : .identity] ?? number
+                memberLineOf[key] = memberLineOf[key] ?? number
+            }
+        }
+        // A card's key on a login is most likely a custom field written without `field `.
+        if let line = Self.memberLines.first(where: { $0.kind != content.kind && memberLineOf[$0.key] != nil }) {
+            throw ParseError(line: memberLineOf[line.key]!, reason: "'\(line.key)' is a member of a\(line.kind == .identity ? "n" : "") \(line.kind.rawValue), and this item's kind is \(content.kind.rawValue); a custom field is written 'field \(line.key): value'")
         }
         if let original {
             let required = original.content.kind == .login ? "user" : "kind"
@@ -161,8 +180,10 @@ struct ItemDocument: Equatable {
             }
         }
         if content.password == Self.mask || content.fields.contains(where: { $0.hidden && $0.value == Self.mask }) || content.otp == Self.mask {
-            throw ParseError(line: 1, reason: "hidden values are masked (********) in this text, as 'show' prints them on a terminal; use 'coffer show ENTRY | …' or 'coffer edit ENTRY'")
+            throw ParseError(line: 1, reason: Self.maskedReason)
         }
+        if content.card?.isEmpty == true { content.card = nil }  // an editor's empty template lines
+        if content.identity?.isEmpty == true { content.identity = nil }
         do { try content.check() } catch {
             throw ParseError(line: lineOf[error.member] ?? 1, reason: error.reason)
         }
@@ -171,7 +192,7 @@ struct ItemDocument: Equatable {
     /// Reads one `key: value` line.
     /// - Parameter knownFields: the edited item's field names, when unknown keys are refused.
     /// - Returns: the member key read (lower-cased), or "field" for a custom field.
-    private mutating func read(_ line: String, number: Int, knownFields: Set<String>?) throws(ParseError) -> String {
+    private mutating func read(_ line: String, number: Int, knownFields: Set<String>?, kind: ItemKind?) throws(ParseError) -> String {
         guard let colon = line.firstIndex(of: ":") else {
             throw ParseError(line: number, reason: "expected 'key: value' (a blank line starts the notes)")
         }
@@ -196,6 +217,11 @@ struct ItemDocument: Equatable {
             case "passkey": passkey = value.trimmingSpaces()  // read-only: an edit keeps the record's passkey
             case "secret service": secretService = value.trimmingSpaces()  // read-only, as the passkey line
             case "attachment": attachments.append(value.trimmingSpaces())  // read-only: 'coffer attachment' changes them
+            case let member where Self.memberLineKeys.contains(member):
+                // The mask is kept as written, to be refused with the others after the last line.
+                let line = Self.memberLines.first { $0.key == member }!
+                guard !line.masked || value.trimmingSpaces() != Self.mask else { throw ParseError(line: number, reason: Self.maskedReason) }
+                try line.read(&content, value)
             default:
                 let hidden = key.hasSuffix(Self.hiddenMarker)
                 if hidden { key.removeLast(Self.hiddenMarker.count) }
@@ -204,7 +230,7 @@ struct ItemDocument: Equatable {
                 guard !key.isEmpty else { throw ParseError(line: number, reason: "a field without a name") }
                 let name = Self.unescapedKey(key)
                 if let knownFields, !declared, !knownFields.contains(name) {
-                    throw ParseError(line: number, reason: "unknown key '\(String(name.prefix(40)))'; the keys are \(Self.editableKeys.joined(separator: ", ")), and a new custom field is written 'field \(String(name.prefix(40))): value'")
+                    throw ParseError(line: number, reason: "unknown key '\(String(name.prefix(40)))'; the keys are \(Self.editableKeys(of: kind ?? .login).joined(separator: ", ")), and a new custom field is written 'field \(String(name.prefix(40))): value'")
                 }
                 content.fields.append(RecordField(name: name, value: value, hidden: hidden))
                 return "field"
@@ -220,7 +246,9 @@ struct ItemDocument: Equatable {
     }
 
     /// The member keys a person writes (the others are shown, and read back unchanged).
-    static let editableKeys = ["name", "kind", "user", "url", "tags", "match", "otp"]
+    static func editableKeys(of kind: ItemKind) -> [String] {
+        ["name", "kind", "user", "url", "tags", "match", "otp"] + memberLines.filter { $0.kind == kind }.map(\.key)
+    }
 
     /// Refuses a text that names another item (`id`), so a `show A | edit B` cannot copy A over B.
     func check(isOf recordID: RecordID) throws(ParseError) {

@@ -197,14 +197,14 @@ enum BitwardenImport {
             draft.kind = .note
         case 3?:
             draft.kind = .card
-            draft.fields = members(item["card"], ["cardholderName", "brand", "number", "expMonth", "expYear", "code"],
-                                   hidden: ["number", "code"], prefix: "card", report: &report) + draft.fields
+            var fields = draft.fields
+            draft.card = card(item["card"]?.objectValue ?? [:], fields: &fields, report: &report)
+            draft.fields = fields
         case 4?:
             draft.kind = .identity
-            draft.fields = members(item["identity"], [
-                "title", "firstName", "middleName", "lastName", "address1", "address2", "address3", "city", "state", "postalCode",
-                "country", "company", "email", "phone", "ssn", "username", "passportNumber", "licenseNumber",
-            ], hidden: ["ssn", "passportNumber", "licenseNumber"], prefix: "identity", report: &report) + draft.fields
+            var (user, fields) = (draft.user, draft.fields)
+            draft.identity = identity(item["identity"]?.objectValue ?? [:], user: &user, fields: &fields, report: &report)
+            (draft.user, draft.fields) = (user, fields)
         case 5?:
             draft.kind = .sshKey
             draft.fields = members(item["sshKey"], ["privateKey", "publicKey", "keyFingerprint"], hidden: ["privateKey"],
@@ -251,7 +251,63 @@ enum BitwardenImport {
         return passkey.isWellFormed ? passkey : nil
     }
 
-    /// The string members of a card, identity or SSH key as fields, in the given order.
+    /// A `card` as Coffer's card (SPEC.md §6.8): `expMonth` and `expYear` as numbers (a
+    /// two-digit year is 20YY). A value the member's rules refuse (a month "13") is kept as a
+    /// field of its Bitwarden name, in front of the item's own fields.
+    private static func card(_ object: JSONObject, fields: inout [RecordField], report: inout ImportReport) -> CardMember? {
+        var card = CardMember(), leftOver: [RecordField] = []
+        func text(_ name: String) -> String { object[name]?.stringValue ?? "" }
+        for (name, path) in [("cardholderName", \CardMember.cardholder), ("brand", \.brand), ("number", \.number), ("code", \.securityCode)]
+        where !text(name).isEmpty {
+            card[keyPath: path] = text(name)
+            report.kept("card.\(name)", as: "card", value: text(name))
+        }
+        let month = text("expMonth"), year = text("expYear")
+        if let date = try? ItemRules.cardDate(month.isEmpty ? year : year.isEmpty ? month : "\(month)/\(year)"),
+           (date.month != nil) == !month.isEmpty, (date.year != nil) == !year.isEmpty {
+            (card.expiryMonth, card.expiryYear) = date
+            report.kept("card.expMonth, card.expYear", as: "card", value: month + year)
+        } else {
+            for (name, value) in [("expMonth", month), ("expYear", year)] where !value.isEmpty {
+                leftOver.append(RecordField(name: name, value: value))
+                report.kept("card.\(name)", as: "field '\(name)' (not a month 1–12 and a year)", value: value)
+            }
+        }
+        fields = leftOver + fields
+        return card.isEmpty ? nil : card
+    }
+
+    /// An `identity` as Coffer's identity (SPEC.md §6.8): `address1`–`3` its address lines,
+    /// `state` its region, `ssn` its national identifier, `username` the record's user, `country`
+    /// read as `ItemRules.country` reads one (a name that is no country is kept as a field).
+    private static func identity(_ object: JSONObject, user: inout String, fields: inout [RecordField], report: inout ImportReport) -> IdentityMember? {
+        var identity = IdentityMember()
+        func text(_ name: String) -> String { object[name]?.stringValue ?? "" }
+        let members: [(String, WritableKeyPath<IdentityMember, String>)] = [
+            ("title", \.title), ("firstName", \.givenName), ("middleName", \.middleName), ("lastName", \.familyName), ("company", \.company),
+            ("city", \.city), ("state", \.region), ("postalCode", \.postalCode), ("phone", \.phone), ("email", \.email),
+            ("ssn", \.nationalIdentifier), ("passportNumber", \.passportNumber), ("licenseNumber", \.licenseNumber),
+        ]
+        for (name, path) in members where !text(name).isEmpty {
+            identity[keyPath: path] = text(name)
+            report.kept("identity.\(name)", as: "identity", value: text(name))
+        }
+        identity.addressLines = ["address1", "address2", "address3"].map(text).filter { !$0.isEmpty }
+        if !identity.addressLines.isEmpty { report.kept("identity.address1-3", as: "identity", value: "x") }
+        let country = text("country")
+        if let code = try? ItemRules.country(country) {
+            identity.country = code
+            report.kept("identity.country", as: "identity", value: code)
+        } else {
+            fields.insert(RecordField(name: "country", value: country), at: 0)
+            report.kept("identity.country", as: "field 'country' (no ISO 3166 country)", value: country)
+        }
+        if user.isEmpty { user = text("username") }
+        report.kept("identity.username", as: "user", value: text("username"))
+        return identity.isEmpty ? nil : identity
+    }
+
+    /// The string members of an SSH key as fields, in the given order.
     private static func members(
         _ value: JSONValue?, _ names: [String], hidden: [String], prefix: String, report: inout ImportReport
     ) -> [RecordField] {

@@ -4,12 +4,12 @@ import FoundationEssentials
 /// Coffer's CSV (`export --format csv`, SPEC.md §12): Chrome's five columns first — so Chrome,
 /// Firefox, Bitwarden and most managers import its logins as they import Chrome's — then a
 /// column for every other member, so that `import` reads every item back equal. Structured
-/// members (fields, history, passkey, Secret Service) are their record-document JSON (§6.2) in
+/// members (fields, history, passkey, Secret Service, a card's and an identity's) are their record-document JSON (§6.2) in
 /// one cell; services after the first, and tags, one per line.
 enum CofferCSV {
     static let columns = [
         "name", "url", "username", "password", "note", "kind", "urls", "tags", "otpauth", "fields", "match", "history", "passkey",
-        "secretservice", "created", "modified",
+        "secretservice", "card", "identity", "created", "modified",
     ]
 
     /// The header and one row per record, CRLF-free (LF between rows).
@@ -23,7 +23,7 @@ enum CofferCSV {
                 record.name, record.serviceIdentifiers.first?.identifier ?? "", record.user, record.password, record.notes,
                 record.kind.rawValue, record.serviceIdentifiers.dropFirst().map(\.identifier).joined(separator: "\n"),
                 record.tags.joined(separator: "\n"), record.otp ?? "", json("fields"), record.matchMode.rawValue, json("passwordHistory"),
-                json("passkey"), json("secretService"), UTCTimestamp.format(record.created), UTCTimestamp.format(record.modified),
+                json("passkey"), json("secretService"), json("card"), json("identity"), UTCTimestamp.format(record.created), UTCTimestamp.format(record.modified),
             ]
             lines.append(cells.map(CSV.quote).joined(separator: ","))
         }
@@ -49,7 +49,8 @@ enum CofferCSV {
                 "created": .string(value("created")), "modified": .string(value("modified")),
             ]
             if !value("otpauth").isEmpty { members["otp"] = .string(value("otpauth")) }
-            for (column, member) in [("fields", "fields"), ("history", "passwordHistory"), ("passkey", "passkey"), ("secretservice", "secretService")] {
+            for (column, member) in [("fields", "fields"), ("history", "passwordHistory"), ("passkey", "passkey"), ("secretservice", "secretService"),
+                                   ("card", "card"), ("identity", "identity")] {
                 guard !value(column).isEmpty else { continue }
                 guard let parsed = try? JSONValue.parse(value(column)) else { throw .malformed(location: origin, reason: "the \(column) cell is not JSON") }
                 members[member] = parsed

@@ -7,6 +7,7 @@ enum CofferExportImport {
     static let knownMembers: Set<String> = [
         "id", "revision", "name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory",
         "serviceIdentifiers", "match", "created", "modified", "passkey", "secretService", "attachments", "passwordReportedUnused",
+        "card", "identity",
     ]
 
     /// A record as the export writes it: every member, and each attachment with its content
@@ -58,13 +59,13 @@ enum CofferExportImport {
             guard case .object(let members) = element else { throw .malformed(location: origin, reason: "not an object") }
             // The export writes `otp: null` and `passkey: null` for none; the record document omits them.
             let document = JSONValue.object(members.filter(names: {
-                $0 != "attachments" && (!["otp", "passkey", "secretService"].contains($0) || members[$0] != .null)
+                $0 != "attachments" && (!["otp", "passkey", "secretService", "card", "identity"].contains($0) || members[$0] != .null)
             }))
             let files = try attachments(members["attachments"], at: origin)
             let record: Record
             do { record = try RecordCoding.decode(document.canonicalBytes) } catch { throw .malformed(location: origin, reason: "\(error)") }
             for name in ["name", "kind", "tags", "user", "password", "notes", "fields", "otp", "passwordHistory", "serviceIdentifiers", "match",
-                         "created", "modified", "passkey", "secretService"] {
+                         "created", "modified", "passkey", "secretService", "card", "identity"] {
                 if let value = members[name], value != .null { report.kept(name, as: name, value: "x") }
             }
             // The id and revision are the new vault's; every member, the dates included, is kept.

@@ -4,7 +4,8 @@ import FoundationEssentials
 /// The FIDO Alliance's Credential Exchange Format (CXF 1.0, JSON): `export --format cxf` and its
 /// import (SPEC.md §12.3). One CXF item per record; a login's user and password are a
 /// `basic-auth` credential, its passkey a `passkey`, a TOTP code a `totp`, notes a `note`, fields
-/// `custom-fields` (hidden ones `concealed-string`). What CXF has no place for — the item's kind
+/// `custom-fields` (hidden ones `concealed-string`), a card and an identity their own credentials
+/// (`CredentialExchangeFormat+CardAndIdentity`). What CXF has no place for — the item's kind
 /// other than login, its match mode, password history, a HOTP or Steam code, the exact spelling
 /// of a TOTP URI, a passkey's own creation date — travels in the
 /// item extension `coffer-item`, which other importers ignore and Coffer reads back, so a
@@ -57,6 +58,8 @@ public enum CredentialExchangeFormat {
                     extra["otp"] = .string(otp)
                 }
             }
+            if let card = record.card { credentials += Self.credentials(of: card, extra: &extra) }
+            if let identity = record.identity { credentials += Self.credentials(of: identity, extra: &extra) }
             if !record.notes.isEmpty { credentials.append(["type": "note", "content": field(record.notes)]) }
             if !record.fields.isEmpty {
                 credentials.append(["type": "custom-fields", "fields": .array(record.fields.map { field($0.value, concealed: $0.hidden, label: $0.name) })])
@@ -200,12 +203,15 @@ public enum CredentialExchangeFormat {
                 }
             case "file":
                 fileCredentials.append(credential)
+            case let type where Self.cardAndIdentityTypes.contains(type) && (type == "credit-card" ? draft.identity == nil : draft.card == nil):
+                Self.read(credential, type: type, into: &draft, report: &report)
             default:
                 report.dropped(type, because: sawLogin || draft.passkey != nil || draft.otp != nil
                     ? "Coffer keeps one of each per item" : "a credential type Coffer does not store")
             }
         }
         if let kind = extra["kind"]?.stringValue.flatMap(ItemKind.init(rawValue:)) { draft.kind = kind }
+        try Self.readExtension(extra, into: &draft, at: origin)
         if let match = extra["match"]?.stringValue.flatMap(MatchMode.init(rawValue:)) { draft.matchMode = match }
         if let otp = extra["otp"]?.stringValue { draft.otp = otp }
         if let created = extra["passkeyCreated"]?.stringValue.flatMap(UTCTimestamp.parse) { draft.passkey?.created = created }

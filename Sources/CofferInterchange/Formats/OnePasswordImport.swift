@@ -124,6 +124,10 @@ enum OnePasswordImport {
                     continue
                 }
                 if type == "file" { continue }  // an attachment: `attachments(of:in:at:report:)`
+                if let id = field["id"]?.stringValue, Self.readMember(id, content, type: type, into: &draft) {
+                    report.kept("sections \(id)", as: draft.kind == .card ? "card" : "identity", value: "1")
+                    continue
+                }
                 guard let text = text(of: content, type: type) else {
                     report.dropped("sections \(type)", because: "a value Coffer cannot store as text")
                     continue
@@ -147,6 +151,58 @@ enum OnePasswordImport {
         draft.modified = item["updatedAt"]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         report.kept("updatedAt", as: "modified", value: draft.modified == nil ? "" : "1")
         return draft
+    }
+
+    /// A Credit Card's or Identity's section field, by the `id` 1Password gives it, as the
+    /// card's or identity's member (SPEC.md §6.8); false for any other field (kept as a field).
+    private static func readMember(_ id: String, _ value: JSONValue, type: String, into draft: inout RecordDraft) -> Bool {
+        let text = value.stringValue ?? ""
+        switch draft.kind {
+        case .card:
+            var card = draft.card ?? CardMember()
+            switch id {
+            case "cardholder": card.cardholder = text
+            case "type": card.brand = text
+            case "ccnum": card.number = text
+            case "cvv": card.securityCode = text
+            case "pin": card.pin = text
+            case "issuenumber": card.issueNumber = text
+            case "expiry", "validFrom":
+                // monthYear: YYYYMM as a number.
+                guard let number = value.int64Value, (1...12).contains(number % 100), (1000...9999).contains(number / 100) else { return false }
+                if id == "expiry" { (card.expiryMonth, card.expiryYear) = (Int(number % 100), Int(number / 100)) }
+                else { (card.startMonth, card.startYear) = (Int(number % 100), Int(number / 100)) }
+            default: return false
+            }
+            guard value.stringValue != nil || id == "expiry" || id == "validFrom" else { return false }
+            draft.card = card
+        case .identity:
+            var identity = draft.identity ?? IdentityMember()
+            switch id {
+            case "firstname": identity.givenName = text
+            case "initial": identity.middleName = text
+            case "lastname": identity.familyName = text
+            case "company": identity.company = text
+            case "defphone": identity.phone = text
+            case "email" where type == "email": identity.email = value.objectValue?["email_address"]?.stringValue ?? ""
+            case "email": identity.email = text
+            case "address":
+                // {"street", "city", "state", "zip", "country"}; a country that is none is kept as a field.
+                guard let address = value.objectValue, let country = try? ItemRules.country(address["country"]?.stringValue ?? "") else { return false }
+                identity.addressLines = (address["street"]?.stringValue ?? "").split(whereSeparator: \.isNewline).map(String.init)
+                guard identity.addressLines.count <= IdentityMember.maximumAddressLines else { return false }
+                identity.city = address["city"]?.stringValue ?? ""
+                identity.region = address["state"]?.stringValue ?? ""
+                identity.postalCode = address["zip"]?.stringValue ?? ""
+                identity.country = country
+            case "username" where draft.user.isEmpty: draft.user = text
+            default: return false
+            }
+            guard value.stringValue != nil || id == "address" || type == "email" else { return false }
+            draft.identity = identity
+        default: return false
+        }
+        return true
     }
 
     /// The item's files: a Document's own (`details.documentAttributes`) and every `file` field's,

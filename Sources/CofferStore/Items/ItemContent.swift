@@ -18,11 +18,16 @@ public struct ItemContent: Equatable, Sendable {
     /// The one-time code as stored (`ItemRules.oneTimeCode` reads what a person gives).
     public var otp: String?
     public var notes: String
+    /// A card's members (SPEC.md §6.8): only on a `card`; nil when it has none.
+    public var card: CardMember?
+    /// An identity's members (SPEC.md §6.8): only on an `identity`; nil when it has none.
+    public var identity: IdentityMember?
 
     public init(
         kind: ItemKind = .login, name: String = "", user: String = "", password: String = "",
         services: [CredentialServiceIdentifier] = [], tags: [String] = [], matchMode: MatchMode = .host,
-        fields: [RecordField] = [], otp: String? = nil, notes: String = ""
+        fields: [RecordField] = [], otp: String? = nil, notes: String = "",
+        card: CardMember? = nil, identity: IdentityMember? = nil
     ) {
         self.kind = kind
         self.name = name
@@ -34,19 +39,23 @@ public struct ItemContent: Equatable, Sendable {
         self.fields = fields
         self.otp = otp
         self.notes = notes
+        self.card = card
+        self.identity = identity
     }
 
     /// The item's members as they are.
     public init(_ record: Record) {
         self.init(
             kind: record.kind, name: record.name, user: record.user, password: record.password, services: record.serviceIdentifiers,
-            tags: record.tags, matchMode: record.matchMode, fields: record.fields, otp: record.otp, notes: record.notes)
+            tags: record.tags, matchMode: record.matchMode, fields: record.fields, otp: record.otp, notes: record.notes,
+            card: record.card, identity: record.identity)
     }
 
     /// Checks every member: the rules of every write, and those of a person's (no empty tag, no
     /// field without a name). Throws the first member that breaks one.
     public func check() throws(ItemRuleViolation) {
         try ItemRules.check(services: services, user: user, tags: tags, otp: otp)
+        try ItemRules.check(card: card, identity: identity, kind: kind)
         guard !tags.contains(where: { $0.trimmingSpaces().isEmpty }) else { throw ItemRuleViolation(.tag, "an empty tag") }
         guard !fields.contains(where: \.name.isEmpty) else { throw ItemRuleViolation(.field, "a field without a name") }
     }
@@ -63,6 +72,8 @@ public struct ItemContent: Equatable, Sendable {
         record.fields = fields
         record.otp = otp
         record.notes = notes
+        record.card = card.flatMap { $0.isEmpty ? nil : $0 }
+        record.identity = identity.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// A new item of these members.
@@ -75,7 +86,8 @@ public struct ItemContent: Equatable, Sendable {
             (.password, password != other.password), (.name, name != other.name), (.kind, kind != other.kind),
             (.user, user != other.user), (.service, services != other.services), (.tag, tags != other.tags),
             (.match, matchMode != other.matchMode), (.field, fields != other.fields), (.otp, otp != other.otp),
-            (.notes, notes != other.notes),
+            (.notes, notes != other.notes), (.card, (card ?? CardMember()) != (other.card ?? CardMember())),
+            (.identity, (identity ?? IdentityMember()) != (other.identity ?? IdentityMember())),
         ]
         return members.filter(\.1).map(\.0)
     }

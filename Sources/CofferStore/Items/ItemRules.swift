@@ -3,7 +3,7 @@ import CofferFormat
 /// CLI names the text's line, a form the field). SPEC.md §6.6.
 public struct ItemRuleViolation: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Member: String, Sendable {
-        case kind, name, user, password, service, tag, field, otp, match, notes
+        case kind, name, user, password, service, tag, field, otp, match, notes, card, identity
     }
 
     public let member: Member
@@ -65,6 +65,21 @@ public enum ItemRules {
         guard !trimmed.isEmpty else { return nil }
         do { return try OneTimeCodeParameters.storedValue(of: trimmed, account: account) } catch {
             throw ItemRuleViolation(.otp, "\(error)")
+        }
+    }
+
+    /// The rules of a card's and an identity's members every write keeps (SPEC.md §6.8): each
+    /// only on its kind, months 1–12, four-digit years, a country code of two letters.
+    static func check(card: CardMember?, identity: IdentityMember?, kind: ItemKind) throws(ItemRuleViolation) {
+        if let card, !card.isEmpty {
+            guard kind == .card else { throw ItemRuleViolation(.card, "a card's members on an item of kind \(kind.rawValue)") }
+            guard card.hasValidDates else { throw ItemRuleViolation(.card, "a card's month must be 1–12 and its year four digits") }
+        }
+        if let identity, !identity.isEmpty {
+            guard kind == .identity else { throw ItemRuleViolation(.identity, "an identity's members on an item of kind \(kind.rawValue)") }
+            guard identity.isWellFormed else {
+                throw ItemRuleViolation(.identity, "an identity's country is a two-letter ISO 3166 code, and its address at most \(IdentityMember.maximumAddressLines) lines")
+            }
         }
     }
 

@@ -56,6 +56,8 @@ public struct RecordDraft: Sendable {
     public var kind: ItemKind { get { content.kind } set { content.kind = newValue } }
     public var tags: [String] { get { content.tags } set { content.tags = newValue } }
     public var otp: String? { get { content.otp } set { content.otp = newValue } }
+    public var card: CardMember? { get { content.card } set { content.card = newValue } }
+    public var identity: IdentityMember? { get { content.identity } set { content.identity = newValue } }
 }
 
 extension Vault {
@@ -181,7 +183,8 @@ extension Vault {
                 modified: (draft.modified ?? draft.created).map(RecordCoding.wholeSeconds) ?? now, revision: 1, matchMode: draft.matchMode,
                 name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
                 passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory)), passkey: draft.passkey,
-                secretService: draft.secretService, passwordReportedUnused: draft.passwordReportedUnused))
+                secretService: draft.secretService, card: draft.content.card.flatMap { $0.isEmpty ? nil : $0 },
+                identity: draft.content.identity.flatMap { $0.isEmpty ? nil : $0 }, passwordReportedUnused: draft.passwordReportedUnused))
         }
         try writeTransaction { opened throws in
             progress?(0, records.count)
@@ -227,8 +230,7 @@ extension Vault {
             record.passwordHistory.insert(PasswordHistoryEntry(password: before.password, replaced: record.modified), at: 0)
         }
         record.passwordHistory = Array(record.passwordHistory.prefix(Record.maximumPasswordHistory))
-        try Self.validate(RecordDraft(
-            serviceIdentifiers: record.serviceIdentifiers, user: record.user, password: record.password, tags: record.tags, otp: record.otp))
+        try Self.validate(RecordDraft(ItemContent(record)))
         var previous: [BucketEntry] = []
         for slot in ledger?.identitySlots ?? [] {
             previous += try index.entries(inSlot: Int(slot), of: manifest).filter { $0.recordID == id }
@@ -292,6 +294,7 @@ extension Vault {
     static func validate(_ draft: RecordDraft) throws(VaultError) {
         do {
             try ItemRules.check(services: draft.serviceIdentifiers, user: draft.user, tags: draft.tags, otp: draft.otp)
+            try ItemRules.check(card: draft.content.card, identity: draft.content.identity, kind: draft.kind)
         } catch { throw .invalidInput(error.reason) }
         if draft.passkey != nil, draft.kind != .login { throw .invalidInput("only a login holds a passkey") }
         if draft.secretService != nil, draft.kind != .secret { throw .invalidInput("only a secret item holds Secret Service attributes") }

@@ -31,8 +31,20 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(vault.vaultID.hex, vector.string("vault_id"))
         try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
         var records = try vault.allRecords()
-        XCTAssertEqual(records.map(\.id.hex), [vector.string("record0_id"), vector.string("record3_id"), vector.string("record2_id"),
-                                                vector.string("record1_id")])
+        XCTAssertEqual(records.map(\.id.hex), [vector.string("record0_id"), vector.string("record3_id"), vector.string("record4_id"),
+                                                vector.string("record5_id"), vector.string("record2_id"), vector.string("record1_id")])
+        let card = records.remove(at: 2), identity = records.remove(at: 2)
+        XCTAssertEqual(card.kind, .card)
+        XCTAssertEqual(card.card, CardMember(
+            cardholder: "Zoë Example", number: "4111111111111111", brand: "Visa", expiryMonth: 7, expiryYear: 2029, securityCode: "123",
+            pin: "0000", startMonth: 1, startYear: 2024, issueNumber: "2"), "every member of a card (SPEC.md §6.8)")
+        XCTAssertEqual(identity.kind, .identity)
+        XCTAssertEqual(identity.user, "zoe", "an identity's user name is the record's user")
+        XCTAssertEqual(identity.identity, IdentityMember(
+            title: "Dr", givenName: "Zoë", middleName: "Q", familyName: "Example", company: "Example SA",
+            addressLines: ["12 Rue de l'Exemple", "Bâtiment B"], city: "Paris", region: "Île-de-France", postalCode: "75001", country: "FR",
+            phone: "+33 1 23 45 67 89", email: "zoe@example.org", nationalIdentifier: "1 85 05 78 006 084 36", passportNumber: "19FV12345",
+            licenseNumber: "D123"), "every member of an identity")
         let sshKey = records.remove(at: 1)
         let note = records.remove(at: 1)
         XCTAssertEqual(sshKey.kind, .sshKey)
@@ -153,8 +165,8 @@ final class VaultVectorTests: XCTestCase {
         let listing = try vault.identityStore.identityListing()
         XCTAssertEqual(listing.rows.filter { $0.entry == .password }.map { listing.identity($0).user }.sorted(), ["alice", "zoë", "zoë"])
         XCTAssertEqual(listing.rows.filter { $0.entry == .oneTimeCode }.count, 2)
-        XCTAssertEqual(listing.rows.filter { $0.entry == .item }.map(listing.name).sorted(), ["Wi-Fi at home", "laptop key"],
-                       "the note and the SSH key, listed by their names")
+        XCTAssertEqual(listing.rows.filter { $0.entry == .item }.map(listing.name).sorted(), ["Travel card", "Wi-Fi at home", "Zoë at home", "laptop key"],
+                       "the note, the card, the identity and the SSH key, listed by their names")
         XCTAssertEqual(String(decoding: try vault.identityStore.completionCandidates(section: 0, prefix: "Wi"), as: UTF8.self), "Wi-Fi at home\n",
                        "a Tab answers from the reference's table")
         let key = try XCTUnwrap(listing.rows.first { $0.kind == .sshKey })
@@ -178,7 +190,7 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(Hex.encode(try header.encoded()), vector.string("header"))
 
         let keys = try VaultKeys(vaultKey: vaultKey)
-        for index in 0..<3 {
+        for index in 0..<6 {  // a login of every member, a login, a note, an SSH key, a card, an identity
             let document = vector.hex("record\(index)_document")
             let record = try RecordCoding.decode(document)
             XCTAssertEqual(Hex.encode(try RecordCoding.encode(record)), Hex.encode(document), "canonical JSON of record \(index)")
@@ -344,9 +356,30 @@ final class RecordCodingTests: XCTestCase {
         }
     }
 
+    func testCardAndIdentityMembersRoundTripAndEmptyOnesAreOmitted() throws {
+        var card = Record(
+            id: try RecordID.random(), serviceIdentifiers: [], user: "", password: "", created: Date(timeIntervalSince1970: 0),
+            modified: Date(timeIntervalSince1970: 0), revision: 1, kind: .card,
+            card: CardMember(cardholder: "A", number: "4111111111111111", expiryMonth: 12, securityCode: "999"))
+        XCTAssertEqual(try RecordCoding.decode(RecordCoding.encode(card)), card, "a month without a year")
+        let text = String(decoding: try RecordCoding.encode(card), as: UTF8.self)
+        XCTAssertTrue(text.contains(#""card":{"cardholder":"A","code":"999","expiryMonth":12,"number":"4111111111111111"}"#), text)
+        var identity = card
+        identity.kind = .identity
+        identity.card = nil
+        identity.identity = IdentityMember(givenName: "Zoë", addressLines: ["1 Main St", ""], country: "US")
+        XCTAssertEqual(try RecordCoding.decode(RecordCoding.encode(identity)), identity)
+        card.card = CardMember()
+        XCTAssertFalse(String(decoding: try RecordCoding.encode(card), as: UTF8.self).contains("card\":"), "an empty member is left out")
+        let empty = #"{"card":{},"created":"2026-01-01T00:00:00Z","id":"\#(card.id.hex)","kind":"card","modified":"2026-01-01T00:00:00Z","password":"","revision":1,"serviceIdentifiers":[],"user":""}"#
+        XCTAssertNil(try RecordCoding.decode(Array(empty.utf8)).card, "an empty object is the member at its default (SPEC.md §6.2)")
+        let json = String(decoding: JSONValue.object(RecordCoding.document(card, omittingDefaults: false)).canonicalBytes, as: UTF8.self)
+        XCTAssertTrue(json.contains(#""identity":null"#), "show --json names every member")
+    }
+
     func testInvalidDocumentsAreRejectedWithTheirField() throws {
         let id = try RecordID.random().hex
-        let cases: [(String, String)] = [
+        var cases: [(String, String)] = [
             ("not json", "not JSON"),
             (#"{"id":"\#(id)"}"#, "missing serviceIdentifiers"),
             (#"{"id":"nothex","serviceIdentifiers":[],"user":"","password":"","created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#, "id"),
@@ -358,6 +391,18 @@ final class RecordCodingTests: XCTestCase {
             // one Swift dictionary key; refused rather than one value silently dropped.
             (#"{"id":"\#(id)","serviceIdentifiers":[],"user":"","password":"","fields":{"\u00e9":"1","e\u0301":"2"},"created":"2026-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z","revision":1}"#, "fields"),
         ]
+        // A card's and an identity's members (SPEC.md §6.8).
+        let base = #""created":"2026-01-01T00:00:00Z","id":"\#(id)","modified":"2026-01-01T00:00:00Z","password":"","revision":1,"serviceIdentifiers":[],"user":""}"#
+        for (member, kind) in [
+            (#""card":{"expiryMonth":13}"#, "card"), (#""card":{"expiryMonth":0}"#, "card"), (#""card":{"expiryYear":29}"#, "card"),
+            (#""card":{"expiryYear":"2029"}"#, "card"), (#""card":{"number":4111111111111111}"#, "card"), (#""card":null"#, "card"),
+            (#""card":{"expiryMonth":1.5}"#, "card"), (#""card":{"number":"4111111111111111"}"#, "login"), (#""card":{"pin":"1"}"#, "identity"),
+            (#""identity":{"country":"fr"}"#, "identity"), (#""identity":{"country":"FRA"}"#, "identity"),
+            (#""identity":{"addressLines":["1","2","3","4","5","6","7","8","9"]}"#, "identity"), (#""identity":{"addressLines":"1 Main St"}"#, "identity"),
+            (#""identity":{"givenName":null}"#, "identity"), (#""identity":{"city":"Paris"}"#, "card"),
+        ] {
+            cases.append((#"{\#(member),"kind":"\#(kind)",\#(base)"#, member.hasPrefix(#""card""#) ? "card" : "identity"))
+        }
         for (json, expectedWord) in cases {
             XCTAssertThrows(try RecordCoding.decode(Array(json.utf8)), json) { error in
                 guard case FormatError.invalidDocument(let reason) = error else { return false }

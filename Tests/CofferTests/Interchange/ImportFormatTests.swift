@@ -82,11 +82,53 @@ final class ImportFormatTests: XCTestCase {
         XCTAssertEqual(login.passwordHistory.map(\.password), ["old", "older"], "newest first")
         XCTAssertNotNil(login.otp)
         XCTAssertEqual(items[1].draft.serviceIdentifiers, [])
-        XCTAssertEqual(items[2].draft.fields.filter(\.hidden).map(\.name), ["number", "code"])
-        XCTAssertEqual(items[3].draft.fields.first { $0.name == "ssn" }?.hidden, true)
+        XCTAssertEqual(items[2].draft.card, CardMember(cardholder: "Me", number: "4111111111111111", expiryMonth: 12, expiryYear: 2030, securityCode: "123"),
+                       "a card's members (SPEC.md §6.8), not fields")
+        XCTAssertEqual(items[2].draft.fields, [])
+        XCTAssertEqual(items[3].draft.identity, IdentityMember(givenName: "Ada", nationalIdentifier: "123-45-6789"))
         XCTAssertEqual(items[4].draft.fields.first { $0.name == "privateKey" }?.hidden, true)
         XCTAssertEqual(dropped(report), [], "a linked field is kept naming its member; nothing is dropped")
         XCTAssertThrows(try read(#"{"encrypted":true,"items":[]}"#)) { "\($0)".contains("encrypted") }
+    }
+
+    /// What a card's or identity's member cannot hold stays a field, never lost: a month 13, a
+    /// country that is none; a two-digit year is 20YY.
+    func testBitwardenCardAndIdentityValuesOutOfTheRulesStayFields() throws {
+        let json = #"""
+        {"encrypted":false,"items":[
+         {"type":3,"name":"Odd","card":{"number":"4111 1111 1111 1111","expMonth":"13","expYear":"2030"}},
+         {"type":3,"name":"Short year","card":{"expMonth":"7","expYear":"29"}},
+         {"type":4,"name":"Far","identity":{"country":"Atlantis","address1":"1 Sea Rd"}}]}
+        """#
+        let items = try read(json).items.map(\.draft)
+        XCTAssertEqual(items[0].card, CardMember(number: "4111 1111 1111 1111"), "an export's number as it was written")
+        XCTAssertEqual(items[0].fields, [RecordField(name: "expMonth", value: "13"), RecordField(name: "expYear", value: "2030")])
+        XCTAssertEqual(items[1].card, CardMember(expiryMonth: 7, expiryYear: 2029))
+        XCTAssertEqual(items[2].identity, IdentityMember(addressLines: ["1 Sea Rd"]))
+        XCTAssertEqual(items[2].fields, [RecordField(name: "country", value: "Atlantis")])
+    }
+
+    /// Another exporter's CXF card and identity credentials (no `coffer-item` extension): each a
+    /// member where Coffer has one, a field `TYPE.MEMBER` where it has none.
+    func testCXFCardAndIdentityCredentialsFromAnotherExporter() throws {
+        func field(_ value: String, _ type: String = "string") -> String { #"{"fieldType":"\#(type)","value":"\#(value)"}"# }
+        let street = field(#"1 Main St\nApt 2"#)
+        let json = #"""
+        {"version":{"major":1,"minor":0},"exporterRpId":"other.example","exporterDisplayName":"Other","timestamp":0,"accounts":[{"id":"AA","username":"","email":"","items":[
+         {"id":"AQ","title":"Visa","creationAt":0,"modifiedAt":0,"credentials":[{"type":"credit-card","number":\#(field("4111111111111111", "concealed-string")),"fullName":\#(field("Me")),
+           "expiryDate":\#(field("2030-12", "year-month")),"verificationNumber":\#(field("123", "concealed-string"))}]},
+         {"id":"Ag","title":"Home","creationAt":0,"modifiedAt":0,"credentials":[{"type":"person-name","given":\#(field("Ann")),"surname":\#(field("Smith")),"generation":\#(field("Jr"))},
+           {"type":"address","streetAddress":\#(street),"city":\#(field("Springfield")),"territory":\#(field("US-IL", "subdivision-code")),"country":\#(field("US", "country-code"))},
+           {"type":"passport","passportNumber":\#(field("P1")),"birthDate":\#(field("1980-01-01", "date"))}]}]}]}
+        """#
+        let (items, report) = try read(json)
+        XCTAssertEqual(report.format, .cxf)
+        XCTAssertEqual(items.map(\.draft.kind), [.card, .identity])
+        XCTAssertEqual(items[0].draft.card, CardMember(cardholder: "Me", number: "4111111111111111", expiryMonth: 12, expiryYear: 2030, securityCode: "123"))
+        XCTAssertEqual(items[1].draft.identity, IdentityMember(
+            givenName: "Ann", familyName: "Smith", addressLines: ["1 Main St", "Apt 2"], city: "Springfield", region: "US-IL", country: "US", passportNumber: "P1"))
+        XCTAssertEqual(items[1].draft.fields, [RecordField(name: "person-name.generation", value: "Jr"), RecordField(name: "passport.birthDate", value: "1980-01-01")])
+        XCTAssertEqual(dropped(report), [])
     }
 
     func testKeePassXMLGroupsProtectedStringsHistoryAndOneTimeCodes() throws {

@@ -7,6 +7,32 @@ import XCTest
 /// The library's item model (SPEC.md §6.6): the rules every host's edits follow, changes applied
 /// to the item as it is when written, and an edit on a stale copy refused, never lost.
 final class ItemModelTests: XCTestCase {
+    /// How a card's and an identity's members are read from what a person types (SPEC.md §6.6).
+    func testCardAndIdentityValuesAreReadAsAPersonWritesThem() throws {
+        XCTAssertEqual(try ItemRules.cardNumber(" 4111 1111-1111\t1111 "), "4111111111111111")
+        XCTAssertEqual(try ItemRules.cardNumber(""), "")
+        for bad in ["4111", "41111111111111111111", "4111 1111 1111 111x"] {
+            XCTAssertThrows(try ItemRules.cardNumber(bad), bad) { ($0 as? ItemRuleViolation)?.member == .card }
+        }
+        for (text, month, year) in [("07/29", 7, 2029), ("7/2029", 7, 2029), ("2029-07", 7, 2029), ("12 30", 12, 2030)] as [(String, Int?, Int?)] {
+            let date = try ItemRules.cardDate(text)
+            XCTAssertTrue(date.month == month && date.year == year, text)
+        }
+        XCTAssertTrue(try ItemRules.cardDate("07") == (7, nil) && ItemRules.cardDate("2029") == (nil, 2029) && ItemRules.cardDate(" ") == (nil, nil))
+        for bad in ["13/29", "0/29", "07/2", "07/029", "July 2029", "07/29/01", "2029-13"] {
+            XCTAssertThrows(try ItemRules.cardDate(bad), bad) { ($0 as? ItemRuleViolation)?.member == .card }
+        }
+        XCTAssertEqual(ItemRules.cardDateText(month: 7, year: 2029), "07/2029")
+        XCTAssertEqual(ItemRules.cardDateText(month: nil, year: 2029), "2029")
+        XCTAssertEqual(try ItemRules.cardDigits("123", "security code", lengths: 3...4), "123")
+        XCTAssertThrows(try ItemRules.cardDigits("12", "security code", lengths: 3...4)) { "\($0)".contains("3 to 4 digits") }
+        for (text, code) in [("de", "DE"), ("DEU", "DE"), ("germany", "DE"), ("United States of America", "US"), ("UK", "GB"), ("", "")] {
+            XCTAssertEqual(try ItemRules.country(text), code, text)
+        }
+        XCTAssertThrows(try ItemRules.country("Atlantis")) { ($0 as? ItemRuleViolation)?.member == .identity }
+        XCTAssertEqual(ItemRules.countryName("NO"), "Norway")
+    }
+
     func testARuleBrokenNamesItsMemberAndWritesNothing() throws {
         let vault = try Fixture.vault()
         let login = ItemContent(user: "alice", password: "pw", services: [try ItemRules.service("example.com")])
@@ -17,6 +43,12 @@ final class ItemModelTests: XCTestCase {
             (with(login) { $0.otp = "otpauth://totp/x?secret=!!" }, .otp),
             (with(login) { $0.services = [CredentialServiceIdentifier(identifier: "a\0b", type: .domain)] }, .service),
             (with(login) { $0.user = String(repeating: "u", count: 4097) }, .user),
+            (with(login) { $0.card = CardMember(number: "4111111111111111") }, .card),
+            (with(login) { $0.kind = .card; $0.card = CardMember(expiryMonth: 13) }, .card),
+            (with(login) { $0.kind = .card; $0.card = CardMember(expiryYear: 29) }, .card),
+            (with(login) { $0.kind = .card; $0.identity = IdentityMember(city: "Oslo") }, .identity),
+            (with(login) { $0.kind = .identity; $0.identity = IdentityMember(country: "no") }, .identity),
+            (with(login) { $0.kind = .identity; $0.identity = IdentityMember(addressLines: Array(repeating: "x", count: 9)) }, .identity),
         ]
         for (content, member) in broken {
             XCTAssertThrows(try content.check()) { ($0 as? ItemRuleViolation)?.member == member }
