@@ -117,7 +117,11 @@ enum KeePassImport {
             report.kept("TimeOtp-*/HmacOtp-*", as: "one-time code", value: "1")
         }
         let passkeyKeys = try keePassXCPasskey(strings, into: &draft, at: origin, report: &report)
-        for item in strings where !standardStrings.contains(item.key) && !otpKeys.contains(item.key) && !passkeyKeys.contains(item.key) {
+        // A card or an identity kept as custom strings ("Card Number", "City"): its members.
+        let custom = strings.filter { !standardStrings.contains($0.key) && !otpKeys.contains($0.key) && !passkeyKeys.contains($0.key) }
+        let memberKeys = CardAndIdentityAttributes.read(custom.map { ($0.key, $0.value) }, into: &draft)
+        for key in memberKeys.sorted() { report.kept("String '\(key)'", as: draft.kind == .card ? "card" : "identity", value: "1") }
+        for item in custom where !memberKeys.contains(item.key) {
             draft.fields.append(RecordField(name: item.key, value: item.value, hidden: item.protected))
             report.kept("String '\(item.key)'", as: item.protected ? "hidden field" : "field", value: item.value.isEmpty ? "" : "1")
         }

@@ -131,6 +131,37 @@ final class ImportFormatTests: XCTestCase {
         XCTAssertEqual(dropped(report), [])
     }
 
+    /// KeePassXC has no card or identity entries; people keep them as custom strings. Named as
+    /// a card's or an identity's members, they become those members (SPEC.md §12); a login with a
+    /// "Card Number" string, or a value the rules refuse, keeps its fields.
+    func testKeePassCustomStringsOfACardAndAnIdentityBecomeTheirMembers() throws {
+        func entry(_ strings: [(String, String)]) -> String {
+            "<Entry>" + strings.map { "<String><Key>\($0.0)</Key><Value>\($0.1)</Value></String>" }.joined() + "</Entry>"
+        }
+        let xml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <KeePassFile><Root><Group><Name>Root</Name>
+          \(entry([("Title", "Visa"), ("Card Number", "4111 1111 1111 1111"), ("CVV", "123"), ("Expiry", "07/29"), ("Cardholder", "Ann"), ("Bank", "Example Bank")]))
+          \(entry([("Title", "Home"), ("First Name", "Ann"), ("Nachname", "Beispiel"), ("Straße", "Hauptstr. 1"), ("PLZ", "10115"), ("Stadt", "Berlin"), ("Land", "Deutschland"), ("E-Mail", "ann@example.com")]))
+          \(entry([("Title", "Bank"), ("UserName", "ann"), ("Password", "pw"), ("URL", "https://bank.example"), ("Card Number", "4111111111111111")]))
+          \(entry([("Title", "Odd"), ("Card Number", "not a number"), ("City", "Oslo")]))
+        </Group></Root></KeePassFile>
+        """
+        let (items, report) = try read(xml)
+        let drafts = items.map(\.draft)
+        XCTAssertEqual(drafts.map(\.kind), [.card, .identity, .login, .note])
+        XCTAssertEqual(drafts[0].card, CardMember(cardholder: "Ann", number: "4111111111111111", expiryMonth: 7, expiryYear: 2029, securityCode: "123"))
+        XCTAssertEqual(drafts[0].fields, [RecordField(name: "Bank", value: "Example Bank")], "what is no member stays a field")
+        XCTAssertEqual(drafts[1].identity, IdentityMember(
+            givenName: "Ann", familyName: "Beispiel", addressLines: ["Hauptstr. 1"], city: "Berlin", postalCode: "10115", email: "ann@example.com"))
+        XCTAssertEqual(drafts[1].fields, [RecordField(name: "Land", value: "Deutschland")], "a country name iso-codes has only in English stays a field")
+        XCTAssertNil(drafts[2].card, "a login's card number is its field")
+        XCTAssertEqual(drafts[2].fields.map(\.name), ["Card Number"])
+        XCTAssertNil(drafts[3].card)
+        XCTAssertEqual(drafts[3].fields.map(\.name), ["Card Number", "City"])
+        XCTAssertEqual(dropped(report), [])
+    }
+
     func testKeePassXMLGroupsProtectedStringsHistoryAndOneTimeCodes() throws {
         let xml = """
         <?xml version="1.0" encoding="UTF-8"?>
