@@ -108,6 +108,10 @@ public final class BrowserHost {
             return try fill(origin, chosen: chosen, trigger: trigger, in: vault)
         case .saveState(let origin, let user, let password, let topOrigin):
             return try saveState(origin, user: user, password: password, topOrigin: topOrigin, in: vault)
+        case .items(let kind):
+            return try items(of: kind, in: vault)
+        case .fillItem(let origin, let id, let kind):
+            return try fillItem(id, of: kind, for: origin, in: vault)
         case .audit(let origin):
             return try audit(origin, in: vault)
         case .save(let origin, let user, let password):
@@ -361,7 +365,7 @@ public final class BrowserHost {
         try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier], minimumLevel: .host)
     }
 
-    private func readable<Result>(_ vault: Vault, _ body: (CredentialIdentityStore) throws -> Result) throws -> Result {
+    func readable<Result>(_ vault: Vault, _ body: (CredentialIdentityStore) throws -> Result) throws -> Result {
         do {
             return try body(vault.identityStore)
         } catch CredentialIdentityStoreError.storeDisabled {

@@ -30,6 +30,11 @@ enum BrowserRequest: Equatable {
     case attachmentGet(RecordID, name: String)
     /// One attachment written to the person's downloads directory.
     case attachmentSave(RecordID, name: String)
+    /// The cards or identities a payment or address field may be filled with (SPEC.md §13.3):
+    /// names only, answered while locked as suggestions are.
+    case items(ItemKind)
+    /// The members of the card or identity a person chose for a field of `origin`.
+    case fillItem(BrowserOrigin, RecordID, ItemKind)
     /// The popup's question: what audit flags among the tab's logins, and where to change them.
     case audit(BrowserOrigin)
     /// `origin` and the field's `passwordrules` choose the rule (SPEC.md §12.1); both optional.
@@ -63,7 +68,7 @@ enum BrowserRequest: Equatable {
     /// a page's suggestions, a search (SPEC.md §13.3).
     var readsSecrets: Bool {
         switch self {
-        case .hello, .suggest, .search, .passkeySignal: false  // a signal is dropped while locked, never a use
+        case .hello, .suggest, .search, .items, .passkeySignal: false  // a signal is dropped while locked, never a use
         default: true
         }
     }
@@ -87,6 +92,15 @@ enum BrowserRequest: Equatable {
     }
 
     static let maximumSecretLength = 4096
+
+    /// `kind`: `card` or `identity`, the kinds a form's payment and address fields take.
+    static func fillableKind(_ object: JSONObject) throws(BrowserHostError) -> ItemKind {
+        switch object["kind"]?.stringValue {
+        case "card": .card
+        case "identity": .identity
+        default: throw .badRequest("kind must be card or identity")
+        }
+    }
     /// The largest attachment an answer carries (base64 keeps the answer under native
     /// messaging's 1 MB from the host); a larger one is saved (`attachmentSave`).
     static let maximumInlineAttachment = 512 * 1024
@@ -127,6 +141,8 @@ enum BrowserRequest: Equatable {
                 throw .badRequest("topOrigin is not an origin")
             }
             self = .saveState(try origin(), user: try text("user"), password: try text("password", limit: Self.maximumSecretLength), topOrigin: top)
+        case "items": self = .items(try Self.fillableKind(object))
+        case "fillItem": self = .fillItem(try origin(), try record(), try Self.fillableKind(object))
         case "audit": self = .audit(try origin())
         case "save": self = .save(try origin(), user: try text("user"), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))
         case "update": self = .update(try origin(), try record(), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))

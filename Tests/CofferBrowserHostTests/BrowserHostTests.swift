@@ -94,6 +94,38 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(pinentryPrompts, 0, "the session unlocked it")
     }
 
+    /// A payment or address field's list (SPEC.md §13.3): the cards' or identities' names, while
+    /// locked and without asking; the chosen one's members only for an https page, through
+    /// pinentry when locked, only of the kind asked for.
+    func testCardsAndIdentitiesAreListedLockedAndFilledOnlyIntoHttpsPages() throws {
+        let card = try vault.addItem(ItemContent(kind: .card, name: "Travel Visa", card: CardMember(
+            cardholder: "Alice Example", number: "4111111111111111", expiryMonth: 7, expiryYear: 2029, securityCode: "123")))
+        let home = try vault.addItem(ItemContent(kind: .identity, name: "Home", user: "alice", identity: IdentityMember(
+            givenName: "Alice", familyName: "Example", addressLines: ["1 Main St"], city: "Springfield", country: "US")))
+        let cards = ask(["type": "items", "kind": "card"])
+        XCTAssertEqual(cards["locked"], true)
+        XCTAssertEqual(cards["items"], [["recordIdentifier": .string(card.id.hex), "name": "Travel Visa", "user": ""]], "names only")
+        XCTAssertFalse(JSONValue.object(cards).canonicalText.contains("4111"))
+        XCTAssertEqual(ask(["type": "items", "kind": "identity"])["items"]?.arrayValue?.map { $0.objectValue?["name"] }, ["Home"])
+        XCTAssertEqual(error(ask(["type": "items", "kind": "login"])), "badRequest")
+        XCTAssertEqual(pinentryPrompts, 0, "a list never asks")
+
+        XCTAssertEqual(error(ask(["type": "fillItem", "origin": "http://shop.example", "recordIdentifier": .string(card.id.hex), "kind": "card"])),
+                       "forbidden", "never into an http page")
+        XCTAssertEqual(pinentryPrompts, 0, "refused before anything is asked")
+        try pinentryAnswers([Self.master])
+        let filled = ask(["type": "fillItem", "origin": "https://shop.example", "recordIdentifier": .string(card.id.hex), "kind": "card"])
+        XCTAssertEqual(filled["card"]?.objectValue?["number"], "4111111111111111", "\(filled)")
+        XCTAssertEqual(filled["card"]?.objectValue?["expiryMonth"], 7)
+        XCTAssertEqual(pinentryPrompts, 1, "locked: pinentry first")
+        XCTAssertEqual(error(ask(["type": "fillItem", "origin": "https://shop.example", "recordIdentifier": .string(home.id.hex), "kind": "card"])),
+                       "notFound", "an identity is no card")
+        let address = ask(["type": "fillItem", "origin": "http://localhost:8080", "recordIdentifier": .string(home.id.hex), "kind": "identity"])
+        XCTAssertEqual(address["identity"]?.objectValue?["city"], "Springfield", "\(address)")
+        XCTAssertEqual(address["user"], "alice")
+        XCTAssertEqual(pinentryPrompts, 1, "the session answers")
+    }
+
     func testAChoiceFillsThroughPinentryStartsASessionAndLockEndsIt() throws {
         let id = ask(["type": "suggest", "origin": "https://login.example.com"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
         try pinentryAnswers(["wrong", Self.master])
