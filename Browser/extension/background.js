@@ -81,6 +81,13 @@ async function fromContentScript(message, sender) {
   switch (message.type) {
     case "suggest":
       return ask({ type: "suggest", origin });
+    case "items":
+      return ask({ type: "items", kind: message.kind === "card" ? "card" : "identity" });
+    case "fillItem":
+      // A card or an address goes only into the https page (or localhost) of the frame whose
+      // field the person chose: the origin is the browser's, and the host checks it again.
+      if (!/^https:|^http:\/\/localhost(:|$)/.test(origin)) return { ok: false, error: { code: "forbidden", message: "only https pages" } };
+      return ask({ type: "fillItem", origin, kind: message.kind === "card" ? "card" : "identity", recordIdentifier: String(message.recordIdentifier ?? "") });
     case "fill": {
       let answer;
       if (message.trigger === "choice") {

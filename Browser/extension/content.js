@@ -20,10 +20,13 @@
   /** Until when the focus moves of a fill must not open the list again. */
   let fillingUntil = 0;
 
+  const VALUE_SETTERS = [HTMLInputElement, HTMLSelectElement, HTMLTextAreaElement]
+    .map((type) => [type, Object.getOwnPropertyDescriptor(type.prototype, "value").set]);
+
   function setValue(input, value) {
     fillingUntil = performance.now() + 400;
     input.focus({ preventScroll: true });
-    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+    const setter = VALUE_SETTERS.find(([type]) => input instanceof type)[1];
     setter.call(input, value);  // past a page's own setter, as a person typing would be
     // Composed, so a web component's listeners on its host hear them too (Lit, Material).
     input.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
@@ -88,13 +91,18 @@
     return /\bwebauthn\b/i.test(field.getAttribute("autocomplete") ?? "") ? globalThis.__cofferPasskeys?.conditionalPasskeys() ?? [] : [];
   }
 
-  function render(anchor, identities, locked, group, passkeys = []) {
-    closeList();
-    // A field that asks for a new password gets a generated one, never a saved one; every
-    // other login field gets the saved logins.
+  /** The list under a login field: a generated password for a field that asks for a new one,
+   * else the saved logins (after the page's passkeys, under a conditional-mediation field). */
+  function loginEntries(identities, group, passkeys) {
     const entries = group.offer === "generated" ? [{ generated: true, action: () => fillGenerated(group) }]
       : identities.map((identity) => ({ identity, action: () => fillChosen(identity.recordIdentifier, group) }));
     entries.unshift(...passkeys.map((passkey) => ({ passkey, action: () => globalThis.__cofferPasskeys.chooseConditional(passkey.recordIdentifier) })));
+    return entries;
+  }
+
+  /** Shows `entries` under `anchor`, `head` above them. */
+  function render(anchor, entries, head, group = null) {
+    closeList();
     if (entries.length === 0) return;
     const host = document.createElement("coffer-suggestions");
     host.setAttribute("popover", "manual");
@@ -111,10 +119,10 @@
       .head { color: #666; font-size: 11px; padding: 2px 10px 4px; }
     </style><style id="place"></style><div class="list" role="listbox" aria-label="Coffer logins"></div>`;
     const box = root.querySelector(".list");
-    const head = document.createElement("div");
-    head.className = "head";
-    head.textContent = locked && group.offer === "logins" ? "Coffer 🔒 — choose a login, then unlock" : "Coffer";
-    box.append(head);
+    const heading = document.createElement("div");
+    heading.className = "head";
+    heading.textContent = head;
+    box.append(heading);
     const items = [];
     for (const entry of entries) {
       const item = document.createElement("div");
@@ -130,6 +138,14 @@
         site.className = "site";
         site.textContent = `passkey for ${entry.passkey.rpId}`;
         item.append(user, site);
+      } else if (entry.item) {
+        const name = document.createElement("span");
+        name.className = "user";
+        name.textContent = entry.item.name || "(no name)";
+        const what = document.createElement("span");
+        what.className = "site";
+        what.textContent = entry.kind === "card" ? "card" : entry.item.user ? `address · ${entry.item.user}` : "address";
+        item.append(name, what);
       } else {
         const { identity } = entry;
         const user = document.createElement("span");
@@ -265,10 +281,38 @@
   async function suggestFor(field) {
     const group = loginGroup(field);
     const passkeys = conditionalPasskeys(field);
-    if (!group.offer && passkeys.length === 0) return;  // a card, search, newsletter, one-time-code or sign-up user field: nothing
+    if (!group.offer && passkeys.length === 0) return offerItems(field);  // a card or address field, else nothing
     const answer = group.offer === "logins" ? await send({ type: "suggest" }) : { ok: true, identities: [] };
     if (!answer?.ok || deepActiveElement() !== field) return;
-    render(field, answer.identities ?? [], answer.locked, group, passkeys);
+    const head = answer.locked && group.offer === "logins" ? "Coffer 🔒 — choose a login, then unlock" : "Coffer";
+    render(field, loginEntries(answer.identities ?? [], group, passkeys), head, group);
+  }
+
+  // ---- Cards and addresses (SPEC.md §13.6.1): checkout-fields.js says which fields ----
+
+  const SECURE_PAGE = location.protocol === "https:" || (location.protocol === "http:" && location.hostname === "localhost");
+
+  /** A payment or address field offers the cards or the identities, by name; only on an https
+   * page. */
+  async function offerItems(field) {
+    const kind = SECURE_PAGE ? cofferCheckout.offerFor(field) : null;
+    if (!kind) return;
+    const answer = await send({ type: "items", kind });
+    if (!answer?.ok || deepActiveElement() !== field) return;
+    const entries = (answer.items ?? []).map((item) => ({ item, kind, action: () => fillItem(item.recordIdentifier, kind, field) }));
+    const what = kind === "card" ? "a card" : "an address";
+    render(field, entries, answer.locked ? `Coffer 🔒 — choose ${what}, then unlock` : "Coffer");
+  }
+
+  /** The chosen card or identity into the chosen field's section, and nowhere else: never a
+   * field of another section, a hidden one, or another frame's. */
+  async function fillItem(recordIdentifier, kind, field) {
+    if (!isVisible(field)) return;
+    const started = performance.now();
+    const answer = await send({ type: "fillItem", kind, recordIdentifier });
+    if (!answer?.ok) return;
+    cofferCheckout.fill(cofferCheckout.sectionOf(field), answer, setValue);
+    document.documentElement.dataset.cofferFillMs = String(Math.round((performance.now() - started) * 10) / 10);
   }
 
   function offerFor(event) {

@@ -29,8 +29,12 @@ extension BrowserHost {
         if kind == .card {
             answer["card"] = (record.card ?? CardMember()).json(omittingDefaults: true)
         } else {
-            answer["identity"] = (record.identity ?? IdentityMember()).json(omittingDefaults: true)
+            let identity = record.identity ?? IdentityMember()
+            answer["identity"] = identity.json(omittingDefaults: true)
             answer["user"] = .string(record.user)
+            // A country as a form's select or text field may want it.
+            if let name = ItemRules.countryName(identity.country) { answer["countryName"] = .string(name) }
+            if let alpha3 = ItemRules.countryAlpha3(identity.country) { answer["countryAlpha3"] = .string(alpha3) }
         }
         return answer
     }

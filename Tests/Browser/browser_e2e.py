@@ -34,7 +34,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bidi  # noqa: E402
-from cdp import Browser, CDPError  # noqa: E402
+from cdp import Browser, CDPError, Page as CDPPage  # noqa: E402
 from relying_party import FRAME as PASSKEY_FRAME, FRAMED as PASSKEY_FRAMED, PASSKEYS, UPGRADE, UPGRADE_FRAMING, RelyingParty  # noqa: E402
 
 RELYING_PARTIES = {}
@@ -117,8 +117,19 @@ PAY = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0} 
 CHECKOUT = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><h1>Checkout</h1>
 <iframe id="pay" src="https://{frame}/pay.html" style="position:absolute;left:20px;top:120px;width:420px;height:200px;border:0"></iframe></body></html>"""
 
+# A shop whose card fields are a processor's frames (as Stripe, Adyen and Braintree embed them):
+# the number and expiry in pay.example.net's frame, the code in a sibling frame of another origin.
+CARD_SHOP = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><h1>Checkout</h1>
+<label style="position:absolute;left:20px;top:70px">Name on card <input id="name" autocomplete="cc-name"></label>
+<iframe id="pay" src="https://pay.example.net/card-frame.html" style="position:absolute;left:20px;top:120px;width:420px;height:220px;border:0"></iframe>
+<iframe id="cvc" src="https://cvc.example.net/cvc-frame.html" style="position:absolute;left:20px;top:360px;width:420px;height:80px;border:0"></iframe></body></html>"""
+CARD_FRAME = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0} input{position:absolute;left:10px;width:200px;height:30px}</style>
+</head><body><form><input id="cc" style="top:10px" autocomplete="cc-number"><input id="exp" style="top:60px" autocomplete="cc-exp"></form></body></html>"""
+CVC_FRAME = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><form><input id="cvc" autocomplete="cc-csc"></form></body></html>"""
+
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 BANK_USER, BANK_PASSWORD = "12345678", "BankPw-1"
+CARD_NAME, IDENTITY_NAME = "Travel Visa", "Home address"
 
 WELCOME = "<!doctype html><html><head><meta charset='utf-8'><title>Welcome</title></head><body><h1>Welcome</h1></body></html>"
 
@@ -128,7 +139,8 @@ class Site(http.server.BaseHTTPRequestHandler):
              "/clickjack-css.html": CLICKJACK_CSS, "/clickjack-decoy.html": CLICKJACK_DECOY, "/pay.html": PAY,
              "/checkout-pay.html": CHECKOUT.format(frame="pay.example.net"), "/checkout-other.html": CHECKOUT.format(frame="other.example.net"),
              "/passkeys.html": PASSKEYS, "/passkeys-framed.html": PASSKEY_FRAMED, "/passkey-frame.html": PASSKEY_FRAME,
-             "/upgrade.html": UPGRADE, "/upgrade-framing.html": UPGRADE_FRAMING}
+             "/upgrade.html": UPGRADE, "/upgrade-framing.html": UPGRADE_FRAMING,
+             "/card-shop.html": CARD_SHOP, "/card-frame.html": CARD_FRAME, "/cvc-frame.html": CVC_FRAME}
 
     def log_message(self, *args):
         pass
@@ -273,6 +285,12 @@ class Harness:
 
     def prepare_vault(self):
         assert self.coffer("init", "--kdf", "interactive", "--password-stdin", stdin=MASTER + "\n")[0] == 0
+        # A card and an identity for the payment and address forms of the corpus (SPEC §6.8).
+        card = "cardholder: Alice Example\nnumber: 4111 1111 1111 1111\nexpiry: 07/2029\nsecurity code: 123\n"
+        assert self.coffer("add", "--name", CARD_NAME, "--kind", "card", "--password-stdin", stdin=f"{MASTER}\n{card}")[0] == 0
+        identity = ("given name: Alice\nfamily name: Example\naddress: 1 Main St\naddress: Apt 2\ncity: Springfield\nregion: IL\n"
+                    "postal code: 62701\ncountry: US\nphone: +1 217 555 0100\nemail: alice@example.com\n")
+        assert self.coffer("add", "--name", IDENTITY_NAME, "--kind", "identity", "--password-stdin", stdin=f"{MASTER}\n{identity}")[0] == 0
         assert self.coffer("add", "https://login.example.com", "alice", "--password-stdin", stdin=f"{MASTER}\n{ALICE}\n")[0] == 0
         assert self.coffer("add", "https://bank.example.org", BANK_USER, "--password-stdin", stdin=f"{MASTER}\n{BANK_PASSWORD}\n")[0] == 0
 
@@ -481,7 +499,7 @@ class Harness:
         return node; }"""
     SNAPSHOT = """(() => { const values = {};
         const walk = (root, prefix) => { for (const element of root.querySelectorAll("*")) {
-            if ((element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement) && element.id) values[prefix + "#" + element.id] = element.value;
+            if ((element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement || element instanceof HTMLSelectElement) && element.id) values[prefix + "#" + element.id] = element.value;
             if (element.shadowRoot && element.id) walk(element.shadowRoot, prefix + "#" + element.id + " >>> "); } };
         walk(document, ""); return values; })()"""
 
@@ -495,8 +513,10 @@ class Harness:
         """One shape: a person clicks what the page says, then (when a list should appear) its
         first item; every field of the page then holds what the shape expects, and every field
         it names no value for holds what it held before."""
-        host = "bank.example.org" if '"site": "bank"' in open(os.path.join(CORPUS, name)).read() else "login.example.com"
-        page.navigate(f"https://{host}/corpus/{name}")
+        source = open(os.path.join(CORPUS, name)).read()
+        host = "bank.example.org" if '"site": "bank"' in source else "login.example.com"
+        scheme = "http" if '"scheme": "http"' in source else "https"
+        page.navigate(f"{scheme}://{host}/corpus/{name}")
         expect = json.loads(page.evaluate("document.getElementById('coffer-expect').textContent"))
         user, password = (BANK_USER, BANK_PASSWORD) if host.startswith("bank.") else ("alice", ALICE)
         for selector in expect.get("before", []):
@@ -514,6 +534,10 @@ class Harness:
         text = page.shadow_text("coffer-suggestions")
         if expect["offer"] == "generated":
             self.check("generated" in text and user not in text, f"{name}: a new-password field should offer only a generated password: {text[-160:]!r}")
+        elif expect["offer"] in ("card", "identity"):
+            # A payment field offers the cards, an address field the identities: never a login.
+            wanted_name, other_name = (CARD_NAME, IDENTITY_NAME) if expect["offer"] == "card" else (IDENTITY_NAME, CARD_NAME)
+            self.check(wanted_name in text and other_name not in text and user not in text, f"{name}: the list should offer {wanted_name} only: {text[-160:]!r}")
         else:
             self.check(user in text and "generated" not in text, f"{name}: the list should offer the saved login: {text[-160:]!r}")
         page.click_at(*page.shadow_items("coffer-suggestions", "item")[0])
@@ -887,6 +911,66 @@ def main():
         check("embedded" in states, f"the host did not see the embedded frame: states {states}, the frame asked {asked}")
         check(submit_in_frame("https://shop.example.com/checkout-other.html"), "no save offered for a login typed into an ordinary frame")
 
+    def cards_locked_and_timed():
+        """A card chosen while locked asks pinentry once, then fills; the fill's time is measured."""
+        h.lock()
+        before = h.prompts()
+        h.answers([MASTER])
+        shop = h.browser.new_page("https://login.example.com/corpus/card-tokens-selects.html")
+        items = h.open_list(shop, "#cc")
+        text = shop.shadow_text("coffer-suggestions")
+        check("🔒" in text and CARD_NAME in text and IDENTITY_NAME not in text, f"locked, the cards' names should show, marked: {text[-120:]!r}")
+        check(h.prompts() == before, "listing the cards asked for the master password")
+        shop.click_at(*items[0])
+        check(shop.wait("document.getElementById('cc').value === '4111111111111111'", timeout=15), "pinentry's right password did not fill the card")
+        check(h.prompts() == before + 1, "the right password should take one prompt")
+        samples = []
+        for _ in range(10):
+            shop.navigate("https://login.example.com/corpus/card-tokens-selects.html")
+            shop.click_at(*h.open_list(shop, "#cc")[0])
+            check(shop.wait("document.documentElement.dataset.cofferFillMs !== undefined"), "the card was not filled")
+            samples.append(float(shop.evaluate("document.documentElement.dataset.cofferFillMs")))
+        check(h.prompts() == before + 1, "the session should answer without asking")
+        requests = {f["id"]: f for f in h.frames("in")}
+        host_share = [a["elapsedMs"] for a in h.frames("out") if requests.get(a.get("id"), {}).get("type") == "fillItem" and "elapsedMs" in a][-10:]
+        h.timings["cardChoiceToFilledMs"] = {"median": round(statistics.median(samples), 2), "max": round(max(samples), 2), "runs": len(samples)}
+        h.timings["hostFillItemMs"] = {"median": round(statistics.median(host_share), 3)} if host_share else None
+        h.beside_target("cardChoiceToFilledMedianMs", statistics.median(samples), 50)
+        shop.close()
+
+    def card_in_processor_frame():
+        """The card fields in a processor's frame: the frame a person chose is filled, the shop's
+        page and a sibling frame of another origin get nothing, and the host is asked for that
+        frame's origin only."""
+        h.unlock()
+        shop = h.browser.new_page("https://shop.example.com/card-shop.html")
+        child = None
+        for _ in range(50):
+            child = next((t for t in h.browser.targets() if t["type"] == "iframe" and "pay.example.net" in t["url"]), None)
+            if child:
+                break
+            time.sleep(0.1)
+        check(child, "the processor's frame did not load")
+        frame = CDPPage(h.browser, child["targetId"], h.browser.attach(child["targetId"]))
+        check(frame.wait("document.readyState === 'complete'"), "the frame did not finish loading")
+        time.sleep(0.5)
+        left, top = shop.evaluate("(() => { const r = document.getElementById('pay').getBoundingClientRect(); return [r.left, r.top]; })()")
+        shop.click_at(left + 110, top + 25)
+        check(frame.wait("!!document.querySelector('coffer-suggestions')", timeout=5), "no list in the frame")
+        time.sleep(0.8)
+        x, y = frame.shadow_items("coffer-suggestions", "item")[0]
+        shop.click_at(left + x, top + y)
+        check(frame.wait("document.getElementById('cc').value === '4111111111111111'"), "the frame's card number was not filled")
+        check(frame.evaluate("document.getElementById('exp').value") == "07/29", "the frame's expiry was not filled")
+        time.sleep(0.3)
+        check(shop.evaluate("document.getElementById('name').value") == "", "the shop's page got the cardholder")
+        sibling = next(t for t in h.browser.targets() if t["type"] == "iframe" and "cvc.example.net" in t["url"])
+        other = CDPPage(h.browser, sibling["targetId"], h.browser.attach(sibling["targetId"]))
+        check(other.evaluate("document.getElementById('cvc').value") == "", "a sibling frame of another origin got the code")
+        origins = {f.get("origin") for f in h.frames("in") if f.get("type") == "fillItem"}
+        check(origins <= {"https://pay.example.net", "https://login.example.com"}, f"the card went to another origin: {origins}")
+        shop.close()
+
     def form_corpus():
         """Every shape of Tests/Browser/corpus, each on its own; the failures are listed together."""
         failures = []
@@ -1215,6 +1299,9 @@ def main():
         # (Firefox's WebDriver BiDi here delivers no pointer input into a cross-site frame.)
         ("a payment processor's frame asking for a bank login gets no save offer", embedded_frame, False),
         ("every form shape of the corpus fills the fields a person means, or offers nothing", form_corpus, True),
+        ("a card chosen while locked asks pinentry once, then fills (timed)", cards_locked_and_timed, True),
+        # (Firefox's WebDriver BiDi here delivers no pointer input into a cross-site frame.)
+        ("a card in a processor's frame fills that frame only", card_in_processor_frame, False),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
         ("passkey: the page's create() saves one in Coffer's sheet, fido2 verifies, sign-in works, again after a restart",
          passkey_register_sign_in_restart, True),

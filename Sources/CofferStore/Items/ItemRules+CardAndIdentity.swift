@@ -73,6 +73,11 @@ extension ItemRules {
     public static func countryName(_ code: String) -> String? {
         Countries.all.first { $0.alpha2 == code }?.names.first
     }
+
+    /// The alpha-3 code of the country with alpha-2 `code` (what some forms' options hold).
+    public static func countryAlpha3(_ code: String) -> String? {
+        Countries.all.first { $0.alpha2 == code }?.alpha3
+    }
 }
 
 extension Character {
