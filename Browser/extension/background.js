@@ -87,7 +87,15 @@ async function fromContentScript(message, sender) {
       // A card or an address goes only into the https page (or localhost) of the frame whose
       // field the person chose: the origin is the browser's, and the host checks it again.
       if (!/^https:|^http:\/\/localhost(:|$)/.test(origin)) return { ok: false, error: { code: "forbidden", message: "only https pages" } };
-      return ask({ type: "fillItem", origin, kind: message.kind === "card" ? "card" : "identity", recordIdentifier: String(message.recordIdentifier ?? "") });
+    {
+      const kind = message.kind === "card" ? "card" : "identity";
+      const answer = await ask({ type: "fillItem", origin, kind, recordIdentifier: String(message.recordIdentifier ?? "") });
+      // A processor's card fields may be frames of their own (number, expiry and code each in
+      // one, as Stripe embeds them): the other frames of the chosen frame's origin in this tab
+      // are filled too, and no frame of any other origin — the page around them learns nothing.
+      if (answer.ok && kind === "card") fillSameOriginFrames(tabId, sender.frameId, origin, answer).catch(() => {});
+      return answer;
+    }
     case "fill": {
       let answer;
       if (message.trigger === "choice") {
@@ -164,6 +172,17 @@ async function fromContentScript(message, sender) {
     }
     default:
       return { ok: false, error: { code: "forbidden", message: "not a request a page's frame may make" } };
+  }
+}
+
+/** Sends the chosen card to the tab's other frames of `origin` (never another origin's). */
+async function fillSameOriginFrames(tabId, chosenFrame, origin, item) {
+  const frames = (await api.webNavigation?.getAllFrames({ tabId })) ?? [];
+  for (const frame of frames) {
+    let frameOrigin = null;
+    try { frameOrigin = new URL(frame.url).origin; } catch { frameOrigin = null; }
+    if (frame.frameId === chosenFrame || frameOrigin !== origin) continue;
+    api.tabs.sendMessage(tabId, { type: "fillCardFrame", origin, item }, { frameId: frame.frameId }).catch(() => {});
   }
 }
 

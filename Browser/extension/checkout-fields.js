@@ -259,5 +259,11 @@ globalThis.cofferCheckout = globalThis.cofferCheckout ?? (() => {
     }
   }
 
-  return { partOf, sectionOf, offerFor, fill };
+  /** The first visible card field of this document with a `cc-*` name: in a processor's frame,
+   * what a choice made in its sibling frame fills. */
+  function firstCardField() {
+    return controlsUnder(document.documentElement).find((element) => autocomplete(element)?.name in CARD_TOKENS && isVisible(element)) ?? null;
+  }
+
+  return { partOf, sectionOf, offerFor, fill, firstCardField };
 })();

@@ -375,6 +375,12 @@
       fillChosen(message.recordIdentifier, group).then(() => respond({ ok: true }));
       return true;
     }
+    if (message.type === "fillCardFrame" && message.origin === location.origin && window !== window.top) {
+      // Another frame of this processor's origin was chosen: this frame's visible card fields.
+      const field = cofferCheckout.firstCardField();
+      if (field) cofferCheckout.fill(cofferCheckout.sectionOf(field), message.item, setValue);
+      return false;
+    }
     if (message.type === "showSaveBar" && window === window.top) {
       showSaveBar(message);
       return false;

@@ -121,10 +121,13 @@ CHECKOUT = """<!doctype html><html><head><meta charset="utf-8"></head><body styl
 # the number and expiry in pay.example.net's frame, the code in a sibling frame of another origin.
 CARD_SHOP = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><h1>Checkout</h1>
 <label style="position:absolute;left:20px;top:70px">Name on card <input id="name" autocomplete="cc-name"></label>
-<iframe id="pay" src="https://pay.example.net/card-frame.html" style="position:absolute;left:20px;top:120px;width:420px;height:220px;border:0"></iframe>
-<iframe id="cvc" src="https://cvc.example.net/cvc-frame.html" style="position:absolute;left:20px;top:360px;width:420px;height:80px;border:0"></iframe></body></html>"""
-CARD_FRAME = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0} input{position:absolute;left:10px;width:200px;height:30px}</style>
-</head><body><form><input id="cc" style="top:10px" autocomplete="cc-number"><input id="exp" style="top:60px" autocomplete="cc-exp"></form></body></html>"""
+<iframe id="pay" src="https://pay.example.net/card-frame.html" style="position:absolute;left:20px;top:120px;width:420px;height:150px;border:0"></iframe>
+<iframe id="pay-exp" src="https://pay.example.net/exp-frame.html" style="position:absolute;left:20px;top:280px;width:420px;height:50px;border:0"></iframe>
+<iframe id="pay-cvc" src="https://pay.example.net/cvc-frame.html" style="position:absolute;left:20px;top:340px;width:420px;height:50px;border:0"></iframe>
+<iframe id="other" src="https://cvc.example.net/cvc-frame.html" style="position:absolute;left:20px;top:400px;width:420px;height:50px;border:0"></iframe></body></html>"""
+CARD_FRAME = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0} input{position:absolute;left:10px;top:10px;width:200px;height:30px}</style>
+</head><body><form><input id="cc" autocomplete="cc-number"></form></body></html>"""
+EXP_FRAME = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><form><input id="exp" autocomplete="cc-exp"></form></body></html>"""
 CVC_FRAME = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><form><input id="cvc" autocomplete="cc-csc"></form></body></html>"""
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -140,7 +143,7 @@ class Site(http.server.BaseHTTPRequestHandler):
              "/checkout-pay.html": CHECKOUT.format(frame="pay.example.net"), "/checkout-other.html": CHECKOUT.format(frame="other.example.net"),
              "/passkeys.html": PASSKEYS, "/passkeys-framed.html": PASSKEY_FRAMED, "/passkey-frame.html": PASSKEY_FRAME,
              "/upgrade.html": UPGRADE, "/upgrade-framing.html": UPGRADE_FRAMING,
-             "/card-shop.html": CARD_SHOP, "/card-frame.html": CARD_FRAME, "/cvc-frame.html": CVC_FRAME}
+             "/card-shop.html": CARD_SHOP, "/card-frame.html": CARD_FRAME, "/exp-frame.html": EXP_FRAME, "/cvc-frame.html": CVC_FRAME}
 
     def log_message(self, *args):
         pass
@@ -939,9 +942,9 @@ def main():
         shop.close()
 
     def card_in_processor_frame():
-        """The card fields in a processor's frame: the frame a person chose is filled, the shop's
-        page and a sibling frame of another origin get nothing, and the host is asked for that
-        frame's origin only."""
+        """The card fields in a processor's frames (number, expiry and code each in one): the frame
+        a person chose and its sibling frames of the same origin are filled; the shop's page and a
+        frame of another origin get nothing, and the host is asked for that frame's origin only."""
         h.unlock()
         shop = h.browser.new_page("https://shop.example.com/card-shop.html")
         child = None
@@ -961,12 +964,16 @@ def main():
         x, y = frame.shadow_items("coffer-suggestions", "item")[0]
         shop.click_at(left + x, top + y)
         check(frame.wait("document.getElementById('cc').value === '4111111111111111'"), "the frame's card number was not filled")
-        check(frame.evaluate("document.getElementById('exp').value") == "07/29", "the frame's expiry was not filled")
+
+        def frame_page(url_part):
+            target = next(t for t in h.browser.targets() if t["type"] == "iframe" and url_part in t["url"])
+            return CDPPage(h.browser, target["targetId"], h.browser.attach(target["targetId"]))
+        # The processor's other frames (its origin) are filled; the shop and another origin's frame are not.
+        check(frame_page("pay.example.net/exp-frame").wait("document.getElementById('exp').value === '07/29'"), "the processor's expiry frame was not filled")
+        check(frame_page("pay.example.net/cvc-frame").wait("document.getElementById('cvc').value === '123'"), "the processor's code frame was not filled")
         time.sleep(0.3)
         check(shop.evaluate("document.getElementById('name').value") == "", "the shop's page got the cardholder")
-        sibling = next(t for t in h.browser.targets() if t["type"] == "iframe" and "cvc.example.net" in t["url"])
-        other = CDPPage(h.browser, sibling["targetId"], h.browser.attach(sibling["targetId"]))
-        check(other.evaluate("document.getElementById('cvc').value") == "", "a sibling frame of another origin got the code")
+        check(frame_page("cvc.example.net").evaluate("document.getElementById('cvc').value") == "", "a sibling frame of another origin got the code")
         origins = {f.get("origin") for f in h.frames("in") if f.get("type") == "fillItem"}
         check(origins <= {"https://pay.example.net", "https://login.example.com"}, f"the card went to another origin: {origins}")
         shop.close()
@@ -1301,7 +1308,7 @@ def main():
         ("every form shape of the corpus fills the fields a person means, or offers nothing", form_corpus, True),
         ("a card chosen while locked asks pinentry once, then fills (timed)", cards_locked_and_timed, True),
         # (Firefox's WebDriver BiDi here delivers no pointer input into a cross-site frame.)
-        ("a card in a processor's frame fills that frame only", card_in_processor_frame, False),
+        ("a card in a processor's frames fills those frames only", card_in_processor_frame, False),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
         ("passkey: the page's create() saves one in Coffer's sheet, fido2 verifies, sign-in works, again after a restart",
          passkey_register_sign_in_restart, True),
