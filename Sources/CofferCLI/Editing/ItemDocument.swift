@@ -19,7 +19,7 @@ import CofferTerminalKit
 /// lines, the mask, a removed line.
 struct ItemDocument: Equatable {
     static let memberKeys = ["name", "kind", "user", "url", "tags", "match", "otp", "passkey", "secret service", "attachment", "id", "revision", "modified", "password history"]
-        + memberLineKeys
+        + ItemContent.memberLineKeys
     static let hiddenMarker = " (hidden)"
     static let mask = "********"
     static let maskedReason = "hidden values are masked (********) in this text, as 'show' prints them on a terminal; use 'coffer show ENTRY | …' or 'coffer edit ENTRY'"
@@ -164,13 +164,13 @@ struct ItemDocument: Equatable {
             let key = try read(line, number: number, knownFields: original.map { Set($0.content.fields.map(\.name)) }, kind: original?.content.kind)
             keys.insert(key)
             if let member = ItemRuleViolation.Member(rawValue: key == "url" ? "service" : key == "tags" ? "tag" : key) { lineOf[member] = number }
-            if let line = Self.memberLines.first(where: { $0.key == key }) {
+            if let line = ItemContent.memberLines.first(where: { $0.key == key }) {
                 lineOf[line.kind == .card ? .card : .identity] = lineOf[line.kind == .card ? .card : .identity] ?? number
                 memberLineOf[key] = memberLineOf[key] ?? number
             }
         }
         // A card's key on a login is most likely a custom field written without `field `.
-        if let line = Self.memberLines.first(where: { $0.kind != content.kind && memberLineOf[$0.key] != nil }) {
+        if let line = ItemContent.memberLines.first(where: { $0.kind != content.kind && memberLineOf[$0.key] != nil }) {
             throw ParseError(line: memberLineOf[line.key]!, reason: "'\(line.key)' is a member of a\(line.kind == .identity ? "n" : "") \(line.kind.rawValue), and this item's kind is \(content.kind.rawValue); a custom field is written 'field \(line.key): value'")
         }
         if let original {
@@ -217,9 +217,9 @@ struct ItemDocument: Equatable {
             case "passkey": passkey = value.trimmingSpaces()  // read-only: an edit keeps the record's passkey
             case "secret service": secretService = value.trimmingSpaces()  // read-only, as the passkey line
             case "attachment": attachments.append(value.trimmingSpaces())  // read-only: 'coffer attachment' changes them
-            case let member where Self.memberLineKeys.contains(member):
+            case let member where ItemContent.memberLineKeys.contains(member):
                 // The mask is kept as written, to be refused with the others after the last line.
-                let line = Self.memberLines.first { $0.key == member }!
+                let line = ItemContent.memberLines.first { $0.key == member }!
                 guard !line.masked || value.trimmingSpaces() != Self.mask else { throw ParseError(line: number, reason: Self.maskedReason) }
                 try line.read(&content, value)
             default:
@@ -247,7 +247,7 @@ struct ItemDocument: Equatable {
 
     /// The member keys a person writes (the others are shown, and read back unchanged).
     static func editableKeys(of kind: ItemKind) -> [String] {
-        ["name", "kind", "user", "url", "tags", "match", "otp"] + memberLines.filter { $0.kind == kind }.map(\.key)
+        ["name", "kind", "user", "url", "tags", "match", "otp"] + ItemContent.memberLines.filter { $0.kind == kind }.map(\.key)
     }
 
     /// Refuses a text that names another item (`id`), so a `show A | edit B` cannot copy A over B.
