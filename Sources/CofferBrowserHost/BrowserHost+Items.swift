@@ -39,8 +39,47 @@ extension BrowserHost {
         return answer
     }
 
+    /// Every item whose name, user or site holds `query` (case-insensitive), one row each, by
+    /// name: a login by its identities, any other kind by its item entry. Names only.
+    func textItems(matching query: String, in vault: Vault) throws -> JSONObject {
+        let listing = try readable(vault) { try $0.identityListing() }
+        var seen = Set<RecordID>(), items: [(name: String, kind: ItemKind, user: String)] = [], ids: [RecordID] = []
+        for row in listing.rows where row.entry == .item || row.entry == .password {
+            let identity = listing.identity(row)
+            let name = listing.name(row).isEmpty ? identity.serviceIdentifier.identifier : listing.name(row)
+            guard query.isEmpty || [name, identity.user, identity.serviceIdentifier.identifier].contains(where: { $0.lowercased().contains(query) }),
+                  seen.insert(row.recordID).inserted
+            else { continue }
+            items.append((name, row.kind, identity.user))
+            ids.append(row.recordID)
+        }
+        let order = items.indices.sorted { items[$0].name.lowercased() < items[$1].name.lowercased() }
+        return [
+            "items": .array(order.prefix(Self.maximumSuggestions).map { index in
+                .object(["recordIdentifier": .string(ids[index].hex), "name": .string(items[index].name),
+                         "kind": .string(items[index].kind.rawValue), "user": .string(items[index].user)])
+            }),
+            "locked": .bool(!session.isUnlocked(vault)),
+        ]
+    }
+
+    /// The text of `member` of item `id`, through the provider's text-insertion entry point
+    /// (the person chose it in the chooser; pinentry when locked).
+    func insertText(_ member: String, of id: RecordID, in vault: Vault) throws -> JSONObject {
+        let provider = session.provider(for: vault)
+        provider.extensionContext.reset()
+        provider.prepareInterfaceForUserChoosingTextToInsert(in: id) { texts in texts.first { $0.member == member } }
+        switch provider.extensionContext.outcome {
+        case .completedTextToInsert(let text)?: return ["text": .string(text)]
+        case .cancelled(let error)? where error.code == .userCanceled && !vault.isUnlocked: throw BrowserHostError.from(error)
+        case .cancelled(let error)? where error.code == .userCanceled: throw BrowserHostError.notFound  // no such member
+        case .cancelled(let error)?: throw BrowserHostError.from(error)
+        default: throw BrowserHostError.failed("the provider did not answer")
+        }
+    }
+
     /// Record `id`, or nil when there is none.
-    private func existing(_ id: RecordID, in vault: Vault) throws -> Record? {
+    func existing(_ id: RecordID, in vault: Vault) throws -> Record? {
         do {
             return try vault.record(withID: id)
         } catch {

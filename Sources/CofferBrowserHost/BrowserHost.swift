@@ -110,6 +110,16 @@ public final class BrowserHost {
             return try saveState(origin, user: user, password: password, topOrigin: topOrigin, in: vault)
         case .items(let kind):
             return try items(of: kind, in: vault)
+        case .textItems(let query):
+            return try textItems(matching: query, in: vault)
+        case .textMembers(let id):
+            try unlock(vault, reason: "to choose text to insert")
+            guard let record = try existing(id, in: vault) else { throw BrowserHostError.notFound }
+            return ["members": .array(record.insertableTexts.map { text in
+                .object(["member": .string(text.member), "label": .string(text.label), "secret": .bool(text.isSecret)])
+            })]
+        case .insertText(let id, let member):
+            return try insertText(member, of: id, in: vault)
         case .fillItem(let origin, let id, let kind):
             return try fillItem(id, of: kind, for: origin, in: vault)
         case .audit(let origin):

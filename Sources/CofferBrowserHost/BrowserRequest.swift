@@ -35,6 +35,12 @@ enum BrowserRequest: Equatable {
     case items(ItemKind)
     /// The members of the card or identity a person chose for a field of `origin`.
     case fillItem(BrowserOrigin, RecordID, ItemKind)
+    /// The chooser of text insertion: items by name (every kind), answered while locked.
+    case textItems(query: String)
+    /// An item's values a person may insert, named, never their text.
+    case textMembers(RecordID)
+    /// The text of one value, to insert where the person's caret is (the page is named nowhere).
+    case insertText(RecordID, member: String)
     /// The popup's question: what audit flags among the tab's logins, and where to change them.
     case audit(BrowserOrigin)
     /// `origin` and the field's `passwordrules` choose the rule (SPEC.md §12.1); both optional.
@@ -68,7 +74,7 @@ enum BrowserRequest: Equatable {
     /// a page's suggestions, a search (SPEC.md §13.3).
     var readsSecrets: Bool {
         switch self {
-        case .hello, .suggest, .search, .items, .passkeySignal: false  // a signal is dropped while locked, never a use
+        case .hello, .suggest, .search, .items, .textItems, .passkeySignal: false  // a signal is dropped while locked, never a use
         default: true
         }
     }
@@ -142,6 +148,9 @@ enum BrowserRequest: Equatable {
             }
             self = .saveState(try origin(), user: try text("user"), password: try text("password", limit: Self.maximumSecretLength), topOrigin: top)
         case "items": self = .items(try Self.fillableKind(object))
+        case "textItems": self = .textItems(query: object["query"] == nil ? "" : try text("query", limit: 256).lowercased())
+        case "textMembers": self = .textMembers(try record())
+        case "insertText": self = .insertText(try record(), member: try text("member", limit: 256))
         case "fillItem": self = .fillItem(try origin(), try record(), try Self.fillableKind(object))
         case "audit": self = .audit(try origin())
         case "save": self = .save(try origin(), user: try text("user"), password: try Self.nonEmpty(text("password", limit: Self.maximumSecretLength)))

@@ -187,7 +187,7 @@ public struct AutoFillHost {
         case .completed(let credential)?: .filled(credential, identity: password)
         case .completedOneTimeCode(let credential)?: .filledCode(credential, identity: code)
         case .cancelled(let error)?: .cancelled(error)
-        case .configurationCompleted?, .completedPasskeyRegistration?, .completedPasskeyAssertion?, nil:
+        case .configurationCompleted?, .completedPasskeyRegistration?, .completedPasskeyAssertion?, .completedTextToInsert?, nil:
             .cancelled(ExtensionError(.failed, failureReason: "the provider did not answer"))
         }
     }

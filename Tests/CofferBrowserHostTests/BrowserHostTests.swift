@@ -126,6 +126,32 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(pinentryPrompts, 1, "the session answers")
     }
 
+    /// Text insertion (iOS 18's `prepareInterfaceForUserChoosingTextToInsert`, SPEC.md §13.3): the
+    /// chooser finds items by name while locked; their values are named after pinentry, never
+    /// sent; the chosen one's text comes through the provider, with no page named anywhere.
+    func testTextInsertionNamesItemsAndValuesAndSendsOnlyTheChosenText() throws {
+        let card = try vault.addItem(ItemContent(kind: .card, name: "Travel Visa", fields: [RecordField(name: "bank", value: "Example Bank")],
+                                                 card: CardMember(number: "4111111111111111", securityCode: "123")))
+        let found = ask(["type": "textItems", "query": "visa"])
+        XCTAssertEqual(found["items"], [["recordIdentifier": .string(card.id.hex), "name": "Travel Visa", "kind": "card", "user": ""]])
+        XCTAssertEqual(ask(["type": "textItems", "query": "alice"])["items"]?.arrayValue?.first?.objectValue?["kind"], "login", "a login by its site and user")
+        XCTAssertEqual(pinentryPrompts, 0, "finding items never asks")
+        try pinentryAnswers([Self.master])
+        let members = ask(["type": "textMembers", "recordIdentifier": .string(card.id.hex)])
+        XCTAssertEqual(members["members"], [
+            ["member": "number", "label": "number", "secret": true], ["member": "security code", "label": "security code", "secret": true],
+            ["member": "field 0", "label": "bank", "secret": false],
+        ])
+        XCTAssertFalse(JSONValue.object(members).canonicalText.contains("4111"), "names only")
+        XCTAssertEqual(ask(["type": "insertText", "recordIdentifier": .string(card.id.hex), "member": "number"])["text"], "4111111111111111")
+        XCTAssertEqual(ask(["type": "insertText", "recordIdentifier": .string(card.id.hex), "member": "field 0"])["text"], "Example Bank")
+        XCTAssertEqual(error(ask(["type": "insertText", "recordIdentifier": .string(card.id.hex), "member": "password"])), "notFound")
+        XCTAssertEqual(pinentryPrompts, 1)
+        XCTAssertEqual(ask(["type": "lock"])["locked"], true)
+        try pinentryAnswers(["CANCEL"])
+        XCTAssertEqual(error(ask(["type": "insertText", "recordIdentifier": .string(card.id.hex), "member": "number"])), "cancelled")
+    }
+
     func testAChoiceFillsThroughPinentryStartsASessionAndLockEndsIt() throws {
         let id = ask(["type": "suggest", "origin": "https://login.example.com"])["identities"]?.arrayValue?.first?.objectValue?["recordIdentifier"]
         try pinentryAnswers(["wrong", Self.master])

@@ -11,6 +11,7 @@ public final class CredentialProviderExtensionContext: Sendable {
         case completedOneTimeCode(OneTimeCodeCredential)
         case completedPasskeyRegistration(PasskeyRegistrationCredential)
         case completedPasskeyAssertion(PasskeyAssertionCredential)
+        case completedTextToInsert(String)
         case cancelled(ExtensionError)
         case configurationCompleted
     }
@@ -39,6 +40,11 @@ public final class CredentialProviderExtensionContext: Sendable {
     /// Apple's `completeAssertionRequest(using:)` (iOS 17): a signed passkey sign-in.
     public func completeAssertionRequest(using credential: PasskeyAssertionCredential) {
         finish(.completedPasskeyAssertion(credential))
+    }
+
+    /// Apple's `completeRequest(withTextToInsert:)` (iOS 18): the text a person chose to insert.
+    public func completeRequest(withTextToInsert text: String) {
+        finish(.completedTextToInsert(text))
     }
 
     /// Cancels with an `ExtensionError`; any other error is reported as `.failed`.

@@ -30,6 +30,10 @@ public protocol UserInteraction: AnyObject {
     /// The default asks nobody and picks none: a passkey is never chosen for a person.
     func choosePasskey(from identities: [PasskeyCredentialIdentity]) -> PasskeyCredentialIdentity?
 
+    /// Lets the person pick one value of an item to insert as text (iOS 18's text insertion);
+    /// `nil` means cancelled. The default asks nobody and picks none.
+    func chooseTextToInsert(from texts: [InsertableText]) -> InsertableText?
+
     /// Whether a person can pick among suggestions here (default: yes).
     var canChooseIdentity: Bool { get }
     /// Asks the person to allow something (the SSH agent, before a signature with a key marked
@@ -58,6 +62,8 @@ extension UserInteraction {
     public var canChooseIdentity: Bool { true }
 
     public func choosePasskey(from identities: [PasskeyCredentialIdentity]) -> PasskeyCredentialIdentity? { nil }
+
+    public func chooseTextToInsert(from texts: [InsertableText]) -> InsertableText? { nil }
 
     /// Nobody to ask: declined.
     public func requestConfirmation(_ description: String) throws -> Bool { false }
