@@ -51,6 +51,12 @@ function senderOrigin(sender) {
   return origin && /^https?:\/\/[^/]+$/.test(origin) ? origin : null;
 }
 
+/** The chooser of text insertion (insert.html), opened by the context menu in a window of its
+ * own (so it has a tab); a content script's sender URL is its page's, never the extension's. */
+function isInsertChooser(sender) {
+  return sender.id === api.runtime.id && typeof sender.url === "string" && sender.url.startsWith(api.runtime.getURL("insert.html"));
+}
+
 function isPopup(sender) {
   return sender.id === api.runtime.id && !sender.tab && typeof sender.url === "string"
     && sender.url.startsWith(api.runtime.getURL("popup.html"));
@@ -319,9 +325,55 @@ async function fromPopup(message) {
   }
 }
 
+// ---- Insert any text: the context menu and its chooser (SPEC.md §13.5.4). ----
+
+const INSERT_MENU = "coffer-insert";
+
+function createInsertMenu() {
+  api.contextMenus?.create({ id: INSERT_MENU, title: "Insert from Coffer…", contexts: ["editable"] }, () => void api.runtime.lastError);
+}
+api.runtime.onInstalled.addListener(createInsertMenu);
+api.runtime.onStartup?.addListener(createInsertMenu);
+
+/** A right-click on an editable field chose "Insert from Coffer…": the chooser opens in a window
+ * of its own; the frame the person right-clicked is kept (in session memory) under a token only
+ * the chooser's address carries. */
+async function openInsertChooser(info, tab) {
+  if (info.menuItemId !== INSERT_MENU || !tab?.id) return;
+  const token = crypto.randomUUID();
+  await api.storage.session.set({ [`insert:${token}`]: { tabId: tab.id, frameId: info.frameId ?? 0, at: Date.now() } });
+  await api.windows.create({ url: api.runtime.getURL(`insert.html#${token}`), type: "popup", width: 440, height: 560 });
+}
+api.contextMenus?.onClicked.addListener((info, tab) => { openInsertChooser(info, tab); });
+// For tests driving the service worker (a headless browser shows no context menu).
+globalThis.cofferInsertMenu = openInsertChooser;
+
+async function fromInsertChooser(message) {
+  switch (message.type) {
+    case "textItems":
+      return ask({ type: "textItems", query: String(message.query ?? "").slice(0, 256) });
+    case "textMembers":
+      return ask({ type: "textMembers", recordIdentifier: String(message.recordIdentifier ?? "") });
+    case "insertText": {
+      // The text goes to the right-clicked frame, never back to the chooser; the host is told
+      // no page (SPEC.md §13.3).
+      const key = `insert:${String(message.token ?? "")}`;
+      const target = (await api.storage.session.get(key))[key];
+      await api.storage.session.remove(key);
+      if (!target || Date.now() - target.at > 10 * 60 * 1000) return { ok: false, error: { code: "notFound", message: "the field is gone" } };
+      const answer = await ask({ type: "insertText", recordIdentifier: String(message.recordIdentifier ?? ""), member: String(message.member ?? "") });
+      if (!answer.ok) return answer;
+      await api.tabs.sendMessage(target.tabId, { type: "insertText", text: answer.text }, { frameId: target.frameId });
+      return { ok: true };
+    }
+    default:
+      return { ok: false, error: { code: "badRequest", message: "unknown request" } };
+  }
+}
+
 api.runtime.onMessage.addListener((message, sender, respond) => {
   if (sender.id !== api.runtime.id || typeof message !== "object" || message === null) return false;
-  const handler = isPopup(sender) ? fromPopup : sender.tab ? fromContentScript : null;
+  const handler = isPopup(sender) ? fromPopup : isInsertChooser(sender) ? fromInsertChooser : sender.tab ? fromContentScript : null;
   if (!handler) return false;
   handler(message, sender).then(respond, (error) => respond({ ok: false, error: { code: "failed", message: String(error) } }));
   return true;  // answered asynchronously

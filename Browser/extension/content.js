@@ -375,6 +375,10 @@
       fillChosen(message.recordIdentifier, group).then(() => respond({ ok: true }));
       return true;
     }
+    if (message.type === "insertText" && typeof message.text === "string") {
+      insertAtCaret(message.text);
+      return false;
+    }
     if (message.type === "fillCardFrame" && message.origin === location.origin && window !== window.top) {
       // Another frame of this processor's origin was chosen: this frame's visible card fields.
       const field = cofferCheckout.firstCardField();
@@ -387,6 +391,27 @@
     }
     return false;
   });
+
+  // ---- Insert any text (the context menu's chooser, SPEC.md §13.5.4) ----
+
+  /** The chosen text at the caret of the focused field (replacing its selection), as typing
+   * would put it there; a field that takes no caret (type=email) gets it at its end. */
+  function insertAtCaret(text) {
+    const field = deepActiveElement();
+    if ((field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement) && !field.readOnly && !field.disabled) {
+      let start = null;
+      try { start = field.selectionStart; } catch { start = null; }
+      if (start === null) {
+        setValue(field, field.value + text);
+        return;
+      }
+      field.setRangeText(text, start, field.selectionEnd ?? start, "end");
+      field.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      field.dispatchEvent(new Event("change", { bubbles: true, composed: true }));
+    } else if (field?.isContentEditable) {
+      document.execCommand("insertText", false, text);
+    }
+  }
 
   // ---- Saving after a submitted login ----
 

@@ -978,6 +978,40 @@ def main():
         check(origins <= {"https://pay.example.net", "https://login.example.com"}, f"the card went to another origin: {origins}")
         shop.close()
 
+    def insert_text():
+        """"Insert from Coffer…" on a field: the chooser finds the card by name, names its values,
+        and the chosen one lands at the caret of the field that was right-clicked; the host is told
+        no page, and the chooser never holds the value."""
+        h.unlock()
+        url = "https://login.example.com/corpus/contact-form.html"
+        form = h.browser.new_page(url)
+        form.click("#msg")
+        form.type_text("Card: ")
+        h.in_worker(f"(async () => {{ const [tab] = await chrome.tabs.query({{url: {json.dumps(url + '*')}}});"
+                    " await cofferInsertMenu({menuItemId: 'coffer-insert', frameId: 0}, tab); })()")
+        chooser_target = None
+        for _ in range(50):
+            chooser_target = next((t for t in h.browser.targets() if t["type"] == "page" and "/insert.html#" in t["url"]), None)
+            if chooser_target:
+                break
+            time.sleep(0.1)
+        check(chooser_target, "the chooser did not open")
+        chooser = CDPPage(h.browser, chooser_target["targetId"], h.browser.attach(chooser_target["targetId"]))
+        check(chooser.wait("document.querySelectorAll('#items button').length > 0"), "the chooser lists no item")
+        chooser.click("#query")
+        chooser.type_text("travel")
+        check(chooser.wait("document.querySelectorAll('#items button').length === 1"), "the search did not narrow the items")
+        check(CARD_NAME in chooser.evaluate("document.getElementById('items').textContent"), "the card is not the item found")
+        chooser.click("#items button")
+        check(chooser.wait("!document.getElementById('members-step').hidden"), "the card's values were not listed")
+        labels = chooser.evaluate("[...document.querySelectorAll('#members button')].map((b) => b.textContent)")
+        check(labels[:2] == ["cardholder", "number (secret)"] and "4111" not in "".join(labels), f"the values should be named, never shown: {labels}")
+        chooser.click("#members li:nth-child(2) button")
+        check(form.wait("document.getElementById('msg').value === 'Card: 4111111111111111'"), "the number was not inserted at the caret")
+        inserted = [f for f in h.frames("in") if f.get("type") == "insertText"]
+        check(inserted and all("origin" not in f for f in inserted), "the host was told the page")
+        form.close()
+
     def form_corpus():
         """Every shape of Tests/Browser/corpus, each on its own; the failures are listed together."""
         failures = []
@@ -1307,6 +1341,8 @@ def main():
         ("a payment processor's frame asking for a bank login gets no save offer", embedded_frame, False),
         ("every form shape of the corpus fills the fields a person means, or offers nothing", form_corpus, True),
         ("a card chosen while locked asks pinentry once, then fills (timed)", cards_locked_and_timed, True),
+        # (The chooser is driven through the worker: a headless browser shows no context menu.)
+        ("Insert from Coffer: a chosen value lands at the caret, the page named nowhere", insert_text, False),
         # (Firefox's WebDriver BiDi here delivers no pointer input into a cross-site frame.)
         ("a card in a processor's frames fills those frames only", card_in_processor_frame, False),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
