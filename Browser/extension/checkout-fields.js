@@ -187,7 +187,9 @@ globalThis.cofferCheckout = globalThis.cofferCheckout ?? (() => {
       case "expiryYear": return card.expiryYear && (size === 2 || /\byy\b|jj\b|aa\b/.test(hint) && !/yyyy|jjjj|aaaa/.test(hint) ? pad(card.expiryYear % 100) : String(card.expiryYear));
       case "expiry": {
         if (!card.expiryMonth || !card.expiryYear) return undefined;
-        if (element.type === "month") return `${card.expiryYear}-${pad(card.expiryMonth)}`;
+        // The attribute, not the property: a browser without a month picker shows a text field, and
+        // the page still expects what type=month submits.
+        if (element.getAttribute("type")?.toLowerCase() === "month") return `${card.expiryYear}-${pad(card.expiryMonth)}`;
         const long = size >= 7 || /yyyy|jjjj|aaaa/.test(hint);
         return `${pad(card.expiryMonth)}/${long ? card.expiryYear : pad(card.expiryYear % 100)}`;
       }

@@ -289,7 +289,7 @@ class Harness:
     def prepare_vault(self):
         assert self.coffer("init", "--kdf", "interactive", "--password-stdin", stdin=MASTER + "\n")[0] == 0
         # A card and an identity for the payment and address forms of the corpus (SPEC §6.8).
-        card = "cardholder: Alice Example\nnumber: 4111 1111 1111 1111\nexpiry: 07/2029\nsecurity code: 123\n"
+        card = "cardholder: Alice Example\nnumber: 4111 1111 1111 1111\nbrand: Visa\nexpiry: 07/2029\nsecurity code: 123\n"
         assert self.coffer("add", "--name", CARD_NAME, "--kind", "card", "--password-stdin", stdin=f"{MASTER}\n{card}")[0] == 0
         identity = ("given name: Alice\nfamily name: Example\naddress: 1 Main St\naddress: Apt 2\ncity: Springfield\nregion: IL\n"
                     "postal code: 62701\ncountry: US\nphone: +1 217 555 0100\nemail: alice@example.com\n")
