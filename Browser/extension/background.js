@@ -71,6 +71,14 @@ async function settings() {
 
 /** A submitted login waiting for the person's Save / Update / Never, per tab; in memory only. */
 const pendingSaves = new Map();
+/** A submitted card waiting for the person's Save / Not now, per tab; in memory only. */
+const pendingCardSaves = new Map();
+
+/** What the card's save bar shows: the network and the last digits, never the number. */
+function cardBar(card) {
+  const brand = card.number.startsWith("4") ? "Visa" : /^(5[1-5]|2[2-7])/.test(card.number) ? "Mastercard" : /^3[47]/.test(card.number) ? "American Express" : "";
+  return { brand, lastDigits: card.number.slice(-4), hasCode: Boolean(card.securityCode) };
+}
 
 function pendingSave(tabId, origin) {
   const pending = pendingSaves.get(tabId);
@@ -157,7 +165,36 @@ async function fromContentScript(message, sender) {
     case "pendingSave": {
       if (sender.frameId !== 0) return { ok: true, pending: null };
       const pending = pendingSave(tabId, origin);
-      return { ok: true, pending: pending && { user: pending.user, host: new URL(pending.origin).host, state: pending.state } };
+      const card = pendingCardSaves.get(tabId);
+      return {
+        ok: true, pending: pending && { user: pending.user, host: new URL(pending.origin).host, state: pending.state },
+        card: card && Date.now() - card.at <= PENDING_SAVE_MS ? cardBar(card) : null,
+      };
+    }
+    case "cardSubmitted": {
+      // Only from an https page (or localhost); held in memory until the person decides, at
+      // most two minutes, in this tab only.
+      if (!/^https:|^http:\/\/localhost(:|$)/.test(origin)) return { ok: true };
+      const card = message.card ?? {};
+      const pending = {
+        origin, at: Date.now(), number: String(card.number ?? "").slice(0, 32), cardholder: String(card.cardholder ?? "").slice(0, 256),
+        expiryMonth: Number.isInteger(card.expiryMonth) ? card.expiryMonth : undefined, expiryYear: Number.isInteger(card.expiryYear) ? card.expiryYear : undefined,
+        securityCode: typeof card.securityCode === "string" ? card.securityCode.slice(0, 8) : undefined,
+      };
+      pendingCardSaves.set(tabId, pending);
+      api.tabs.sendMessage(tabId, { type: "showCardSaveBar", ...cardBar(pending) }, { frameId: 0 }).catch(() => {});
+      return { ok: true };
+    }
+    case "cardSaveAction": {
+      const pending = pendingCardSaves.get(tabId);
+      pendingCardSaves.delete(tabId);
+      if (!pending || sender.frameId !== 0 || message.action !== "save") return { ok: true };
+      const request = { type: "saveCard", origin: pending.origin, number: pending.number, cardholder: pending.cardholder };
+      if (pending.expiryMonth) request.expiryMonth = pending.expiryMonth;
+      if (pending.expiryYear) request.expiryYear = pending.expiryYear;
+      // The security code is kept only when the person ticked it.
+      if (message.withCode === true && pending.securityCode) request.securityCode = pending.securityCode;
+      return ask(request);
     }
     case "saveAction": {
       const pending = pendingSaves.get(tabId);

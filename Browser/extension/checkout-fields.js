@@ -267,5 +267,29 @@ globalThis.cofferCheckout = globalThis.cofferCheckout ?? (() => {
     return controlsUnder(document.documentElement).find((element) => autocomplete(element)?.name in CARD_TOKENS && isVisible(element)) ?? null;
   }
 
-  return { partOf, sectionOf, offerFor, fill, firstCardField };
+  /** The card a submitted form carries, read as a person typed it, or null: a number of 12 to
+   * 19 digits is needed. Selects and inputs for month and year, one combined expiry field. */
+  function submittedCard(scope) {
+    const entries = controlsUnder(scope ?? document.documentElement).map((element) => ({ element, ...partOf(element) }))
+      .filter((entry) => entry.section === "card" && entry.element.value);
+    const value = (part) => entries.filter((entry) => entry.part === part).map((entry) => entry.element.value.trim()).join("");
+    const number = value("number").replace(/[\s-]/g, "");
+    if (!/^\d{12,19}$/.test(number)) return null;
+    const year = (text) => { const digits = Number(text); return text.length === 2 ? 2000 + digits : text.length === 4 ? digits : undefined; };
+    const card = { number, cardholder: value("cardholder") || [value("cardholderGiven"), value("cardholderFamily")].filter(Boolean).join(" ") };
+    const combined = value("expiry").match(/^(\d{1,2})\s*[/-]\s*(\d{2}|\d{4})$|^(\d{4})-(\d{2})$/);
+    if (combined) {
+      card.expiryMonth = Number(combined[1] ?? combined[4]);
+      card.expiryYear = year(combined[2] ?? combined[3]);
+    } else {
+      const month = value("expiryMonth").match(/^\d{1,2}$/) ? Number(value("expiryMonth")) : undefined;
+      if (month >= 1 && month <= 12) card.expiryMonth = month;
+      if (/^(\d{2}|\d{4})$/.test(value("expiryYear"))) card.expiryYear = year(value("expiryYear"));
+    }
+    const code = value("securityCode");
+    if (/^\d{3,4}$/.test(code)) card.securityCode = code;
+    return card;
+  }
+
+  return { partOf, sectionOf, offerFor, fill, firstCardField, submittedCard };
 })();

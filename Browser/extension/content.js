@@ -291,6 +291,8 @@
   // ---- Cards and addresses (SPEC.md §13.6.1): checkout-fields.js says which fields ----
 
   const SECURE_PAGE = location.protocol === "https:" || (location.protocol === "http:" && location.hostname === "localhost");
+  /** The number of the card Coffer filled here: submitting it offers no save (it is kept). */
+  let filledCardNumber = null;
 
   /** A payment or address field offers the cards or the identities, by name; only on an https
    * page. */
@@ -312,6 +314,7 @@
     const answer = await send({ type: "fillItem", kind, recordIdentifier });
     if (!answer?.ok) return;
     cofferCheckout.fill(cofferCheckout.sectionOf(field), answer, setValue);
+    if (answer.card?.number) filledCardNumber = answer.card.number;
     document.documentElement.dataset.cofferFillMs = String(Math.round((performance.now() - started) * 10) / 10);
   }
 
@@ -383,6 +386,11 @@
       // Another frame of this processor's origin was chosen: this frame's visible card fields.
       const field = cofferCheckout.firstCardField();
       if (field) cofferCheckout.fill(cofferCheckout.sectionOf(field), message.item, setValue);
+      filledCardNumber = message.item.card?.number ?? filledCardNumber;
+      return false;
+    }
+    if (message.type === "showCardSaveBar" && window === window.top) {
+      showCardSaveBar(message);
       return false;
     }
     if (message.type === "showSaveBar" && window === window.top) {
@@ -418,6 +426,36 @@
   function submitted(form) {
     const login = submittedLogin(form);
     if (login) send({ type: "submitted", ...login });
+    // A card typed into a checkout (never one Coffer filled: that one is kept already).
+    const card = SECURE_PAGE ? cofferCheckout.submittedCard(form) : null;
+    if (card && card.number !== filledCardNumber) send({ type: "cardSubmitted", card });
+  }
+
+  /** "Save this card?", with the security code kept only when the person ticks it. */
+  function showCardSaveBar({ brand, lastDigits, hasCode }) {
+    document.querySelector("coffer-card-save-bar")?.remove();
+    const bar = document.createElement("coffer-card-save-bar");
+    const root = bar.attachShadow({ mode: "closed" });
+    bar.style.cssText = "all: initial; position: fixed; z-index: 2147483647; top: 12px; right: 12px;";
+    root.innerHTML = `<style>
+      .bar { font: 13px system-ui, sans-serif; background: #fff; color: #111; border: 1px solid #bbb; border-radius: 8px;
+             box-shadow: 0 4px 14px rgba(0,0,0,.25); padding: 12px 14px; max-width: 340px; }
+      .text, label { display: block; margin-bottom: 10px; } button { font: inherit; margin-right: 6px; padding: 4px 10px; border-radius: 5px;
+             border: 1px solid #999; background: #f6f6f6; cursor: pointer; } button.primary { background: #1a73e8; color: #fff; border-color: #1a73e8; }
+    </style><div class="bar" role="dialog" aria-label="Coffer"><div class="text"></div>
+      <label class="code"><input type="checkbox" class="with-code"> Also keep its security code</label>
+      <button class="primary" data-action="save">Save</button><button class="close" data-action="close">Not now</button></div>`;
+    root.querySelector(".text").textContent = `Save the card ${brand ? brand + " " : ""}•••• ${lastDigits} in Coffer?`;
+    if (!hasCode) root.querySelector(".code").remove();
+    for (const button of root.querySelectorAll("button")) {
+      button.addEventListener("click", (event) => {
+        if (!event.isTrusted) return;
+        const withCode = root.querySelector(".with-code")?.checked === true;
+        bar.remove();
+        send({ type: "cardSaveAction", action: button.dataset.action, withCode });
+      });
+    }
+    document.documentElement.append(bar);
   }
 
   document.addEventListener("submit", (event) => submitted(event.target), true);
@@ -454,6 +492,7 @@
     if (window === window.top) {
       const answer = await send({ type: "pendingSave" });
       if (answer?.pending) showSaveBar(answer.pending);
+      if (answer?.card) showCardSaveBar(answer.card);
     }
     const group = firstLoginGroup();
     if (group?.password && window === window.top) {

@@ -39,6 +39,23 @@ extension BrowserHost {
         return answer
     }
 
+    /// Keeps a card a person submitted and chose to save (the extension sends its code only when
+    /// they ticked it): named by its brand and last digits; `exists` when a card of that number is
+    /// kept already. Only from an https page; pinentry when locked.
+    func saveCard(_ card: CardMember, from origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
+        guard origin.isSecure || origin.host == "localhost" else { throw BrowserHostError.forbidden("a card is saved only from an https page") }
+        try unlock(vault, reason: "to save a card from \(origin.host)")
+        let listing = try vault.identityStore.identityListing()
+        for row in listing.rows where row.entry == .item && row.kind == .card {
+            let kept = try existing(row.recordID, in: vault)?.card?.number.filter(\.isNumber)
+            if kept == card.number { throw BrowserHostError.exists }
+        }
+        var named = card
+        if named.brand.isEmpty { named.brand = CardMember.brand(ofNumber: card.number) ?? "" }
+        let record = try vault.addItem(ItemContent(kind: .card, name: "\(named.brand.isEmpty ? "Card" : named.brand) •••• \(card.lastDigits)", card: named))
+        return ["recordIdentifier": .string(record.id.hex), "name": .string(record.name)]
+    }
+
     /// Every item whose name, user or site holds `query` (case-insensitive), one row each, by
     /// name: a login by its identities, any other kind by its item entry. Names only.
     func textItems(matching query: String, in vault: Vault) throws -> JSONObject {

@@ -110,6 +110,8 @@ public final class BrowserHost {
             return try saveState(origin, user: user, password: password, topOrigin: topOrigin, in: vault)
         case .items(let kind):
             return try items(of: kind, in: vault)
+        case .saveCard(let origin, let card):
+            return try saveCard(card, from: origin, in: vault)
         case .textItems(let query):
             return try textItems(matching: query, in: vault)
         case .textMembers(let id):

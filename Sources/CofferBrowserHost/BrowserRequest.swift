@@ -35,6 +35,8 @@ enum BrowserRequest: Equatable {
     case items(ItemKind)
     /// The members of the card or identity a person chose for a field of `origin`.
     case fillItem(BrowserOrigin, RecordID, ItemKind)
+    /// A card submitted on a page, to keep (the person chose Save); its code only when they ticked it.
+    case saveCard(BrowserOrigin, CardMember)
     /// The chooser of text insertion: items by name (every kind), answered while locked.
     case textItems(query: String)
     /// An item's values a person may insert, named, never their text.
@@ -148,6 +150,15 @@ enum BrowserRequest: Equatable {
             }
             self = .saveState(try origin(), user: try text("user"), password: try text("password", limit: Self.maximumSecretLength), topOrigin: top)
         case "items": self = .items(try Self.fillableKind(object))
+        case "saveCard":
+            func number(_ name: String) -> Int? { object[name]?.int64Value.map(Int.init) }
+            let numberText = try text("number", limit: 64), code = object["securityCode"] == nil ? "" : try text("securityCode", limit: 8)
+            let card = CardMember(
+                cardholder: object["cardholder"] == nil ? "" : try text("cardholder", limit: 256),
+                number: (try? ItemRules.cardNumber(numberText)) ?? "", expiryMonth: number("expiryMonth"), expiryYear: number("expiryYear"),
+                securityCode: (try? ItemRules.cardDigits(code, "security code", lengths: 3...4)) ?? "")
+            guard !card.number.isEmpty, card.hasValidDates else { throw .badRequest("not a card number, or a month or year out of range") }
+            self = .saveCard(try origin(), card)
         case "textItems": self = .textItems(query: object["query"] == nil ? "" : try text("query", limit: 256).lowercased())
         case "textMembers": self = .textMembers(try record())
         case "insertText": self = .insertText(try record(), member: try text("member", limit: 256))

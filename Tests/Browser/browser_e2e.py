@@ -130,6 +130,10 @@ CARD_FRAME = """<!doctype html><html><head><meta charset="utf-8"><style>body{mar
 EXP_FRAME = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><form><input id="exp" autocomplete="cc-exp"></form></body></html>"""
 CVC_FRAME = """<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0"><form><input id="cvc" autocomplete="cc-csc"></form></body></html>"""
 
+CARD_CHECKOUT = """<!doctype html><html><head><meta charset="utf-8"><style>input,button{display:block;margin:8px}</style></head><body><h1>Checkout</h1>
+<form method="post" action="/welcome"><input id="cc" autocomplete="cc-number" placeholder="Card number"><input id="exp" autocomplete="cc-exp" placeholder="MM/YY">
+<input id="cvc" autocomplete="cc-csc" placeholder="CVC"><button id="pay">Pay</button></form></body></html>"""
+
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 BANK_USER, BANK_PASSWORD = "12345678", "BankPw-1"
 CARD_NAME, IDENTITY_NAME = "Travel Visa", "Home address"
@@ -143,7 +147,7 @@ class Site(http.server.BaseHTTPRequestHandler):
              "/checkout-pay.html": CHECKOUT.format(frame="pay.example.net"), "/checkout-other.html": CHECKOUT.format(frame="other.example.net"),
              "/passkeys.html": PASSKEYS, "/passkeys-framed.html": PASSKEY_FRAMED, "/passkey-frame.html": PASSKEY_FRAME,
              "/upgrade.html": UPGRADE, "/upgrade-framing.html": UPGRADE_FRAMING,
-             "/card-shop.html": CARD_SHOP, "/card-frame.html": CARD_FRAME, "/exp-frame.html": EXP_FRAME, "/cvc-frame.html": CVC_FRAME}
+             "/card-shop.html": CARD_SHOP, "/card-checkout.html": CARD_CHECKOUT, "/card-frame.html": CARD_FRAME, "/exp-frame.html": EXP_FRAME, "/cvc-frame.html": CVC_FRAME}
 
     def log_message(self, *args):
         pass
@@ -978,6 +982,39 @@ def main():
         check(origins <= {"https://pay.example.net", "https://login.example.com"}, f"the card went to another origin: {origins}")
         shop.close()
 
+    def card_saved_after_checkout():
+        """A card typed into a checkout is offered for saving on the next page; saved without its
+        code unless the box is ticked; a card Coffer filled is offered no save."""
+        h.unlock()
+        shop = h.browser.new_page("https://shop.example.com/card-checkout.html")
+        for selector, text in (("#cc", "5555 4444 3333 1111"), ("#exp", "12/30"), ("#cvc", "321")):
+            shop.click(selector)
+            time.sleep(0.3)
+            shop.key("Escape", "Escape", 27)
+            shop.type_text(text)
+        shop.click("#pay")
+        check(shop.wait("location.pathname === '/welcome' && document.readyState === 'complete'", timeout=10), "the checkout was not submitted")
+        check(shop.wait("!!document.querySelector('coffer-card-save-bar')", timeout=8), "no card save bar after the checkout")
+        text = shop.shadow_text("coffer-card-save-bar")
+        check("Mastercard •••• 1111" in text and "5555" not in text, f"the bar should name the card by its last digits: {text!r}")
+        shop.click_at(*shop.shadow_items("coffer-card-save-bar", "primary")[0])
+        time.sleep(1.0)
+        code, out, err = h.coffer("show", "Mastercard •••• 1111", "--json", "--password-stdin", stdin=MASTER + "\n")
+        check(code == 0, f"the card was not saved: {err}")
+        kept = json.loads(out).get("card") or {}
+        check(kept.get("number") == "5555444433331111" and kept.get("expiryMonth") == 12 and kept.get("expiryYear") == 2030,
+              f"the card was not kept as typed: {kept}")
+        check(kept.get("code", "") == "", "the security code was kept though the box was not ticked")
+        # A card Coffer filled is no new card.
+        shop.navigate("https://shop.example.com/card-checkout.html")
+        shop.click_at(*h.open_list(shop, "#cc")[0])
+        check(shop.wait("document.getElementById('cc').value !== ''"), "the chosen card was not filled")
+        shop.click("#pay")
+        check(shop.wait("location.pathname === '/welcome' && document.readyState === 'complete'", timeout=10), "the checkout was not submitted")
+        time.sleep(1.5)
+        check(shop.evaluate("document.querySelector('coffer-card-save-bar') === null"), "a card Coffer filled was offered for saving")
+        shop.close()
+
     def insert_text():
         """"Insert from Coffer…" on a field: the chooser finds the card by name, names its values,
         and the chosen one lands at the caret of the field that was right-clicked; the host is told
@@ -1341,6 +1378,7 @@ def main():
         ("a payment processor's frame asking for a bank login gets no save offer", embedded_frame, False),
         ("every form shape of the corpus fills the fields a person means, or offers nothing", form_corpus, True),
         ("a card chosen while locked asks pinentry once, then fills (timed)", cards_locked_and_timed, True),
+        ("a card typed into a checkout is offered for saving, its code only when ticked", card_saved_after_checkout, True),
         # (The chooser is driven through the worker: a headless browser shows no context menu.)
         ("Insert from Coffer: a chosen value lands at the caret, the page named nowhere", insert_text, False),
         # (Firefox's WebDriver BiDi here delivers no pointer input into a cross-site frame.)

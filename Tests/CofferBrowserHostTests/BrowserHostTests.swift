@@ -126,6 +126,30 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(pinentryPrompts, 1, "the session answers")
     }
 
+    /// A card submitted on a page and saved (SPEC.md §13.3): named by its brand and last digits,
+    /// its code only when sent, only from https, never twice.
+    func testASubmittedCardIsSavedOnceNamedByItsBrand() throws {
+        XCTAssertEqual(error(ask(["type": "saveCard", "origin": "http://shop.example", "number": "4111111111111111"])), "forbidden")
+        try pinentryAnswers([Self.master])
+        let saved = ask(["type": "saveCard", "origin": "https://shop.example", "number": "4111 1111 1111 1111", "cardholder": "Alice Example",
+                         "expiryMonth": 7, "expiryYear": 2029])
+        XCTAssertEqual(saved["name"], "Visa •••• 1111", "\(saved)")
+        let id = try RecordID(hex: XCTUnwrap(saved["recordIdentifier"]?.stringValue))
+        XCTAssertEqual(try vault.record(withID: id).card, CardMember(
+            cardholder: "Alice Example", number: "4111111111111111", brand: "Visa", expiryMonth: 7, expiryYear: 2029), "no code was sent, none kept")
+        XCTAssertEqual(error(ask(["type": "saveCard", "origin": "https://other.example", "number": "4111111111111111", "securityCode": "123"])),
+                       "exists", "the same number is not kept twice")
+        let withCode = ask(["type": "saveCard", "origin": "https://shop.example", "number": "5555444433331111", "securityCode": "321"])
+        XCTAssertEqual(withCode["name"], "Mastercard •••• 1111")
+        XCTAssertEqual(try vault.record(withID: RecordID(hex: XCTUnwrap(withCode["recordIdentifier"]?.stringValue))).card?.securityCode, "321")
+        XCTAssertEqual(error(ask(["type": "saveCard", "origin": "https://shop.example", "number": "1234"])), "badRequest")
+        XCTAssertEqual(pinentryPrompts, 1)
+        XCTAssertEqual(CardMember.brand(ofNumber: "378282246310005"), "American Express")
+        XCTAssertEqual(CardMember.brand(ofNumber: "6011111111111117"), "Discover")
+        XCTAssertEqual(CardMember.brand(ofNumber: "2223003122003222"), "Mastercard")
+        XCTAssertNil(CardMember.brand(ofNumber: "9999888877776666"))
+    }
+
     /// Text insertion (iOS 18's `prepareInterfaceForUserChoosingTextToInsert`, SPEC.md §13.3): the
     /// chooser finds items by name while locked; their values are named after pinentry, never
     /// sent; the chosen one's text comes through the provider, with no page named anywhere.

@@ -50,6 +50,23 @@ public struct CardMember: Equatable, Sendable {
             && [expiryYear, startYear].allSatisfy { $0.map((1000...9999).contains) ?? true }
     }
 
+    /// The network a number's first digits name (ISO/IEC 7812 issuer ranges as the networks
+    /// publish them), or nil: Visa 4; Mastercard 51–55 and 2221–2720; American Express 34, 37;
+    /// Discover 6011, 644–649, 65; JCB 3528–3589; Diners Club 300–305, 36, 38, 39; UnionPay 62.
+    public static func brand(ofNumber number: String) -> String? {
+        let digits = number.filter(\.isNumber)
+        func prefix(_ count: Int) -> Int? { digits.count >= count ? Int(digits.prefix(count)) : nil }
+        guard let two = prefix(2) else { return nil }
+        if digits.hasPrefix("4") { return "Visa" }
+        if (51...55).contains(two) || (prefix(4).map { (2221...2720).contains($0) } ?? false) { return "Mastercard" }
+        if two == 34 || two == 37 { return "American Express" }
+        if prefix(4) == 6011 || two == 65 || (prefix(3).map { (644...649).contains($0) } ?? false) { return "Discover" }
+        if prefix(4).map({ (3528...3589).contains($0) }) ?? false { return "JCB" }
+        if (prefix(3).map { (300...305).contains($0) } ?? false) || [36, 38, 39].contains(two) { return "Diners Club" }
+        if two == 62 { return "UnionPay" }
+        return nil
+    }
+
     /// The number's last four digits, what a person recognises a card by ("•••• 4242").
     public var lastDigits: String { String(number.filter(\.isNumber).suffix(4)) }
 }
