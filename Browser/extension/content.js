@@ -431,10 +431,14 @@
     if (card && card.number !== filledCardNumber) send({ type: "cardSubmitted", card });
   }
 
-  /** "Save this card?", with the security code kept only when the person ticks it. */
-  function showCardSaveBar({ brand, lastDigits, hasCode }) {
-    document.querySelector("coffer-card-save-bar")?.remove();
-    const bar = document.createElement("coffer-card-save-bar");
+  document.addEventListener("submit", (event) => submitted(event.target), true);
+
+  /** A bar at the top right of the page in a closed shadow root (the page cannot read or press
+   * it): `text`, then `body` (its controls); a trusted click on one of its buttons removes it and
+   * calls `choose` with the button's action and the bar's root. */
+  function showBar(tag, text, body, choose) {
+    document.querySelector(tag)?.remove();
+    const bar = document.createElement(tag);
     const root = bar.attachShadow({ mode: "closed" });
     bar.style.cssText = "all: initial; position: fixed; z-index: 2147483647; top: 12px; right: 12px;";
     root.innerHTML = `<style>
@@ -442,48 +446,35 @@
              box-shadow: 0 4px 14px rgba(0,0,0,.25); padding: 12px 14px; max-width: 340px; }
       .text, label { display: block; margin-bottom: 10px; } button { font: inherit; margin-right: 6px; padding: 4px 10px; border-radius: 5px;
              border: 1px solid #999; background: #f6f6f6; cursor: pointer; } button.primary { background: #1a73e8; color: #fff; border-color: #1a73e8; }
-    </style><div class="bar" role="dialog" aria-label="Coffer"><div class="text"></div>
-      <label class="code"><input type="checkbox" class="with-code"> Also keep its security code</label>
-      <button class="primary" data-action="save">Save</button><button class="close" data-action="close">Not now</button></div>`;
-    root.querySelector(".text").textContent = `Save the card ${brand ? brand + " " : ""}•••• ${lastDigits} in Coffer?`;
-    if (!hasCode) root.querySelector(".code").remove();
+    </style><div class="bar" role="dialog" aria-label="Coffer"><div class="text"></div>${body}</div>`;
+    root.querySelector(".text").textContent = text;
     for (const button of root.querySelectorAll("button")) {
       button.addEventListener("click", (event) => {
         if (!event.isTrusted) return;
-        const withCode = root.querySelector(".with-code")?.checked === true;
         bar.remove();
-        send({ type: "cardSaveAction", action: button.dataset.action, withCode });
+        choose(button.dataset.action, root);
       });
     }
     document.documentElement.append(bar);
+    return root;
   }
 
-  document.addEventListener("submit", (event) => submitted(event.target), true);
-
   function showSaveBar({ user, host, state }) {
-    document.querySelector("coffer-save-bar")?.remove();
-    const bar = document.createElement("coffer-save-bar");
-    const root = bar.attachShadow({ mode: "closed" });
-    bar.style.cssText = "all: initial; position: fixed; z-index: 2147483647; top: 12px; right: 12px;";
-    root.innerHTML = `<style>
-      .bar { font: 13px system-ui, sans-serif; background: #fff; color: #111; border: 1px solid #bbb; border-radius: 8px;
-             box-shadow: 0 4px 14px rgba(0,0,0,.25); padding: 12px 14px; max-width: 340px; }
-      .text { margin-bottom: 10px; } button { font: inherit; margin-right: 6px; padding: 4px 10px; border-radius: 5px;
-             border: 1px solid #999; background: #f6f6f6; cursor: pointer; } button.primary { background: #1a73e8; color: #fff; border-color: #1a73e8; }
-    </style><div class="bar" role="dialog" aria-label="Coffer"><div class="text"></div>
-      <button class="primary" data-action="save"></button><button class="never" data-action="never">Never for this site</button><button class="close" data-action="close">Not now</button></div>`;
-    root.querySelector(".text").textContent = state === "new"
+    const root = showBar("coffer-save-bar", state === "new"
       ? `Save the login for ${user || "this account"} on ${host} in Coffer?`
-      : `Update the password of ${user || "this account"} on ${host} in Coffer?`;
+      : `Update the password of ${user || "this account"} on ${host} in Coffer?`,
+    `<button class="primary" data-action="save"></button><button class="never" data-action="never">Never for this site</button><button class="close" data-action="close">Not now</button>`,
+    (action) => { if (action !== "close") send({ type: "saveAction", action }); });
     root.querySelector("[data-action=save]").textContent = state === "new" ? "Save" : "Update";
-    for (const button of root.querySelectorAll("button")) {
-      button.addEventListener("click", (event) => {
-        if (!event.isTrusted) return;
-        bar.remove();
-        if (button.dataset.action !== "close") send({ type: "saveAction", action: button.dataset.action });
-      });
-    }
-    document.documentElement.append(bar);
+  }
+
+  /** "Save this card?", with the security code kept only when the person ticks it. */
+  function showCardSaveBar({ brand, lastDigits, hasCode }) {
+    const root = showBar("coffer-card-save-bar", `Save the card ${brand ? brand + " " : ""}•••• ${lastDigits} in Coffer?`,
+      `<label class="code"><input type="checkbox" class="with-code"> Also keep its security code</label>
+      <button class="primary" data-action="save">Save</button><button class="close" data-action="close">Not now</button>`,
+      (action, bar) => send({ type: "cardSaveAction", action, withCode: bar.querySelector(".with-code")?.checked === true }));
+    if (!hasCode) root.querySelector(".code").remove();
   }
 
   // ---- On load: a save bar carried over from the page that was submitted; fill on load. ----
