@@ -205,7 +205,10 @@ final class BackupRestoreTests: XCTestCase {
         }
         for writer in writers { XCTAssertEqual(writer.terminationStatus, 0) }
         XCTAssertGreaterThan(backups.count, 1)
-        for tar in backups {
+        // Each is restored and verified twice, which costs far more than taking it: eight of
+        // them, spread over the writers' run (the first and the last among them), are checked.
+        let checked = backups.count <= 8 ? backups : (0..<8).map { backups[$0 * (backups.count - 1) / 7] }
+        for tar in checked {
             let target = GroupContainer(path: Fixture.containerPath("check"))
             try VaultBackup.restore(from: tar, into: target, replacing: false)
             let restored = try Vault.open(target, configuration: vault.configuration)
