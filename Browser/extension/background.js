@@ -51,6 +51,11 @@ function senderOrigin(sender) {
   return origin && /^https?:\/\/[^/]+$/.test(origin) ? origin : null;
 }
 
+/** Whether a card or an address may go to (or come from) `origin`: https, or http://localhost. */
+function isSecureOrigin(origin) {
+  return /^https:|^http:\/\/localhost(:|$)/.test(origin);
+}
+
 /** The chooser of text insertion (insert.html), opened by the context menu in a window of its
  * own (so it has a tab); a content script's sender URL is its page's, never the extension's. */
 function isInsertChooser(sender) {
@@ -100,7 +105,7 @@ async function fromContentScript(message, sender) {
     case "fillItem":
       // A card or an address goes only into the https page (or localhost) of the frame whose
       // field the person chose: the origin is the browser's, and the host checks it again.
-      if (!/^https:|^http:\/\/localhost(:|$)/.test(origin)) return { ok: false, error: { code: "forbidden", message: "only https pages" } };
+      if (!isSecureOrigin(origin)) return { ok: false, error: { code: "forbidden", message: "only https pages" } };
     {
       const kind = message.kind === "card" ? "card" : "identity";
       const answer = await ask({ type: "fillItem", origin, kind, recordIdentifier: String(message.recordIdentifier ?? "") });
@@ -174,7 +179,7 @@ async function fromContentScript(message, sender) {
     case "cardSubmitted": {
       // Only from an https page (or localhost); held in memory until the person decides, at
       // most two minutes, in this tab only.
-      if (!/^https:|^http:\/\/localhost(:|$)/.test(origin)) return { ok: true };
+      if (!isSecureOrigin(origin)) return { ok: true };
       const card = message.card ?? {};
       const pending = {
         origin, at: Date.now(), number: String(card.number ?? "").slice(0, 32), cardholder: String(card.cardholder ?? "").slice(0, 256),

@@ -100,6 +100,14 @@
     return entries;
   }
 
+  /** A `<span>` of class `name` holding `text` (as text, never markup). */
+  function span(name, text) {
+    const element = document.createElement("span");
+    element.className = name;
+    element.textContent = text;
+    return element;
+  }
+
   /** Shows `entries` under `anchor`, `head` above them. */
   function render(anchor, entries, head, group = null) {
     closeList();
@@ -131,38 +139,19 @@
       if (entry.generated) {
         item.textContent = "Use a strong generated password";
       } else if (entry.passkey) {
-        const user = document.createElement("span");
-        user.className = "user";
-        user.textContent = entry.passkey.userName || "(no user name)";
-        const site = document.createElement("span");
-        site.className = "site";
-        site.textContent = `passkey for ${entry.passkey.rpId}`;
-        item.append(user, site);
+        item.append(span("user", entry.passkey.userName || "(no user name)"), span("site", `passkey for ${entry.passkey.rpId}`));
       } else if (entry.item) {
-        const name = document.createElement("span");
-        name.className = "user";
-        name.textContent = entry.item.name || "(no name)";
-        const what = document.createElement("span");
-        what.className = "site";
-        what.textContent = entry.kind === "card" ? "card" : entry.item.user ? `address · ${entry.item.user}` : "address";
-        item.append(name, what);
+        const what = entry.kind === "card" ? "card" : entry.item.user ? `address · ${entry.item.user}` : "address";
+        item.append(span("user", entry.item.name || "(no name)"), span("site", what));
       } else {
         const { identity } = entry;
-        const user = document.createElement("span");
-        user.className = "user";
-        user.textContent = identity.user || "(no user name)";
-        const site = document.createElement("span");
-        site.className = "site";
         // A team's login names its team (SPEC.md §16.6).
-        site.textContent = identity.vault ? `${identity.vault}: ${identity.serviceIdentifier}` : identity.serviceIdentifier;
-        item.append(user, site);
+        const site = identity.vault ? `${identity.vault}: ${identity.serviceIdentifier}` : identity.serviceIdentifier;
+        item.append(span("user", identity.user || "(no user name)"), span("site", site));
         const noteText = identity.match === "registrable-domain" ? "another host of this site"
           : identity.match === "shared-credential" ? `saved for ${identity.savedFor}, which shares its logins with this site` : null;
         if (noteText) {
-          const note = document.createElement("span");
-          note.className = "note";
-          note.textContent = noteText;
-          item.append(note);
+          item.append(span("note", noteText));
         }
       }
       items.push({ element: item, action: entry.action });

@@ -20,7 +20,7 @@ extension BrowserHost {
     }
 
     func fillItem(_ id: RecordID, of kind: ItemKind, for origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
-        guard origin.isSecure || origin.host == "localhost" else {
+        guard origin.isSecureContext else {
             throw BrowserHostError.forbidden("a \(kind.rawValue) is filled only into an https page")
         }
         try unlock(vault, reason: "to fill \(kind == .card ? "a card" : "an address") on \(origin.host)")
@@ -43,7 +43,7 @@ extension BrowserHost {
     /// they ticked it): named by its brand and last digits; `exists` when a card of that number is
     /// kept already. Only from an https page; pinentry when locked.
     func saveCard(_ card: CardMember, from origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
-        guard origin.isSecure || origin.host == "localhost" else { throw BrowserHostError.forbidden("a card is saved only from an https page") }
+        guard origin.isSecureContext else { throw BrowserHostError.forbidden("a card is saved only from an https page") }
         try unlock(vault, reason: "to save a card from \(origin.host)")
         let listing = try vault.identityStore.identityListing()
         for row in listing.rows where row.entry == .item && row.kind == .card {

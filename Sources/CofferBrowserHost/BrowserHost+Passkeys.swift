@@ -10,7 +10,7 @@ extension BrowserHost {
     /// above it that is not a public suffix, and the origin must be secure (https, or a
     /// localhost). Given in canonical form (lower case, A-labels), as browsers compare it.
     static func checkRelyingParty(_ rpId: String, for origin: BrowserOrigin) throws(BrowserHostError) {
-        guard origin.isSecure || origin.host == "localhost" else { throw .relyingParty("passkeys are only for https pages") }
+        guard origin.isSecureContext else { throw .relyingParty("passkeys are only for https pages") }
         guard RelyingPartyIdentifier.isDomain(host: origin.host) else { throw .relyingParty("passkeys are only for pages of a domain, not of an IP address") }
         guard let host = HostNames.canonicalHost(origin.host), RelyingPartyIdentifier.isCanonical(rpId) else {
             throw .relyingParty("the relying party id is not a domain in canonical form")

@@ -32,6 +32,10 @@ public struct BrowserOrigin: Equatable, Sendable {
 
     public var isSecure: Bool { scheme == "https" }
 
+    /// A page that may use passkeys, cards and addresses: `https`, or `http://localhost` (a
+    /// developer's own machine), as browsers' secure contexts are.
+    public var isSecureContext: Bool { isSecure || host == "localhost" }
+
     /// The service identifier the provider matches: the origin as a URL.
     public var serviceIdentifier: CredentialServiceIdentifier {
         CredentialServiceIdentifier(identifier: "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")/", type: .URL)
