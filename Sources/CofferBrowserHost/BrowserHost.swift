@@ -32,6 +32,9 @@ public final class BrowserHost {
     var signals: [String: [ContinuousClock.Instant]] = [:]
     /// When a signal last read every record (at most once a minute, whatever the page).
     var lastRecordScan: ContinuousClock.Instant?
+    /// The vault page's tables, by vault ("" one's own, else the team's name), each kept until
+    /// its vault's identity store changes (SPEC.md §13.7).
+    var pageTables: [String: VaultPageTable] = [:]
 
     public init(session: HostSession) {
         self.session = session
@@ -59,6 +62,8 @@ public final class BrowserHost {
             return .object(answer)
         } catch let error as BrowserHostError {
             return Self.failure(error, id: id)
+        } catch let failure as BrowserHostFailure {
+            return Self.failure(failure.error, id: id, extra: failure.extra)
         } catch {
             return Self.failure(.failed("\(error)"), id: id)
         }
@@ -176,6 +181,21 @@ public final class BrowserHost {
         case .lock:
             session.lock(vault)
             return ["locked": true]
+        case .unlock:
+            try unlock(vault, reason: "to open your vault")
+            return ["locked": false]
+        case .vaultItems(let query):
+            return try vaultItems(query, in: vault)
+        case .vaultForm:
+            return VaultPageItem.form
+        case .vaultItem(let reference):
+            return try vaultItem(reference, in: vault)
+        case .vaultCode(let reference):
+            return try vaultCode(reference, in: vault)
+        case .vaultSave(let name, let edit, let content):
+            return try vaultSave(content, vault: name, edit: edit, in: vault)
+        case .vaultDelete(let reference, let revision):
+            return try vaultDelete(reference, revision: revision, in: vault)
         }
     }
 

@@ -32,6 +32,11 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
     case excluded
     /// A passkey request Coffer cannot serve (no algorithm it has): the browser's own flow runs.
     case unsupported(String)
+    /// An item the vault page sent breaks a rule of its member (SPEC.md §6.6): nothing written.
+    case invalid(member: String, String)
+    /// The item changed since the page read it (its revision is not the one the page saw):
+    /// nothing written; the answer carries the item as it is now.
+    case conflict
     /// Anything else: a corrupt vault, a failing disk; the message says what.
     case failed(String)
 
@@ -51,6 +56,8 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .relyingParty: "relyingParty"
         case .excluded: "excluded"
         case .unsupported: "unsupported"
+        case .invalid: "invalid"
+        case .conflict: "conflict"
         case .failed: "failed"
         }
     }
@@ -71,6 +78,8 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .relyingParty(let reason): reason
         case .excluded: "a passkey for this account is already saved"
         case .unsupported(let reason): reason
+        case .invalid(let member, let reason): "\(member): \(reason)"
+        case .conflict: "the item changed since it was opened"
         case .failed(let reason): reason
         }
     }

@@ -48,6 +48,21 @@ enum BrowserRequest: Equatable {
     /// `origin` and the field's `passwordrules` choose the rule (SPEC.md §12.1); both optional.
     case generate(length: Int, origin: BrowserOrigin?, rules: String?)
     case lock
+    /// The vault page's Unlock: pinentry, as a fill asks.
+    case unlock
+    /// The vault page (SPEC.md §13.7): a page of its list, names only (answered while locked as
+    /// `coffer list` is).
+    case vaultItems(VaultPageQuery)
+    /// What the page's form may hold: the kinds, match modes, and card and identity member lines.
+    case vaultForm
+    /// One item, every member (pinentry when locked).
+    case vaultItem(VaultPageReference)
+    /// An item's one-time code now, with its period and the seconds left.
+    case vaultCode(VaultPageReference)
+    /// A new item (no `recordIdentifier`), or the item as edited over `revision`.
+    case vaultSave(vault: String?, edit: VaultPageEdit?, ItemContent)
+    /// Removes an item, if it is still at `revision`.
+    case vaultDelete(VaultPageReference, revision: UInt64)
     /// A relying party's passkeys for the page (the sheet, conditional mediation): suggestions,
     /// answered while locked as passwords are; `unlock` (the person clicked "Unlock Coffer")
     /// asks for the master password when suggestions are off.
@@ -76,7 +91,7 @@ enum BrowserRequest: Equatable {
     /// a page's suggestions, a search (SPEC.md §13.3).
     var readsSecrets: Bool {
         switch self {
-        case .hello, .suggest, .search, .items, .textItems, .passkeySignal: false  // a signal is dropped while locked, never a use
+        case .hello, .suggest, .search, .items, .textItems, .passkeySignal, .vaultItems, .vaultForm: false  // a signal is dropped while locked, never a use
         default: true
         }
     }
@@ -176,6 +191,18 @@ enum BrowserRequest: Equatable {
             let rules = object["rules"] == nil ? nil : try text("rules", limit: 1024)
             self = .generate(length: length, origin: object["origin"] == nil ? nil : try origin(), rules: rules)
         case "lock": self = .lock
+        case "unlock": self = .unlock
+        case "vaultItems": self = .vaultItems(try Self.vaultQuery(object))
+        case "vaultForm": self = .vaultForm
+        case "vaultItem": self = .vaultItem(try Self.vaultReference(object))
+        case "vaultCode": self = .vaultCode(try Self.vaultReference(object))
+        case "vaultSave":
+            guard let item = object["item"]?.objectValue else { throw .badRequest("item is the item's members") }
+            var edit: VaultPageEdit?
+            if object["recordIdentifier"] != nil { edit = VaultPageEdit(id: try Self.vaultReference(object).id, revision: try Self.revision(object)) }
+            self = .vaultSave(vault: try Self.vaultName(object),
+                              edit: edit, try VaultPageItem.content(item))
+        case "vaultDelete": self = .vaultDelete(try Self.vaultReference(object), revision: try Self.revision(object))
         case "passkeyList": self = .passkeyList(try origin(), try Self.passkeyOptions(object, hashed: false), unlock: object["unlock"]?.boolValue == true)
         case "passkeyGet": self = .passkeyGet(try origin(), try Self.passkeyOptions(object, hashed: true), chosen: try record())
         case "passkeyCreate":

@@ -74,7 +74,8 @@ extension SSHAgentError: CommandFailure {
 extension BrowserHostError: CommandFailure {
     package var failure: CLIError {
         switch self {
-        case .badRequest, .unknownType, .tooLarge, .truncated, .relyingParty, .unsupported: CLIError(description, code: .usage)
+        case .badRequest, .unknownType, .tooLarge, .truncated, .relyingParty, .unsupported, .invalid: CLIError(description, code: .usage)
+        case .conflict: CLIError(description, code: .temporaryFailure)
         case .locked: CLIError(description, hint: "run 'coffer unlock'", code: .temporaryFailure)
         case .cancelled, .choiceRequired: CLIError(description)
         case .notFound: CLIError(description, code: .noInput)

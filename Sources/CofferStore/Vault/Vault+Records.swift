@@ -242,12 +242,18 @@ extension Vault {
     }
 
     /// Deletes a record, and its identities. Works on a corrupt record too (nothing is decrypted).
+    /// - Parameter revision: the revision the person saw (a vault page's Delete); when the record
+    ///   has another now, nothing is removed and `.editConflict` says so. Nil removes whatever is there.
     /// - Throws: `.recordNotFound` when there is none with this id.
-    public func deleteRecord(withID id: RecordID) throws(VaultError) {
+    public func deleteRecord(withID id: RecordID, ifRevision revision: UInt64? = nil) throws(VaultError) {
         _ = try keys()
         try writeTransaction { opened throws in
             let index = try identityIndex(opened)
-            let inLedger = try index.ledgerEntry(for: id, in: index.readManifest()) != nil
+            let ledger = try index.ledgerEntry(for: id, in: index.readManifest())
+            if let revision, let ledger, ledger.revision != revision {
+                throw VaultError.editConflict(id, expected: revision, current: ledger.revision)
+            }
+            let inLedger = ledger != nil
             let shard: Directory? = try { () throws -> Directory? in
                 do { return try opened.shard(of: id) } catch let error as StorageError where error.isNotFound { return nil }
             }()

@@ -1,0 +1,176 @@
+import CofferProvider
+import CofferHostKit
+
+/// The vault page's requests (SPEC.md §13.7): the whole vault and each team's, listed by name
+/// while locked as `coffer list` is; an item's members, its code, a save and a delete through
+/// pinentry when locked, with the library's rules and an edit written only over the revision the
+/// page read. The service worker takes these from the extension's own pages only.
+extension BrowserHost {
+    /// A page of the list: `total` rows match; `items` are rows `offset..<offset+limit`.
+    func vaultItems(_ query: VaultPageQuery, in personal: Vault) throws -> JSONObject {
+        var matched: [(vault: String?, table: VaultPageTable, rows: [Int])] = []
+        var namesLocked = false
+        for (name, vault) in [(String?.none, personal)] + teams(of: personal).map({ (String?.some($0.name), $0.vault) }) {
+            if let wanted = query.vault, wanted != (name ?? "") { continue }
+            guard let table = try pageTable(of: vault, named: name ?? "") else {
+                namesLocked = namesLocked || name == nil
+                continue
+            }
+            matched.append((name, table, table.matching(query.text, kind: query.kind, order: query.order)))
+        }
+        let total = matched.reduce(0) { $0 + $1.rows.count }
+        var page: [JSONValue] = []
+        // One vault (the usual case) is paged as it is; several are merged first.
+        let listed = matched.count == 1 ? matched[0].rows.dropFirst(query.offset).prefix(query.limit).map { (matched[0].vault, matched[0].table, $0) }
+            : Array(Self.merged(matched, order: query.order).dropFirst(query.offset).prefix(query.limit))
+        for (vault, table, index) in listed {
+            let row = table.rows[index]
+            page.append([
+                "recordIdentifier": .string(row.recordID.hex), "vault": vault.map { .string($0) } ?? .null, "kind": .string(row.kind.rawValue),
+                "title": .string(row.title), "name": .string(row.name), "user": .string(row.user), "site": .string(row.site),
+            ])
+        }
+        return [
+            "items": .array(page), "total": .integer(total), "offset": .integer(query.offset),
+            "teams": .array(teams(of: personal).map { .string($0.name) }),
+            "locked": .bool(!session.isUnlocked(personal)), "namesLocked": .bool(namesLocked),
+        ]
+    }
+
+    /// Every member of one item, and what the audit finds of it.
+    func vaultItem(_ reference: VaultPageReference, in personal: Vault) throws -> JSONObject {
+        let vault = try unlocked(reference.vault, personal, reason: "to open an item")
+        guard let record = try existing(reference.id, in: vault) else { throw BrowserHostError.notFound }
+        return ["item": .object(VaultPageItem.json(record, vault: reference.vault, pages: changePasswordPages))]
+    }
+
+    /// The item's one-time code now: what `coffer otp` prints at this moment.
+    func vaultCode(_ reference: VaultPageReference, in personal: Vault) throws -> JSONObject {
+        let vault = try unlocked(reference.vault, personal, reason: "to show a one-time code")
+        let code: OneTimeCode
+        do {
+            code = try vault.oneTimeCode(forRecordWithID: reference.id)
+        } catch {
+            switch error {
+            case .recordNotFound, .noOneTimeCode: throw BrowserHostError.notFound
+            default: throw error
+            }
+        }
+        return ["code": .string(code.code), "period": code.period.map { .integer($0) } ?? .null, "remaining": code.remaining.map { .integer($0) } ?? .null]
+    }
+
+    /// A new item, or an edit written only over the revision the page read (else `conflict`,
+    /// carrying the item as it is now, and nothing written).
+    func vaultSave(_ content: ItemContent, vault name: String?, edit: VaultPageEdit?, in personal: Vault) throws -> JSONObject {
+        let vault = try unlocked(name, personal, reason: edit == nil ? "to add an item" : "to save an item")
+        let record: Record
+        do {
+            if let edit {
+                record = try vault.updateItem(withID: edit.id, to: content, ifRevision: edit.revision)
+            } else {
+                record = try vault.addItem(content)
+            }
+        } catch {
+            switch error {
+            case .editConflict(let id, _, _): throw try conflict(id, vault: name, in: vault)
+            case .recordNotFound: throw BrowserHostError.notFound
+            case .invalidInput(let reason): throw BrowserHostError.invalid(member: "item", reason)
+            default: throw error
+            }
+        }
+        return ["recordIdentifier": .string(record.id.hex), "revision": .integer(record.revision), "vault": name.map { .string($0) } ?? .null]
+    }
+
+    /// Removes an item if it is still at `revision` (else `conflict`, nothing removed).
+    func vaultDelete(_ reference: VaultPageReference, revision: UInt64, in personal: Vault) throws -> JSONObject {
+        let vault = try unlocked(reference.vault, personal, reason: "to delete an item")
+        do {
+            try vault.deleteRecord(withID: reference.id, ifRevision: revision)
+        } catch {
+            switch error {
+            case .editConflict(let id, _, _): throw try conflict(id, vault: reference.vault, in: vault)
+            case .recordNotFound: throw BrowserHostError.notFound
+            default: throw error
+            }
+        }
+        return ["deleted": true]
+    }
+
+    // MARK: Internals
+
+    /// The `conflict` failure, with the item as it is now for the page to show beside its own.
+    private func conflict(_ id: RecordID, vault name: String?, in vault: Vault) throws -> BrowserHostFailure {
+        let current = try existing(id, in: vault).map { JSONValue.object(VaultPageItem.json($0, vault: name, pages: changePasswordPages)) }
+        return BrowserHostFailure(.conflict, extra: ["current": current ?? .null])
+    }
+
+    /// The vault `name` names (nil: one's own), unlocked: one's own through pinentry when
+    /// locked; a team through one's own (its key is sealed to the member).
+    private func unlocked(_ name: String?, _ personal: Vault, reason: String) throws -> Vault {
+        try unlock(personal, reason: reason)
+        guard let name else { return personal }
+        guard let team = teams(of: personal).first(where: { $0.name == name })?.vault else { throw BrowserHostError.notFound }
+        guard session.isUnlocked(team) || team.isUnlocked else { throw BrowserHostError.locked }
+        return team
+    }
+
+    private var changePasswordPages: ChangePasswordPages {
+        (try? session.webQuirks?.changePasswordPages()) ?? .wellKnownOnly
+    }
+
+    /// The page's table of `vault`, rebuilt only when its identity store changed; nil when its
+    /// names may not be read now (locked, and suggestions are off on this device).
+    private func pageTable(of vault: Vault, named name: String) throws -> VaultPageTable? {
+        let store = vault.identityStore
+        if !store.state.isEnabled && !vault.isUnlocked && !session.unlockFromSession(vault, asUse: false) { return nil }
+        let token = try store.changeToken()
+        if let kept = pageTables[name], token != nil, kept.token == token { return kept }
+        let table = VaultPageTable(try store.identityListing(order: .service), token: token)
+        pageTables[name] = table
+        return table
+    }
+
+    /// The vaults' matched rows as one list in `order` (each vault's already is).
+    private static func merged(_ lists: [(vault: String?, table: VaultPageTable, rows: [Int])], order: VaultPageTable.Order)
+        -> [(vault: String?, table: VaultPageTable, row: Int)]
+    {
+        var merged: [(vault: String?, table: VaultPageTable, row: Int)] = []
+        for list in lists {
+            let next = list.rows.map { (vault: list.vault, table: list.table, row: $0) }
+            guard !merged.isEmpty else {
+                merged = next
+                continue
+            }
+            func precedes(_ a: (vault: String?, table: VaultPageTable, row: Int), _ b: (vault: String?, table: VaultPageTable, row: Int)) -> Bool {
+                let (x, y) = (a.table.rows[a.row], b.table.rows[b.row])
+                if order == .lastUsed, x.lastUsed != y.lastUsed { return x.lastUsed > y.lastUsed }
+                return x.sortKey < y.sortKey
+            }
+            var combined: [(vault: String?, table: VaultPageTable, row: Int)] = []
+            combined.reserveCapacity(merged.count + next.count)
+            var (i, j) = (0, 0)
+            while i < merged.count || j < next.count {
+                if j == next.count || (i < merged.count && !precedes(next[j], merged[i])) {
+                    combined.append(merged[i])
+                    i += 1
+                } else {
+                    combined.append(next[j])
+                    j += 1
+                }
+            }
+            merged = combined
+        }
+        return merged
+    }
+}
+
+/// A failure whose answer carries more than its error (a `conflict`'s current item).
+struct BrowserHostFailure: Error {
+    let error: BrowserHostError
+    let extra: JSONObject
+
+    init(_ error: BrowserHostError, extra: JSONObject) {
+        self.error = error
+        self.extra = extra
+    }
+}

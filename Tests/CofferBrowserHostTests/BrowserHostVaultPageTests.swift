@@ -1,0 +1,115 @@
+import Coffer
+@testable import CofferBrowserHost
+import Foundation
+import XCTest
+
+/// The vault page's requests (SPEC.md §13.7), on the host of `BrowserHostTests`: the list is
+/// names only and answers while locked; an item, its code, a save and a delete go through
+/// pinentry; a save is read by the library's rules, a bad or oversized member writes nothing,
+/// and an edit or delete over a revision the page did not read is a `conflict`, nothing written.
+extension BrowserHostTests {
+    func testTheVaultPageListsEveryItemByNameWhileLockedPagedFilteredAndSorted() throws {
+        let card = try vault.addItem(ItemContent(kind: .card, name: "Travel Visa", card: CardMember(number: "4111111111111111")))
+        try vault.addItem(ItemContent(kind: .note, name: "Alarm code", notes: "1234"))
+        let all = ask(["type": "vaultItems"])
+        XCTAssertEqual(all["total"], 5, "\(all)")
+        XCTAssertEqual(all["locked"], true)
+        let titles = all["items"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue }
+        XCTAssertEqual(titles, ["Alarm code", "http://legacy.example.org", "https://login.example.com", "intranet.example.net", "Travel Visa"],
+                       "by title, case-insensitively")
+        let text = JSONValue.object(all).canonicalText
+        XCTAssertFalse(text.contains("AlicePassword") || text.contains("4111") || text.contains("1234"), "names only")
+        XCTAssertEqual(ask(["type": "vaultItems", "kind": "card"])["items"],
+                       [["recordIdentifier": .string(card.id.hex), "vault": .null, "kind": "card", "title": "Travel Visa", "name": "Travel Visa",
+                         "user": "", "site": ""]])
+        XCTAssertEqual(ask(["type": "vaultItems", "query": "EXAMPLE.org"])["total"], 1, "a search is case-insensitive, over site, user and name")
+        XCTAssertEqual(ask(["type": "vaultItems", "query": "dora"])["items"]?.arrayValue?.first?.objectValue?["user"], "dora")
+        let second = ask(["type": "vaultItems", "offset": 2, "limit": 2])
+        XCTAssertEqual(second["items"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue }, ["https://login.example.com", "intranet.example.net"])
+        XCTAssertEqual(second["total"], 5)
+        XCTAssertEqual(ask(["type": "vaultItems", "vault": "no such team"])["total"], 0)
+        XCTAssertEqual(error(ask(["type": "vaultItems", "limit": 501])), "badRequest")
+        XCTAssertEqual(error(ask(["type": "vaultItems", "sort": "size"])), "badRequest")
+        XCTAssertEqual(error(ask(["type": "vaultItems", "kind": "car"])), "badRequest")
+        XCTAssertEqual(pinentryPrompts, 0, "a list never asks")
+
+        // The table follows the vault: an item added elsewhere is listed at the next request.
+        try vault.addItem(ItemContent(kind: .note, name: "Added elsewhere"))
+        XCTAssertEqual(ask(["type": "vaultItems", "query": "elsewhere"])["total"], 1)
+    }
+
+    func testTheVaultPageShowsEveryMemberAndTheCodeCoffersOtpShows() throws {
+        let login = try vault.addItem(ItemContent(
+            name: "GitHub", user: "octo", password: "GitHubPassword", services: [CredentialServiceIdentifier(parsing: "https://github.com")],
+            tags: ["work"], fields: [RecordField(name: "recovery", value: "r-e-c", hidden: true)], otp: "otpauth://totp/GitHub:octo?secret=JBSWY3DPEHPK3PXP",
+            notes: "two keys"))
+        try pinentryAnswers([Self.master])
+        let shown = try XCTUnwrap(ask(["type": "vaultItem", "recordIdentifier": .string(login.id.hex)])["item"]?.objectValue)
+        XCTAssertEqual(shown["password"], "GitHubPassword")
+        XCTAssertEqual(shown["sites"], ["https://github.com"])
+        XCTAssertEqual(shown["tags"], ["work"])
+        XCTAssertEqual(shown["fields"], [["name": "recovery", "value": "r-e-c", "hidden": true]])
+        XCTAssertEqual(shown["revision"], .integer(login.revision))
+        XCTAssertEqual(shown["changePasswordURL"], "https://github.com/.well-known/change-password")
+        XCTAssertEqual(pinentryPrompts, 1)
+        let code = ask(["type": "vaultCode", "recordIdentifier": .string(login.id.hex)])
+        XCTAssertEqual(code["code"]?.stringValue, try vault.oneTimeCode(forRecordWithID: login.id).code)
+        XCTAssertEqual(code["period"], 30)
+        XCTAssertEqual(error(ask(["type": "vaultCode", "recordIdentifier": .string(try RecordID.random().hex)])), "notFound")
+
+        let card = try vault.addItem(ItemContent(kind: .card, name: "Visa", card: CardMember(number: "4111111111111111", expiryMonth: 7, expiryYear: 2029)))
+        let members = ask(["type": "vaultItem", "recordIdentifier": .string(card.id.hex)])["item"]?.objectValue?["members"]?.arrayValue ?? []
+        XCTAssertEqual(members.first, ["key": "cardholder", "masked": false, "values": [""]])
+        XCTAssertTrue(members.contains(["key": "number", "masked": true, "values": ["4111111111111111"]]))
+        XCTAssertTrue(members.contains(["key": "expiry", "masked": false, "values": ["07/2029"]]), "as the CLI's text form writes it")
+        XCTAssertEqual(ask(["type": "vaultForm"])["members"]?.objectValue?["card"]?.arrayValue?.count, 8)
+    }
+
+    func testTheVaultPageSavesWithTheLibrarysRulesAndNeverOverAnotherRevision() throws {
+        try pinentryAnswers([Self.master])
+        let created = ask(["type": "vaultSave", "item": [
+            "kind": "card", "name": "Work card", "members": ["number": "4111 1111 1111 1111", "expiry": "07/29", "security code": "123"],
+            "tags": ["work", " work ", "travel"],
+        ]])
+        let id = try RecordID(hex: XCTUnwrap(created["recordIdentifier"]?.stringValue, "\(created)"))
+        let stored = try vault.record(withID: id)
+        XCTAssertEqual(stored.card, CardMember(number: "4111111111111111", expiryMonth: 7, expiryYear: 2029, securityCode: "123"), "read as `coffer edit` reads it")
+        XCTAssertEqual(stored.tags, ["work", "travel"])
+        let count = try vault.recordIDs().count
+
+        // Bad input: a rule's refusal names the member; nothing is written.
+        for (item, code, member) in [
+            (["kind": "card", "members": ["expiry": "13/29"]] as JSONObject, "invalid", "expiry"),
+            (["kind": "identity", "members": ["number": "4111111111111111"]], "invalid", "number"),
+            (["kind": "login", "sites": [.string("https://" + String(repeating: "a", count: 3000))]], "invalid", "service"),
+            (["kind": "login", "otp": "not a secret!"], "invalid", "otp"),
+            (["kind": "vehicle"], "invalid", "kind"),
+            (["kind": "login", "notes": .string(String(repeating: "n", count: 70_000))], "badRequest", nil),
+            (["kind": "login", "fields": .array(Array(repeating: ["name": "f", "value": "v"], count: 300))], "badRequest", nil),
+            (["kind": "login", "name": 7], "badRequest", nil),
+        ] as [(JSONObject, String, String?)] {
+            let answer = ask(["type": "vaultSave", "item": .object(item)])
+            XCTAssertEqual(error(answer), code, "\(item)")
+            if let member { XCTAssertTrue(answer["error"]?.objectValue?["message"]?.stringValue?.hasPrefix(member) == true, "\(answer)") }
+        }
+        XCTAssertEqual(try vault.recordIDs().count, count, "nothing written")
+
+        // An edit over the revision the page read; a second one over that same, older revision conflicts.
+        let edited = ask(["type": "vaultSave", "recordIdentifier": .string(id.hex), "revision": .integer(stored.revision), "item": [
+            "kind": "card", "name": "Work card", "members": ["number": "4111111111111111", "expiry": "08/2030"],
+        ]])
+        XCTAssertEqual(edited["revision"], .integer(stored.revision + 1), "\(edited)")
+        XCTAssertEqual(try vault.record(withID: id).card?.expiryYear, 2030)
+        let conflict = ask(["type": "vaultSave", "recordIdentifier": .string(id.hex), "revision": .integer(stored.revision), "item": [
+            "kind": "card", "name": "Overwritten",
+        ]])
+        XCTAssertEqual(error(conflict), "conflict")
+        XCTAssertEqual(conflict["current"]?.objectValue?["name"], "Work card", "the item as it is now, to show beside the page's")
+        XCTAssertEqual(try vault.record(withID: id).name, "Work card", "nothing overwritten")
+        XCTAssertEqual(error(ask(["type": "vaultDelete", "recordIdentifier": .string(id.hex), "revision": .integer(stored.revision)])), "conflict")
+        XCTAssertNoThrow(try vault.record(withID: id), "nothing removed")
+        XCTAssertEqual(ask(["type": "vaultDelete", "recordIdentifier": .string(id.hex), "revision": .integer(stored.revision + 1)])["deleted"], true)
+        XCTAssertThrowsError(try vault.record(withID: id))
+        XCTAssertEqual(pinentryPrompts, 1, "one unlock, one session")
+    }
+}
