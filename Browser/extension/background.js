@@ -62,6 +62,12 @@ function isInsertChooser(sender) {
   return sender.id === api.runtime.id && typeof sender.url === "string" && sender.url.startsWith(api.runtime.getURL("insert.html"));
 }
 
+/** The vault page (vault.html), in a tab, the side panel or the sidebar: an extension page, so
+ * its sender URL is the extension's — a content script's is always its web page's. */
+function isVaultPage(sender) {
+  return sender.id === api.runtime.id && typeof sender.url === "string" && sender.url.startsWith(api.runtime.getURL("vault.html"));
+}
+
 function isPopup(sender) {
   return sender.id === api.runtime.id && !sender.tab && typeof sender.url === "string"
     && sender.url.startsWith(api.runtime.getURL("popup.html"));
@@ -357,6 +363,9 @@ async function fromPopup(message) {
       return ask({ type: "generate", length: Number(message.length) || 20 });
     case "lock":
       return ask({ type: "lock" });
+    case "openVault":
+      await openVault();
+      return { ok: true };
     case "settings":
       return { ok: true, ...(await settings()) };
     case "setFillOnLoad":
@@ -367,12 +376,48 @@ async function fromPopup(message) {
   }
 }
 
+// ---- The vault page (SPEC.md §13.7): its requests, and the ways to open it. ----
+
+/** What the vault page may ask, and only it (and never a content script: a page that took one
+ * over must not list or read the vault). Each is passed on as it is, its members checked by the host. */
+const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCode", "vaultSave", "vaultDelete", "unlock", "lock", "generate"]);
+
+async function fromVaultPage(message) {
+  if (message.type === "status") return ask({ type: "hello" });
+  if (!VAULT_REQUESTS.has(message.type)) return { ok: false, error: { code: "badRequest", message: "unknown request" } };
+  const request = { ...message };
+  delete request.id;
+  if (message.type === "generate") {
+    // The item's site chooses the rule (SPEC §12.1), as a page's does for its own fields.
+    request.length = Number(message.length) || 20;
+    if (typeof message.origin !== "string" || !/^https?:\/\/[^/]+$/.test(message.origin)) delete request.origin;
+  }
+  return ask(request);
+}
+
+/** Shows the vault page: the tab that has it, else a new tab. */
+async function openVault() {
+  const url = api.runtime.getURL("vault.html");
+  const [open] = await api.tabs.query({ url: url + "*" }).catch(() => []);
+  if (open) {
+    await api.tabs.update(open.id, { active: true });
+    if (open.windowId !== undefined) await api.windows.update(open.windowId, { focused: true }).catch(() => {});
+    return open.id;
+  }
+  return (await api.tabs.create({ url })).id;
+}
+globalThis.cofferOpenVault = openVault;  // for tests (a headless browser has no toolbar menu)
+
+const VAULT_MENU = "coffer-open-vault";
+
 // ---- Insert any text: the context menu and its chooser (SPEC.md §13.5.4). ----
 
 const INSERT_MENU = "coffer-insert";
 
 function createInsertMenu() {
   api.contextMenus?.create({ id: INSERT_MENU, title: "Insert from Coffer…", contexts: ["editable"] }, () => void api.runtime.lastError);
+  // The toolbar button's own menu: "Open vault".
+  api.contextMenus?.create({ id: VAULT_MENU, title: "Open vault", contexts: ["action"] }, () => void api.runtime.lastError);
 }
 api.runtime.onInstalled.addListener(createInsertMenu);
 api.runtime.onStartup?.addListener(createInsertMenu);
@@ -386,7 +431,9 @@ async function openInsertChooser(info, tab) {
   await api.storage.session.set({ [`insert:${token}`]: { tabId: tab.id, frameId: info.frameId ?? 0, at: Date.now() } });
   await api.windows.create({ url: api.runtime.getURL(`insert.html#${token}`), type: "popup", width: 440, height: 560 });
 }
-api.contextMenus?.onClicked.addListener((info, tab) => { openInsertChooser(info, tab); });
+api.contextMenus?.onClicked.addListener((info, tab) => {
+  if (info.menuItemId === VAULT_MENU) openVault(); else openInsertChooser(info, tab);
+});
 // For tests driving the service worker (a headless browser shows no context menu).
 globalThis.cofferInsertMenu = openInsertChooser;
 
@@ -415,7 +462,8 @@ async function fromInsertChooser(message) {
 
 api.runtime.onMessage.addListener((message, sender, respond) => {
   if (sender.id !== api.runtime.id || typeof message !== "object" || message === null) return false;
-  const handler = isPopup(sender) ? fromPopup : isInsertChooser(sender) ? fromInsertChooser : sender.tab ? fromContentScript : null;
+  const handler = isPopup(sender) ? fromPopup : isVaultPage(sender) ? fromVaultPage : isInsertChooser(sender) ? fromInsertChooser
+    : sender.tab ? fromContentScript : null;
   if (!handler) return false;
   handler(message, sender).then(respond, (error) => respond({ ok: false, error: { code: "failed", message: String(error) } }));
   return true;  // answered asynchronously
@@ -424,6 +472,7 @@ api.runtime.onMessage.addListener((message, sender, respond) => {
 // ---- The keyboard command: the focused frame asks for its own host-level login. ----
 
 async function command(name, tab) {
+  if (name === "open-vault") return openVault();
   if (name !== "fill-login" || !tab?.id) return;
   await api.tabs.sendMessage(tab.id, { type: "commandFill" }).catch(() => {});
 }

@@ -91,6 +91,8 @@ $("lock").addEventListener("click", async () => {
   $("state").textContent = "🔒 locked";
 });
 
+$("open-vault").addEventListener("click", async () => { await send({ type: "openVault" }); window.close(); });
+
 $("fill-on-load").addEventListener("change", () => send({ type: "setFillOnLoad", value: $("fill-on-load").checked }));
 
 load();

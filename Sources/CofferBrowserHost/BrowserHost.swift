@@ -98,6 +98,9 @@ public final class BrowserHost {
             return [
                 "protocol": 1, "version": .string(cofferVersion), "locked": .bool(!session.isUnlocked(vault)),
                 "suggestionsWhileLocked": .bool(vault.identityStore.state.isEnabled),
+                // Changes whenever the vault does (an edit anywhere): the vault page reloads what
+                // it shows when it does. Names nothing; nil when the store may not be read.
+                "changeToken": ((try? vault.identityStore.changeToken()) ?? nil).map { .string(Base64.encode($0)) } ?? .null,
             ]
         case .suggest(let origin):
             return try suggestions(for: origin, in: vault)
@@ -187,7 +190,9 @@ public final class BrowserHost {
         case .vaultItems(let query):
             return try vaultItems(query, in: vault)
         case .vaultForm:
-            return VaultPageItem.form
+            var form = VaultPageItem.form
+            form["clipboardSeconds"] = .integer(HostSession.clipboardClearDelay(session.environment))
+            return form
         case .vaultItem(let reference):
             return try vaultItem(reference, in: vault)
         case .vaultCode(let reference):

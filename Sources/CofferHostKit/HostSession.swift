@@ -43,6 +43,12 @@ public final class HostSession {
         set { unlockPolicy.environment = newValue }
     }
 
+    /// Seconds a secret a host copied stays on the clipboard: `$COFFER_CLIP_TIME`, default 45
+    /// (pass's habit). The CLI's `--clip` and the vault page's Copy clear after the same delay.
+    public static func clipboardClearDelay(_ environment: Environment) -> Int {
+        environment["COFFER_CLIP_TIME"].flatMap(Int.init).map { max(1, $0) } ?? 45
+    }
+
     /// How many times a person may give the master password for one request.
     public static let passwordAttempts = UnlockPolicy.passwordAttempts
 

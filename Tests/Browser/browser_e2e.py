@@ -253,7 +253,11 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             upstream.close()
 
 
+# Firefox names an extension's pages by a UUID it draws per profile; this one is fixed, so the
+# cases can open the vault page (moz-extension://UUID/vault.html) as a bookmark of it would.
+FIREFOX_EXTENSION_UUID = "5d3c1c1e-6f0a-4f7e-9a59-0c0ffe0c0ffe"
 FIREFOX_PREFS = {
+    "extensions.webextensions.uuids": json.dumps({"coffer@coffer.invalid": FIREFOX_EXTENSION_UUID}),
     "network.proxy.type": 1, "network.proxy.http": "127.0.0.1", "network.proxy.ssl": "127.0.0.1",
     "network.proxy.no_proxies_on": "", "network.proxy.allow_hijacking_localhost": True,
     "dom.security.https_only_mode": False, "browser.shell.checkDefaultBrowser": False,
@@ -426,7 +430,9 @@ class Harness:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         self.process = subprocess.Popen(
-            ["firefox-esr", "--headless", "--no-remote", "--profile", profile, f"--remote-debugging-port={port}",
+            # System access lets a case open an extension page as the address bar does (BiDi's own
+            # navigate refuses moz-extension: addresses).
+            ["firefox-esr", "--headless", "--no-remote", "--profile", profile, f"--remote-debugging-port={port}", "--remote-allow-system-access",
              "--window-size=1000,700", "about:blank"],
             env={**self.env, "MOZ_HEADLESS": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)  # Firefox may restart itself on a new profile: stop() ends the whole group
@@ -576,6 +582,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--browser", choices=["chromium", "firefox"], default="chromium")
     parser.add_argument("--only", help="run only the cases whose name contains this")
+    parser.add_argument("--axe", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "test-tools", "axe.min.js"),
+                        help="axe-core's axe.min.js (scripts/fetch-axe puts it there)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     h = Harness(args)
@@ -1055,6 +1063,148 @@ def main():
         check(inserted and all("origin" not in f for f in inserted), "the host was told the page")
         form.close()
 
+    # ---- The vault page (SPEC §13.7) ----
+
+    def vault_page():
+        """The vault page, as a person uses it: opened from the toolbar's menu, every kind created
+        through its form and seen by `coffer show`, an edit, an edit from the CLI appearing in the
+        open page, the code `coffer otp` prints, a conflict told and chosen, a delete, and a lock
+        from the CLI hiding every secret; axe finds no serious or critical violation on any view."""
+        h.unlock()
+        vp = open_vault_page()
+        audit(vp, "the list")
+        vp.screenshot(os.path.join(h.out, "vault-list.png"))
+        created = [
+            ("login", "Vault login", [("#edit-user", "vera"), ("#edit-password", "VeraPw-1"), ("#edit-sites", "https://vault.example.com"),
+                                      ("#edit-otp", "JBSWY3DPEHPK3PXP")], ["vera", "VeraPw-1", "https://vault.example.com"]),
+            ("note", "Vault note", [("#edit-notes", "the boiler's code is 4711")], ["4711"]),
+            ("card", "Vault card", [("#member-number", "5555 4444 3333 1111"), ("#member-expiry", "09/31")], ["5555444433331111", "09/2031"]),
+            ("identity", "Vault identity", [("#member-given-name", "Vera"), ("#member-country", "Norway")], ["Vera", "country: NO"]),
+            ("ssh-key", "Vault key", [("field", "publicKey", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOv vera")], ["ssh-ed25519"]),
+            ("secret", "Vault secret", [("#edit-password", "s3cret-value")], ["s3cret-value"]),
+        ]
+        for kind, name, inputs, shown in created:
+            press(vp, "#new")
+            check(vp.wait("document.getElementById('edit-name') !== null"), "the New item form did not open")
+            if kind != "login":
+                choose(vp, "#edit-kind", kind)
+                check(vp.wait("document.getElementById('edit-name') !== null"), f"the form for a {kind} did not open")
+            type_into(vp, "#edit-name", name)
+            for entry in inputs:
+                if entry[0] == "field":
+                    press(vp, "#add-field")
+                    type_into(vp, "#edit-fields .field-row:last-of-type .field-name", entry[1])
+                    type_into(vp, "#edit-fields .field-row:last-of-type .field-value", entry[2])
+                else:
+                    type_into(vp, entry[0], entry[1])
+            if kind == "card":
+                audit(vp, "a card's form")
+                vp.screenshot(os.path.join(h.out, "vault-edit.png"))
+            press(vp, "#save")
+            check(vp.wait(f"document.getElementById('detail-title').textContent === {json.dumps(name)}"),
+                  f"the {kind} was not saved: {vp.evaluate('document.getElementById(`edit-error`)?.textContent')}")
+            code, out, err = h.coffer("show", name)
+            check(code == 0 and all(text in out for text in shown), f"coffer show {name}: {out} {err}")
+        audit(vp, "an item")
+
+        # An edit through the page; then one through the CLI appears in the open page.
+        search(vp, "Vault login")
+        press(vp, "#list [role=option]")
+        check(vp.wait("document.getElementById('detail-title').textContent === 'Vault login'"), "the login did not open")
+        vp.screenshot(os.path.join(h.out, "vault-item.png"))
+        press(vp, "#edit")
+        type_into(vp, "#edit-user", "vera2", replace=True)
+        press(vp, "#save")
+        check(vp.wait("document.querySelector('#detail-body dl')?.textContent.includes('vera2')"), "the edited user is not shown")
+        check("vera2" in h.coffer("show", "Vault login")[1], "coffer show does not see the page's edit")
+        check(h.coffer("edit", "Vault login", "--user", "from-the-cli")[0] == 0, "coffer edit failed")
+        check(vp.wait("document.querySelector('#detail-body dl')?.textContent.includes('from-the-cli')", timeout=5),
+              "an edit from the CLI did not appear in the open page")
+
+        # The code on the page is what `coffer otp` prints at that moment.
+        for _ in range(3):
+            check(vp.wait("/^[0-9]{6}$/.test(document.getElementById('otp-code')?.textContent ?? '')"), "no one-time code shown")
+            shown_code = vp.evaluate("document.getElementById('otp-code').textContent")
+            cli_code = h.coffer("otp", "Vault login")[1].strip()
+            if shown_code == cli_code or vp.evaluate("document.getElementById('otp-code').textContent") == cli_code:
+                break
+        check(shown_code == cli_code or vp.evaluate("document.getElementById('otp-code').textContent") == cli_code,
+              f"the page's code {shown_code} is not coffer otp's {cli_code}")
+        check(vp.evaluate("/^[0-9]+ s left$/.test(document.getElementById('otp-left').textContent)"), "no countdown")
+
+        # A conflict: the CLI saves while the page edits; the page's save shows both, nothing lost.
+        press(vp, "#edit")
+        type_into(vp, "#edit-notes", "my note")
+        check(h.coffer("edit", "Vault login", "--user", "cli-again")[0] == 0, "coffer edit failed")
+        press(vp, "#save")
+        check(vp.wait("document.getElementById('conflict').open"), "the conflict was not shown")
+        rows = vp.evaluate("document.getElementById('conflict-rows').textContent")
+        check("cli-again" in rows and "from-the-cli" in rows, f"the conflict does not show both users: {rows}")
+        audit(vp, "the conflict dialog")
+        vp.screenshot(os.path.join(h.out, "vault-conflict.png"))
+        press(vp, "#take-theirs")
+        check(vp.wait("document.querySelector('#detail-body dl')?.textContent.includes('cli-again')"), "the vault's version is not shown")
+        check("my note" not in h.coffer("show", "Vault login")[1], "the page's edit was written over the other")
+
+        # Delete, through the page's own confirmation.
+        search(vp, "Vault note")
+        press(vp, "#list [role=option]")
+        check(vp.wait("document.getElementById('detail-title').textContent === 'Vault note'"), "the note did not open")
+        press(vp, "#delete")
+        check(vp.wait("document.getElementById('confirm-delete').open"), "no confirmation")
+        press(vp, "#confirm-delete-yes")
+        check(vp.wait("document.getElementById('message').textContent === 'Deleted.'"), "not deleted")
+        check(h.coffer("show", "Vault note")[0] != 0, "coffer show still finds the deleted note")
+
+        # A lock from the CLI hides every secret within a second.
+        search(vp, "Vault login")
+        press(vp, "#list [role=option]")
+        check(vp.wait("document.getElementById('detail-title').textContent === 'Vault login'"), "the login did not open")
+        press(vp, "[aria-label='Reveal password']")
+        check(vp.wait("document.body.innerText.includes('VeraPw-1')"), "Reveal did not show the password")
+        h.lock()
+        check(vp.wait("!document.body.innerText.includes('VeraPw-1') && !document.getElementById('unlock').hidden", timeout=2),
+              "a lock from the CLI did not hide the password within a second or two")
+        check(not vp.evaluate("document.body.innerHTML.includes('VeraPw-1')"), "the password stayed in the page")
+        audit(vp, "the locked page")
+        vp.screenshot(os.path.join(h.out, "vault-locked.png"))
+        h.unlock()
+        check(vp.wait("document.getElementById('unlock').hidden"), "the page did not follow the unlock")
+        for _, name, _, _ in created:
+            if name != "Vault note":
+                h.coffer("rm", name, "--force")
+        vp.close()
+
+    def vault_page_refuses_content_scripts():
+        """A content script (what a page that took one over controls) asking for a vault request
+        is refused by the service worker; the host is never asked."""
+        tab = h.browser.new_page("https://login.example.com/login.html")
+        before = len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")])
+        answers = content_script_evaluate(tab, "Promise.all(['vaultItems', 'vaultItem', 'vaultSave', 'vaultDelete', 'vaultCode', 'unlock']"
+                                               ".map((type) => chrome.runtime.sendMessage({type, recordIdentifier: '00', item: {kind: 'note'}})))")
+        check(answers and all(a.get("ok") is False and a["error"]["code"] == "forbidden" for a in answers), f"a content script was answered: {answers}")
+        check(len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")]) == before, "the host was asked")
+        tab.close()
+
+    def vault_page_at_ten_thousand():
+        """Search as you type at 10,000 items: the list shows the one item a name finds, and the
+        first rows of the whole list; the host's share of each request is in the results."""
+        bulk = h.root + "/bulk.csv"
+        with open(bulk, "w") as f:
+            f.write("name,url,username,password\n" + "".join(f"site{n},https://site{n}.bulk.test,user{n},Pw-{n}-x\n" for n in range(10_000)))
+        code, _, err = h.coffer("import", bulk, "--format", "chrome")
+        check(code == 0, f"the import failed: {err}")
+        since = len(h.frames("out"))
+        vp = open_vault_page()
+        check(vp.wait("document.getElementById('count').textContent.startsWith('(100')"), "the list does not count 10,000 items")
+        search(vp, "site7777")
+        check(vp.evaluate("document.querySelectorAll('#list [role=option]').length") == 1, "the search found more than the one item")
+        check("site7777.bulk.test" in vp.evaluate("document.querySelector('#list [role=option]').textContent"), "the search did not find the item")
+        took = [f.get("elapsedMs", 0) for f in h.frames("out")[since:] if "total" in f]
+        if took:
+            h.beside_target("vault page request at 10,000 items, host ms (max)", max(took), 20)
+        vp.close()
+
     def form_corpus():
         """Every shape of Tests/Browser/corpus, each on its own; the failures are listed together."""
         failures = []
@@ -1075,6 +1225,92 @@ def main():
 
     AAGUID = "37daade0720d4806ad1a639b44632d1e"
     RP = "https://passkeys.example.com"
+
+    # ---- helpers of the vault page's cases ----
+
+    def open_vault_page():
+        """The vault page as the toolbar's "Open vault" opens it (Chromium: the worker's handler
+        of that menu; Firefox: its address, as a bookmark would)."""
+        if h.kind == "chromium":
+            h.in_worker("cofferOpenVault()")
+            target = None
+            for _ in range(50):
+                target = next((t for t in h.browser.targets() if t["type"] == "page" and t["url"].endswith("/vault.html")), None)
+                if target:
+                    break
+                time.sleep(0.1)
+            check(target, "Open vault opened no page")
+            vp = CDPPage(h.browser, target["targetId"], h.browser.attach(target["targetId"]))
+        else:
+            vp = firefox_address_bar(f"moz-extension://{FIREFOX_EXTENSION_UUID}/vault.html")
+        check(vp.wait("document.querySelectorAll('#list [role=option]').length > 0"), "the vault page lists nothing")
+        return vp
+
+    def press(p, selector):
+        """A click on what a person sees: scrolled into view first, as a person scrolls to it."""
+        p.evaluate(f"document.querySelector({json.dumps(selector)}).scrollIntoView({{block: 'center'}})")
+        p.click(selector)
+
+    def firefox_address_bar(url):
+        """A new tab with `url`, as typed into Firefox's address bar (the browser window's own
+        code opens it, with the system's authority, as the address bar does)."""
+        windows = h.browser.call("browsingContext.getTree", {"moz:scope": "chrome"})["contexts"]
+        h.browser.call("script.evaluate", {
+            "expression": f"gBrowser.selectedTab = gBrowser.addTab({json.dumps(url)}, "
+                          "{triggeringPrincipal: Services.scriptSecurityManager.getSystemPrincipal()}); true",
+            "target": {"context": windows[0]["context"]}, "awaitPromise": False})
+        for _ in range(100):
+            found = [c for c in h.browser.call("browsingContext.getTree", {})["contexts"] if c["url"] == url]
+            if found:
+                page = bidi.Page(h.browser, found[0]["context"])
+                page.wait("document.readyState === 'complete'")
+                return page
+            time.sleep(0.1)
+        raise AssertionError(f"{url} did not open")
+
+    def type_into(p, selector, text, replace=False):
+        press(p, selector)
+        if replace:
+            p.evaluate(f"document.querySelector({json.dumps(selector)}).select()")  # as a triple-click selects the text
+        p.type_text(text)
+
+    def choose(p, selector, value):
+        """Chooses an option of a <select> (a headless browser draws no popup to click in)."""
+        p.evaluate(f"(() => {{ const s = document.querySelector({json.dumps(selector)}); s.focus(); s.value = {json.dumps(value)};"
+                   " s.dispatchEvent(new Event('change', {bubbles: true})); })()")
+
+    def search(p, text):
+        type_into(p, "#query", text, replace=True)
+        check(p.wait(f"[...document.querySelectorAll('#list [role=option]')].length >= 1 && "
+                     f"document.querySelector('#list [role=option] .title').textContent.toLowerCase().includes({json.dumps(text.lower())})"),
+              f"the search for {text} found nothing")
+
+    axe_source = open(args.axe).read() if os.path.exists(args.axe) else None
+
+    def audit(p, view):
+        """axe-core on the page as it is: no serious or critical violation."""
+        check(axe_source, f"axe.min.js is missing at {args.axe} (scripts/fetch-axe)")
+        if not p.evaluate("typeof axe !== 'undefined'"):
+            p.evaluate(axe_source)
+        found = p.evaluate("axe.run(document, {resultTypes: ['violations']}).then((r) => r.violations"
+                           ".filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))",
+                           await_promise=True)
+        check(found == [], f"axe on {view}: {found}")
+
+    def content_script_evaluate(p, expression):
+        """Evaluates in the extension's content-script world of the page's top frame (Chromium)."""
+        p.call("Runtime.enable")
+        context = None
+        deadline = time.time() + 5
+        while time.time() < deadline and context is None:
+            event = h.browser.wait_event("Runtime.executionContextCreated", session=p.session, timeout=5)
+            description = event["params"]["context"]
+            if description.get("auxData", {}).get("type") == "isolated" and EXTENSION_ID in description.get("origin", "") + description.get("name", "") \
+                    or description.get("name") == "Coffer":
+                context = description["id"]
+        check(context, "no content-script world found")
+        result = p.call("Runtime.evaluate", {"expression": expression, "contextId": context, "awaitPromise": True, "returnByValue": True})
+        return result["result"].get("value")
 
     def sheet(p, timeout=5):
         """Waits for Coffer's passkey sheet, looks at it as a person would, and returns its buttons."""
@@ -1389,6 +1625,9 @@ def main():
         ("Insert from Coffer: a chosen value lands at the caret, the page named nowhere", insert_text, False),
         # (Firefox's WebDriver BiDi here delivers no pointer input into a cross-site frame.)
         ("a card in a processor's frames fills those frames only", card_in_processor_frame, False),
+        ("vault page: every kind created, edited, seen by the CLI; a CLI edit, the code, a conflict, delete, lock; axe clean",
+         vault_page, True),
+        ("vault page: a content script's vault requests are refused", vault_page_refuses_content_scripts, False),
         ("the host sends a password only in answer to a fill", only_fills_carry_passwords, True),
         ("passkey: the page's create() saves one in Coffer's sheet, fido2 verifies, sign-in works, again after a restart",
          passkey_register_sign_in_restart, True),
@@ -1402,6 +1641,8 @@ def main():
         ("passkey upgrade: a frame of the page that Coffer filled gets none", passkey_upgrade_from_a_frame, True),
         ("passkey signals: unknown hides, accepted shows again, details rename; locked, a forged rpId and a flood change nothing",
          passkey_signals, True),
+        # Last: it leaves 10,000 items in the vault.
+        ("vault page: search as you type at 10,000 items", vault_page_at_ten_thousand, True),
     ]:
         if (both or h.kind == "chromium") and (not args.only or args.only in name):
             h.case(name, function)

@@ -14,7 +14,7 @@ final class BrowserEndToEndTests: XCTestCase {
     /// Both browsers at once: each case waits on a browser far more than it computes, so the two
     /// runs share the machine's two cores and the suite saves the length of the shorter one.
     func testTheExtensionInRealChromiumAndFirefox() throws {
-        let runs = try [("chromium", "/usr/bin/chromium", 29), ("firefox", "/usr/bin/firefox-esr", 23)].compactMap { browser, executable, cases in
+        let runs = try [("chromium", "/usr/bin/chromium", 32), ("firefox", "/usr/bin/firefox-esr", 25)].compactMap { browser, executable, cases in
             try start(browser: browser, executable: executable).map { (browser, cases, $0) }
         }
         for (browser, cases, run) in runs { check(browser: browser, cases: cases, run.process, output: run.output) }
@@ -36,7 +36,7 @@ final class BrowserEndToEndTests: XCTestCase {
         let out = Self.root + "/.build/browser-e2e/" + browser
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["300", "/usr/bin/python3", Self.root + "/Tests/Browser/browser_e2e.py", "--bin", Self.products,
+        process.arguments = ["420", "/usr/bin/python3", Self.root + "/Tests/Browser/browser_e2e.py", "--bin", Self.products,
                              "--extension", Self.root + "/Browser/extension", "--out", out, "--browser", browser]
         let log = Self.root + "/.build/browser-e2e/\(browser).log"
         try? FileManager.default.createDirectory(atPath: Self.root + "/.build/browser-e2e", withIntermediateDirectories: true)
@@ -60,5 +60,8 @@ final class BrowserEndToEndTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(output.split(separator: "\n").filter { $0.hasPrefix("ok") }.count, cases, "\(browser): cases went missing:\n\(output)")
         XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/suggestions.png"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/save-bar.png"))
+        for view in ["list", "item", "edit", "conflict", "locked"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/vault-\(view).png"), "\(browser): no screenshot of the vault page's \(view)")
+        }
     }
 }

@@ -8,10 +8,8 @@ import FoundationEssentials
 /// needs a second target on the selection: `wl-copy --sensitive` (wl-clipboard 2.2) offers it and
 /// is used when present; xclip and older wl-copy serve one target only, so there it is not set.
 enum Clipboard {
-    /// Seconds before the clipboard is cleared: `$COFFER_CLIP_TIME`, default 45 (pass's habit).
-    static func clearDelay(_ environment: Environment) -> Int {
-        environment["COFFER_CLIP_TIME"].flatMap(Int.init).map { max(1, $0) } ?? 45
-    }
+    /// Seconds before the clipboard is cleared (`HostSession.clipboardClearDelay`).
+    static func clearDelay(_ environment: Environment) -> Int { HostSession.clipboardClearDelay(environment) }
 
     /// The commands for this session's clipboard, or `nil` without a usable one.
     struct Tool {
