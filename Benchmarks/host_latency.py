@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Round trips of a warm coffer-browser-host: start it as the browser does, then time N
 `suggest` and N `fill` (trigger command) requests for one origin, each from the write of the
-request to the read of its answer. Prints JSON with the medians in ms.
+request to the read of its answer; then the vault page's (SPEC.md §13.7): its first list (the
+page opening: the host builds its table), a page of 100 rows, a search keystroke, one item.
+Prints JSON with the medians in ms (the first list: once).
 
     host_latency.py HOST ORIGIN [N]      (COFFER_CONTAINER etc. from the environment)"""
 import json
@@ -36,6 +38,14 @@ def timed(request):
 
 ask({"id": -1, "type": "hello"})  # warm: the first request pays the process start
 result = {"suggestMs": timed({"type": "suggest", "origin": origin}), "fillMs": timed({"type": "fill", "origin": origin, "trigger": "command"})}
+started = time.perf_counter()
+first = ask({"id": -2, "type": "vaultItems", "limit": 100})
+result["vaultOpenMs"] = round((time.perf_counter() - started) * 1000, 3)
+assert first.get("ok") and first["items"], first
+result["vaultPageMs"] = timed({"type": "vaultItems", "offset": first["total"] // 2, "limit": 100})
+# A keystroke of a search: the host reads the whole table for it (the page asks at each).
+result["vaultSearchMs"] = timed({"type": "vaultItems", "query": origin.split("//")[-1][:6], "limit": 100})
+result["vaultItemMs"] = timed({"type": "vaultItem", "recordIdentifier": first["items"][0]["recordIdentifier"]})
 process.stdin.close()
 process.wait()
 print(json.dumps(result))
