@@ -199,6 +199,8 @@ public final class BrowserHost {
             return try vaultCode(reference, in: vault)
         case .vaultSave(let name, let edit, let content):
             return try vaultSave(content, vault: name, edit: edit, in: vault)
+        case .vaultAudit(let breaches):
+            return try vaultAudit(breaches: breaches, in: vault)
         case .vaultDelete(let reference, let revision):
             return try vaultDelete(reference, revision: revision, in: vault)
         }

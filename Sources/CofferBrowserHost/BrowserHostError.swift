@@ -37,6 +37,8 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The item changed since the page read it (its revision is not the one the page saw):
     /// nothing written; the answer carries the item as it is now.
     case conflict
+    /// A service the request needs is out of reach (the breach check's range API).
+    case unavailable(String)
     /// Anything else: a corrupt vault, a failing disk; the message says what.
     case failed(String)
 
@@ -58,6 +60,7 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .unsupported: "unsupported"
         case .invalid: "invalid"
         case .conflict: "conflict"
+        case .unavailable: "unavailable"
         case .failed: "failed"
         }
     }
@@ -80,6 +83,7 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .unsupported(let reason): reason
         case .invalid(let member, let reason): "\(member): \(reason)"
         case .conflict: "the item changed since it was opened"
+        case .unavailable(let reason): reason
         case .failed(let reason): reason
         }
     }

@@ -61,6 +61,8 @@ enum BrowserRequest: Equatable {
     case vaultCode(VaultPageReference)
     /// A new item (no `recordIdentifier`), or the item as edited over `revision`.
     case vaultSave(vault: String?, edit: VaultPageEdit?, ItemContent)
+    /// `coffer audit` of one's vault and teams; breaches (the range API) only when asked.
+    case vaultAudit(breaches: Bool)
     /// Removes an item, if it is still at `revision`.
     case vaultDelete(VaultPageReference, revision: UInt64)
     /// A relying party's passkeys for the page (the sheet, conditional mediation): suggestions,
@@ -194,6 +196,7 @@ enum BrowserRequest: Equatable {
         case "unlock": self = .unlock
         case "vaultItems": self = .vaultItems(try Self.vaultQuery(object))
         case "vaultForm": self = .vaultForm
+        case "vaultAudit": self = .vaultAudit(breaches: object["breaches"]?.boolValue == true)
         case "vaultItem": self = .vaultItem(try Self.vaultReference(object))
         case "vaultCode": self = .vaultCode(try Self.vaultReference(object))
         case "vaultSave":

@@ -1146,6 +1146,16 @@ def main():
         check(vp.wait("document.querySelector('#detail-body dl')?.textContent.includes('cli-again')"), "the vault's version is not shown")
         check("my note" not in h.coffer("show", "Vault login")[1], "the page's edit was written over the other")
 
+        # The audit: coffer audit's findings, each opening its item.
+        press(vp, "#audit")
+        check(vp.wait("[...document.querySelectorAll('#detail-body h3')].some((h) => h.textContent.startsWith('Weak'))"), "the audit shows no weak login")
+        check(vp.evaluate("document.getElementById('detail-body').textContent.includes('breaches not checked')"), "breaches were checked unasked")
+        audit(vp, "the audit view")
+        vp.screenshot(os.path.join(h.out, "vault-audit.png"))
+        first = vp.evaluate("document.querySelector('.findings li button').getAttribute('aria-label').slice('Open '.length)")
+        press(vp, ".findings li button")
+        check(vp.wait(f"document.getElementById('detail-title').textContent === {json.dumps(first)}"), "a finding did not open its item")
+
         # Delete, through the page's own confirmation.
         search(vp, "Vault note")
         press(vp, "#list [role=option]")
@@ -1180,7 +1190,7 @@ def main():
         is refused by the service worker; the host is never asked."""
         tab = h.browser.new_page("https://login.example.com/login.html")
         before = len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")])
-        answers = content_script_evaluate(tab, "Promise.all(['vaultItems', 'vaultItem', 'vaultSave', 'vaultDelete', 'vaultCode', 'unlock']"
+        answers = content_script_evaluate(tab, "Promise.all(['vaultItems', 'vaultItem', 'vaultSave', 'vaultDelete', 'vaultCode', 'vaultAudit', 'unlock']"
                                                ".map((type) => chrome.runtime.sendMessage({type, recordIdentifier: '00', item: {kind: 'note'}})))")
         check(answers and all(a.get("ok") is False and a["error"]["code"] == "forbidden" for a in answers), f"a content script was answered: {answers}")
         check(len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")]) == before, "the host was asked")

@@ -60,7 +60,7 @@ final class BrowserEndToEndTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(output.split(separator: "\n").filter { $0.hasPrefix("ok") }.count, cases, "\(browser): cases went missing:\n\(output)")
         XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/suggestions.png"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/save-bar.png"))
-        for view in ["list", "item", "edit", "conflict", "locked"] {
+        for view in ["list", "item", "edit", "conflict", "audit", "locked"] {
             XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/vault-\(view).png"), "\(browser): no screenshot of the vault page's \(view)")
         }
     }

@@ -112,4 +112,50 @@ extension BrowserHostTests {
         XCTAssertThrowsError(try vault.record(withID: id))
         XCTAssertEqual(pinentryPrompts, 1, "one unlock, one session")
     }
+
+    /// The vault page's audit is `coffer audit`'s (`VaultAudit.ofVaults`): weak and reused logins
+    /// with their change-password pages; breaches only when asked, through the range API, which
+    /// sees five hex digits of a hash and nothing else.
+    func testTheVaultPagesAuditIsCoffersAuditAndChecksBreachesOnlyWhenAsked() throws {
+        for site in ["https://one.example.com", "https://two.example.com"] {
+            try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: site)], user: "sam", password: "password"))
+        }
+        let requests = base + "/range-requests"
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = ["-c", """
+        import http.server, sys
+        class Range(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                with open(sys.argv[1], "a") as log: log.write(self.path + "\\n")
+                body = ("1E4C9B93F3F0682250B6CF8331B7EE68FD8:3861\\r\\n" if self.path.endswith("/5BAA6") else "").encode()
+                self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            def log_message(self, *args): pass
+        httpd = http.server.HTTPServer(("127.0.0.1", 0), Range)
+        print(httpd.server_port, flush=True)
+        httpd.serve_forever()
+        """, requests]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer { server.terminate() }
+        let port = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        host.session.environment["COFFER_HIBP_URL"] = "http://127.0.0.1:\(port)"
+
+        try pinentryAnswers([Self.master])
+        let audit = ask(["type": "vaultAudit"])
+        let findings = audit["findings"]?.arrayValue?.compactMap(\.objectValue) ?? []
+        XCTAssertEqual(audit["checked"], 5, "\(audit)")
+        XCTAssertEqual(findings.filter { $0["kind"] == "reused" }.count, 2)
+        XCTAssertTrue(findings.contains { $0["kind"] == "weak" && $0["changePasswordURL"] == "https://one.example.com/.well-known/change-password" })
+        XCTAssertFalse(JSONValue.object(audit).canonicalText.contains("\"password\""), "never a password")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: requests), "no breach check unless asked")
+        let breached = ask(["type": "vaultAudit", "breaches": true])["findings"]?.arrayValue?.compactMap(\.objectValue).filter { $0["kind"] == "breached" } ?? []
+        XCTAssertEqual(breached.count, 2)
+        XCTAssertEqual(breached.first?["detail"], "seen 3861 times in breaches")
+        let asked = try String(contentsOfFile: requests, encoding: .utf8).split(separator: "\n")
+        XCTAssertTrue(asked.allSatisfy { $0.hasPrefix("/range/") && $0.count == "/range/".count + 5 }, "\(asked)")
+        host.session.environment["COFFER_HIBP_URL"] = "http://127.0.0.1:1"
+        XCTAssertEqual(error(ask(["type": "vaultAudit", "breaches": true])), "unavailable")
+    }
 }

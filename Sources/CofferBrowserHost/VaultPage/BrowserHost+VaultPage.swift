@@ -1,5 +1,7 @@
 import CofferProvider
 import CofferHostKit
+import CofferAudit
+import CofferTeams
 
 /// The vault page's requests (SPEC.md §13.7): the whole vault and each team's, listed by name
 /// while locked as `coffer list` is; an item's members, its code, a save and a delete through
@@ -94,6 +96,43 @@ extension BrowserHost {
             }
         }
         return ["deleted": true]
+    }
+
+    /// What `coffer audit` finds in one's vault and teams (weak, reused, old, insecure, exposed,
+    /// unused), each with its item and its change-password page; breaches only when asked, by
+    /// the range API (`$COFFER_HIBP_URL`, else HIBP's): five hex digits of a hash leave the machine.
+    func vaultAudit(breaches: Bool, in personal: Vault) throws -> JSONObject {
+        try unlock(personal, reason: "to audit your vault")
+        var audited: [VaultAudit.Team] = [], leftOut: [JSONValue] = []
+        let identity = try? personal.personalIdentity()
+        for team in teams(of: personal) {
+            if !team.vault.isUnlocked, let identity { try? team.vault.unlockTeam(identity: identity) }
+            guard let members = try? team.vault.teamMembership(), let stored = try? team.vault.allRecords() else {
+                leftOut.append(.string(team.name))
+                continue
+            }
+            audited.append(VaultAudit.Team(name: team.name, records: stored, membership: members))
+        }
+        let environment = session.environment
+        let base = environment["COFFER_HIBP_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? BreachCheck.defaultURL
+        let (audit, teamOf): (VaultAudit, [RecordID: String])
+        do {
+            (audit, teamOf) = try VaultAudit.ofVaults(
+                own: try personal.allRecords(), teams: audited, quirks: session.webQuirks, breaches: breaches ? .rangeAPI(base: base) : nil,
+                environment: environment)
+        } catch {
+            throw BrowserHostError.unavailable("\(error)")
+        }
+        return [
+            "checked": .integer(audit.checked), "breachCheck": .bool(breaches), "teamsLeftOut": .array(leftOut),
+            "findings": .array(audit.findings.map { finding in
+                [
+                    "kind": .string(finding.kind.rawValue), "recordIdentifier": .string(finding.recordID.hex),
+                    "vault": teamOf[finding.recordID].map { .string($0) } ?? .null, "title": .string(finding.title),
+                    "detail": .string(finding.detail), "changePasswordURL": finding.changePasswordURL.map { .string($0) } ?? .null,
+                ]
+            }),
+        ]
     }
 
     // MARK: Internals

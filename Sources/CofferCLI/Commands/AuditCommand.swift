@@ -34,50 +34,43 @@ struct AuditCommand: Command {
         _ = try context.positionals(0...0, names: "")
         guard let days = Int(context.arguments.value("max-age") ?? "365"), days > 0 else { throw UsageError("--max-age takes a number of days") }
         let personal = try context.unlockedVault()
-        var records = try personal.allRecords()
         // One's teams too (SPEC.md §16.6): their titles start with TEAM:, and a password a
         // removed member could read is flagged until it is changed.
-        var teams: [(name: String, records: [Record], membership: TeamMembership)] = []
+        var teams: [VaultAudit.Team] = []
         if let identity = try? personal.personalIdentity() {
             for team in context.teams(ownedBy: personal.container) {
                 guard (try? team.vault.unlockTeam(identity: identity)) != nil, let members = try? team.vault.teamMembership(),
                       let stored = try? team.vault.allRecords()
                 else { context.note("team '\(team.name)' is left out: it does not open"); continue }
-                teams.append((team.name, stored, members))
-                records += stored
+                teams.append(VaultAudit.Team(name: team.name, records: stored, membership: members))
             }
         }
-        var audit = VaultAudit(records, maximumAge: TimeInterval(days) * 86_400, quirks: WebQuirks.installed(environment: context.io.environment))
-        for team in teams { audit.flagExposed(team.records, membership: team.membership) }
-        let teamOf = Dictionary(teams.flatMap { team in team.records.map { ($0.id, team.name) } }, uniquingKeysWith: { first, _ in first })
-        func title(_ finding: VaultAudit.Finding) -> String { teamOf[finding.recordID].map { $0 + ":" } .map { $0 + finding.title } ?? finding.title }
-        let logins = records.filter { $0.kind == .login && !$0.password.isEmpty }
-        let counts: [Int]?
+        let breaches: VaultAudit.BreachSource? = if let file = context.arguments.value("hibp-file") {
+            .file(file)
+        } else if context.arguments.has("hibp") || context.arguments.has("hibp-url") {
+            .rangeAPI(base: context.arguments.value("hibp-url") ?? BreachCheck.defaultURL)
+        } else {
+            nil
+        }
+        let (audit, teamOf): (VaultAudit, [RecordID: String])
         do {
-            if let file = context.arguments.value("hibp-file") {
-                counts = try BreachCheck.counts(of: logins.map(\.password), inFile: file)
-            } else if context.arguments.has("hibp") || context.arguments.has("hibp-url") {
-                counts = try BreachCheck.counts(
-                    of: logins.map(\.password), base: context.arguments.value("hibp-url") ?? BreachCheck.defaultURL, environment: context.io.environment)
-            } else {
-                counts = nil
-            }
+            (audit, teamOf) = try VaultAudit.ofVaults(
+                own: try personal.allRecords(), teams: teams, maximumAge: TimeInterval(days) * 86_400,
+                quirks: WebQuirks.installed(environment: context.io.environment), breaches: breaches, environment: context.io.environment)
         } catch {
             throw CLIError("\(error)", code: .temporaryFailure)
         }
-        for (record, count) in zip(logins, counts ?? []) where count > 0 {
-            audit.add(.breached, record, detail: "seen \(count) times in breaches")
-        }
+        func title(_ finding: VaultAudit.Finding) -> String { teamOf[finding.recordID].map { $0 + ":" } .map { $0 + finding.title } ?? finding.title }
         if context.wantsJSON {
             context.print(JSONOutput.render([
-                "checked": .integer(audit.checked), "breachCheck": .bool(counts != nil),
+                "checked": .integer(audit.checked), "breachCheck": .bool(breaches != nil),
                 "findings": .array(audit.findings.map { finding in
                     ["kind": .string(finding.kind.rawValue), "recordIdentifier": .string(finding.recordID.hex), "title": .string(title(finding)),
                      "detail": .string(finding.detail), "changePasswordURL": finding.changePasswordURL.map { .string($0) } ?? .null]
                 }),
             ]))
         } else if audit.findings.isEmpty {
-            context.note("checked \(audit.checked) logins: nothing found" + (counts == nil ? " (breaches not checked: --hibp)" : ""))
+            context.note("checked \(audit.checked) logins: nothing found" + (breaches == nil ? " (breaches not checked: --hibp)" : ""))
         } else {
             for finding in audit.findings {
                 let change = finding.changePasswordURL.map { "\tchange at \($0)" } ?? ""

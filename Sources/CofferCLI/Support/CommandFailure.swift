@@ -75,7 +75,7 @@ extension BrowserHostError: CommandFailure {
     package var failure: CLIError {
         switch self {
         case .badRequest, .unknownType, .tooLarge, .truncated, .relyingParty, .unsupported, .invalid: CLIError(description, code: .usage)
-        case .conflict: CLIError(description, code: .temporaryFailure)
+        case .conflict, .unavailable: CLIError(description, code: .temporaryFailure)
         case .locked: CLIError(description, hint: "run 'coffer unlock'", code: .temporaryFailure)
         case .cancelled, .choiceRequired: CLIError(description)
         case .notFound: CLIError(description, code: .noInput)
