@@ -400,9 +400,11 @@ async function openVault() {
   const url = api.runtime.getURL("vault.html");
   const [open] = await api.tabs.query({ url: url + "*" }).catch(() => []);
   if (open) {
-    await api.tabs.update(open.id, { active: true });
-    if (open.windowId !== undefined) await api.windows.update(open.windowId, { focused: true }).catch(() => {});
-    return open.id;
+    try {
+      await api.tabs.update(open.id, { active: true });
+      if (open.windowId !== undefined) await api.windows.update(open.windowId, { focused: true }).catch(() => {});
+      return open.id;
+    } catch { /* closed meanwhile: a new one */ }
   }
   return (await api.tabs.create({ url })).id;
 }

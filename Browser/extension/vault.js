@@ -102,6 +102,8 @@ function render() {
     node.setAttribute("aria-setsize", String(state.total));
   }
   for (const [id, node] of drawn) if (!wanted.has(id)) node.remove();
+  // When the first rows were on screen, from the page's start (the benchmark's figure).
+  if (wanted.size && !performance.getEntriesByName("coffer-first-rows").length) performance.mark("coffer-first-rows");
   const active = state.active >= 0 ? `row-${state.active}` : "";
   if (active && $(active)) list.setAttribute("aria-activedescendant", active); else list.removeAttribute("aria-activedescendant");
 }
@@ -553,13 +555,17 @@ $("unlock").addEventListener("click", async () => {
 $("lock").addEventListener("click", async () => { await send({ type: "lock" }); followLock(); });
 
 async function start() {
+  // The list is asked for at once, beside the form's tables and the lock state: its first rows
+  // are what a person waits for.
+  const listed = requery();
   const [form, status] = await Promise.all([send({ type: "vaultForm" }), send({ type: "status" })]);
   if (!form?.ok) return say(failure(form, "the Coffer host is not available"));
   state.form = form;
   for (const kind of form.kinds) $("kind").append(element("option", { value: kind, textContent: KIND_NAMES[kind] ?? kind }));
   state.locked = status?.ok ? status.locked : true;
+  state.changeToken = status?.changeToken ?? null;
   showLock(state.locked);
-  await requery();
+  await listed;
   setInterval(followLock, 500);
 }
 

@@ -582,6 +582,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--browser", choices=["chromium", "firefox"], default="chromium")
     parser.add_argument("--only", help="run only the cases whose name contains this")
+    parser.add_argument("--bulk", type=int, default=10_000, help="items the vault page's search case imports (the benchmark's 100,000)")
     parser.add_argument("--axe", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "test-tools", "axe.min.js"),
                         help="axe-core's axe.min.js (scripts/fetch-axe puts it there)")
     args = parser.parse_args()
@@ -1201,18 +1202,29 @@ def main():
         first rows of the whole list; the host's share of each request is in the results."""
         bulk = h.root + "/bulk.csv"
         with open(bulk, "w") as f:
-            f.write("name,url,username,password\n" + "".join(f"site{n},https://site{n}.bulk.test,user{n},Pw-{n}-x\n" for n in range(10_000)))
+            f.write("name,url,username,password\n" + "".join(f"site{n},https://site{n}.bulk.test,user{n},Pw-{n}-x\n" for n in range(args.bulk)))
         code, _, err = h.coffer("import", bulk, "--format", "chrome")
         check(code == 0, f"the import failed: {err}")
         since = len(h.frames("out"))
         vp = open_vault_page()
-        check(vp.wait("document.getElementById('count').textContent.startsWith('(100')"), "the list does not count 10,000 items")
-        search(vp, "site7777")
-        check(vp.evaluate("document.querySelectorAll('#list [role=option]').length") == 1, "the search found more than the one item")
+        check(vp.wait(f"parseInt(document.getElementById('count').textContent.slice(1)) >= {args.bulk}"), f"the list does not count {args.bulk} items")
+        h.beside_target(f"vault page: first rows at {args.bulk} items, ms from the page's start",
+                        vp.evaluate("performance.getEntriesByName('coffer-first-rows')[0].startTime"), 150)
+        search(vp, "site7777.")
+        check(vp.wait("document.querySelectorAll('#list [role=option]').length === 1"), "the search found more than the one item")
         check("site7777.bulk.test" in vp.evaluate("document.querySelector('#list [role=option]').textContent"), "the search did not find the item")
         took = [f.get("elapsedMs", 0) for f in h.frames("out")[since:] if "total" in f]
-        if took:
-            h.beside_target("vault page request at 10,000 items, host ms (max)", max(took), 20)
+        # Again, as a person opens it a second time: the host has its table.
+        vp.close()
+        again = open_vault_page()
+        check(again.wait("performance.getEntriesByName('coffer-first-rows').length > 0"), "no rows the second time")
+        h.beside_target(f"vault page: first rows at {args.bulk} items, opened again, ms from the page's start",
+                        again.evaluate("performance.getEntriesByName('coffer-first-rows')[0].startTime"), 150)
+        vp = again
+        if len(took) > 1:
+            # The first builds the host's table of the vault (kept until the vault changes); the rest read it.
+            h.beside_target(f"vault page opening at {args.bulk} items, host ms", took[0], 150)
+            h.beside_target(f"vault page search keystroke at {args.bulk} items, host ms (max)", max(took[1:]), 20)
         vp.close()
 
     def form_corpus():
@@ -1292,7 +1304,7 @@ def main():
     def search(p, text):
         type_into(p, "#query", text, replace=True)
         check(p.wait(f"[...document.querySelectorAll('#list [role=option]')].length >= 1 && "
-                     f"document.querySelector('#list [role=option] .title').textContent.toLowerCase().includes({json.dumps(text.lower())})"),
+                     f"document.querySelector('#list [role=option]').textContent.toLowerCase().includes({json.dumps(text.lower())})"),
               f"the search for {text} found nothing")
 
     axe_source = open(args.axe).read() if os.path.exists(args.axe) else None

@@ -29,7 +29,8 @@ extension BrowserHost {
             let row = table.rows[index]
             page.append([
                 "recordIdentifier": .string(row.recordID.hex), "vault": vault.map { .string($0) } ?? .null, "kind": .string(row.kind.rawValue),
-                "title": .string(row.title), "name": .string(row.name), "user": .string(row.user), "site": .string(row.site),
+                "title": .string(table.title(index)), "name": .string(table.name(index)), "user": .string(table.user(index)),
+                "site": .string(table.site(index)),
             ])
         }
         return [
@@ -181,9 +182,7 @@ extension BrowserHost {
                 continue
             }
             func precedes(_ a: (vault: String?, table: VaultPageTable, row: Int), _ b: (vault: String?, table: VaultPageTable, row: Int)) -> Bool {
-                let (x, y) = (a.table.rows[a.row], b.table.rows[b.row])
-                if order == .lastUsed, x.lastUsed != y.lastUsed { return x.lastUsed > y.lastUsed }
-                return x.sortKey < y.sortKey
+                a.table.precedes(a.row, b.row, of: b.table, in: order)
             }
             var combined: [(vault: String?, table: VaultPageTable, row: Int)] = []
             combined.reserveCapacity(merged.count + next.count)

@@ -2,37 +2,32 @@ import CofferProvider
 
 /// One vault's items as the vault page lists them (SPEC.md §13.7): one row per item — its kind,
 /// name, user and site, never a secret — with the text a search looks in, folded once, and the
-/// rows in each order the page sorts by. Built from the identity listing and kept by the host
-/// until the identity store's change token changes, so a keystroke of a search at 100,000 items
-/// scans one buffer instead of listing, decoding and sorting the vault again.
+/// rows in each order the page sorts by. Kept by the host until the identity store's change
+/// token changes, so a keystroke of a search at 100,000 items scans one buffer instead of
+/// listing, decoding and sorting the vault again.
+///
+/// Why rows point into the listing's buffer instead of holding strings: a table of 100,000
+/// items made 300,000 strings, lower-cased and sorted them (half a second); a page shows 100,
+/// and only those become strings (`title(_:)`, `name(_:)`…).
 final class VaultPageTable {
-    struct Row {
-        let recordID: RecordID
-        let kind: ItemKind
-        let name: String
-        let user: String
-        let site: String
-        let lastUsed: UInt64
-        /// The title lower-cased: what the name order compares.
-        let sortKey: String
-        /// Where the row's folded text (`name`, `user` and `site`, lower-cased) is in `haystack`.
-        let folded: Range<Int>
-
-        /// What a person calls the item: its name, else its site, else its user.
-        var title: String { !name.isEmpty ? name : !site.isEmpty ? site : user }
-    }
-
     /// How the page orders the list.
     enum Order: String, CaseIterable {
-        /// By title, case-insensitively (then record id, so the order is total).
+        /// By title, case-insensitively: the folded title's UTF-8 bytes (the Unicode scalars'
+        /// order), then record id, so the order is total.
         case name
         /// Most recently filled on this device first; never-used items last, by title.
         case lastUsed
     }
 
-    let rows: [Row]
-    /// Every row's folded text, one after another.
+    /// The listing the rows point into.
+    let listing: IdentityListing
+    /// One listing row per item (its first; one-time-code rows are the login again).
+    let rows: [IdentityListing.Row]
+    /// Every row's `name`, `user` and `site`, lower-cased, NUL between them, one after another.
     let haystack: [UInt8]
+    /// Where each row's folded text is in `haystack`, and its folded title within it.
+    private let folded: [(start: Int32, end: Int32)]
+    private let foldedTitle: [(start: Int32, end: Int32)]
     /// Row positions in each order.
     let orders: [Order: [Int]]
     /// The identity store's change token the table was built at.
@@ -40,41 +35,117 @@ final class VaultPageTable {
 
     init(_ listing: IdentityListing, token: [UInt8]?) {
         var seen = Set<RecordID>(minimumCapacity: listing.count)
-        var rows: [Row] = [], haystack: [UInt8] = []
+        var rows: [IdentityListing.Row] = [], haystack: [UInt8] = []
+        var folded: [(start: Int32, end: Int32)] = [], foldedTitle: [(start: Int32, end: Int32)] = []
         rows.reserveCapacity(listing.count)
-        for row in listing.rows where row.entry != .oneTimeCode && seen.insert(row.recordID).inserted {
-            let identity = listing.identity(row)
-            let name = listing.name(row), site = identity.serviceIdentifier.identifier
-            let start = haystack.count
-            haystack += "\(name)\u{0}\(identity.user)\u{0}\(site)".lowercased().utf8
-            let title = !name.isEmpty ? name : !site.isEmpty ? site : identity.user
-            rows.append(Row(
-                recordID: row.recordID, kind: row.kind, name: name, user: identity.user, site: site, lastUsed: row.lastUsed,
-                sortKey: title.lowercased(), folded: start..<haystack.count))
+        folded.reserveCapacity(listing.count)
+        foldedTitle.reserveCapacity(listing.count)
+        haystack.reserveCapacity(listing.withUnsafeText(\.count) + 2 * listing.count)
+        listing.withUnsafeText { text in
+            for row in listing.rows where row.entry != .oneTimeCode && seen.insert(row.recordID).inserted {
+                // Three segments, NUL between; no array per row (a table's building was a fifth allocation).
+                func segment(_ range: Range<Int>) -> (start: Int32, end: Int32) {
+                    let from = haystack.count
+                    Self.appendFolded(UnsafeBufferPointer(rebasing: text[range]), to: &haystack)
+                    return (Int32(from), Int32(haystack.count))
+                }
+                let start = haystack.count
+                let name = segment(row.name)
+                haystack.append(0)
+                let user = segment(row.user)
+                haystack.append(0)
+                let site = segment(row.identifier)
+                foldedTitle.append(!row.name.isEmpty ? name : !row.identifier.isEmpty ? site : user)
+                rows.append(row)
+                folded.append((Int32(start), Int32(haystack.count)))
+            }
         }
-        let byName = rows.indices.sorted { a, b in
-            rows[a].sortKey != rows[b].sortKey ? rows[a].sortKey < rows[b].sortKey : rows[a].recordID.hex < rows[b].recordID.hex
-        }
+        self.listing = listing
+        self.rows = rows
+        self.haystack = haystack
+        self.folded = folded
+        self.foldedTitle = foldedTitle
+        self.token = token
+        let byName = Self.sortedByTitle(rows, foldedTitle, in: haystack)
         var position = [Int](repeating: 0, count: rows.count)
         for (place, index) in byName.enumerated() { position[index] = place }
         let byUse = rows.indices.sorted { a, b in
             rows[a].lastUsed != rows[b].lastUsed ? rows[a].lastUsed > rows[b].lastUsed : position[a] < position[b]
         }
-        self.rows = rows
-        self.haystack = haystack
         self.orders = [.name: byName, .lastUsed: byUse]
-        self.token = token
     }
 
     /// The rows of `kind` (any when nil) whose folded text holds `query` (already lower-cased),
     /// in `order`.
     func matching(_ query: String, kind: ItemKind?, order: Order) -> [Int] {
         let needle = Array(query.utf8)
+        let positions = orders[order] ?? []
+        if needle.isEmpty && kind == nil { return positions }
         return haystack.withUnsafeBufferPointer { text in
-            (orders[order] ?? []).filter { index in
-                let row = rows[index]
-                if let kind, row.kind != kind { return false }
-                return needle.isEmpty || Self.contains(needle, in: UnsafeBufferPointer(rebasing: text[row.folded]))
+            positions.filter { index in
+                if let kind, rows[index].kind != kind { return false }
+                let range = folded[index]
+                return needle.isEmpty || Self.contains(needle, in: UnsafeBufferPointer(rebasing: text[Int(range.start)..<Int(range.end)]))
+            }
+        }
+    }
+
+    // MARK: A row's strings (for the rows a page shows)
+
+    func name(_ index: Int) -> String { listing.name(rows[index]) }
+    func user(_ index: Int) -> String { listing.withUserBytes(of: rows[index]) { String(decoding: $0, as: UTF8.self) } }
+    func site(_ index: Int) -> String { listing.withIdentifierBytes(of: rows[index]) { String(decoding: $0, as: UTF8.self) } }
+    /// What a person calls the item: its name, else its site, else its user.
+    func title(_ index: Int) -> String {
+        let name = name(index)
+        if !name.isEmpty { return name }
+        let site = site(index)
+        return site.isEmpty ? user(index) : site
+    }
+
+    /// Whether row `a` comes before row `b` of `other` in `order` (merging several vaults' lists).
+    func precedes(_ a: Int, _ b: Int, of other: VaultPageTable, in order: Order) -> Bool {
+        if order == .lastUsed, rows[a].lastUsed != other.rows[b].lastUsed { return rows[a].lastUsed > other.rows[b].lastUsed }
+        let (x, y) = (foldedTitle[a], other.foldedTitle[b])
+        return haystack[Int(x.start)..<Int(x.end)].lexicographicallyPrecedes(other.haystack[Int(y.start)..<Int(y.end)])
+    }
+
+    // MARK: Internals
+
+    /// `bytes` lower-cased: ASCII by table, a text with any other byte through Unicode's
+    /// default case mapping (`String.lowercased()`).
+    private static func appendFolded(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            let start = out.count
+            out.append(contentsOf: bytes)
+            out.withUnsafeMutableBufferPointer { all in
+                for index in start..<all.count where all[index] >= 0x41 && all[index] <= 0x5A { all[index] |= 0x20 }
+            }
+        } else {
+            out += String(decoding: bytes, as: UTF8.self).lowercased().utf8
+        }
+    }
+
+    /// Row positions by folded title bytes, then record id: each title's first sixteen bytes
+    /// compared as two integers, whole titles only on a tie (100,000 `String` comparisons took
+    /// most of a table's building).
+    private static func sortedByTitle(_ rows: [IdentityListing.Row], _ titles: [(start: Int32, end: Int32)], in text: [UInt8]) -> [Int] {
+        text.withUnsafeBufferPointer { text in
+            func prefix(_ start: Int, _ end: Int) -> UInt64 {
+                var value: UInt64 = 0
+                for offset in 0..<8 { value = value << 8 | UInt64(start + offset < end ? text[start + offset] : 0) }
+                return value
+            }
+            let keys = titles.map { title in
+                (prefix(Int(title.start), Int(title.end)), prefix(Int(title.start) + 8, Int(title.end)))
+            }
+            return rows.indices.sorted { a, b in
+                if keys[a] != keys[b] { return keys[a] < keys[b] }
+                let (x, y) = (titles[a], titles[b])
+                let first = UnsafeBufferPointer(rebasing: text[Int(x.start)..<Int(x.end)])
+                let second = UnsafeBufferPointer(rebasing: text[Int(y.start)..<Int(y.end)])
+                if first.elementsEqual(second) { return rows[a].recordID.hex < rows[b].recordID.hex }
+                return first.lexicographicallyPrecedes(second)
             }
         }
     }
