@@ -122,19 +122,9 @@ extension BrowserHostTests {
         }
         let requests = base + "/range-requests"
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        server.arguments = ["-c", """
-        import http.server, sys
-        class Range(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                with open(sys.argv[1], "a") as log: log.write(self.path + "\\n")
-                body = ("1E4C9B93F3F0682250B6CF8331B7EE68FD8:3861\\r\\n" if self.path.endswith("/5BAA6") else "").encode()
-                self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-            def log_message(self, *args): pass
-        httpd = http.server.HTTPServer(("127.0.0.1", 0), Range)
-        print(httpd.server_port, flush=True)
-        httpd.serve_forever()
-        """, requests]
+        server.executableURL = URL(fileURLWithPath: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Helpers/range-api").standardized.path)
+        server.arguments = [requests]
         let output = Pipe()
         server.standardOutput = output
         try server.run()

@@ -97,20 +97,9 @@ final class AuditTests: XCTestCase {
         let base = cli.container + "/.."
         let passwordHash = "5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8"  // SHA-1("password")
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        server.arguments = ["-c", """
-        import http.server, sys
-        class Range(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                with open(sys.argv[1] + "/requests", "a") as log: log.write(self.path + "\\n")
-                prefix = self.path.rsplit("/", 1)[-1]
-                body = ("1E4C9B93F3F0682250B6CF8331B7EE68FD8:3861\\r\\n0018A45C4D1DEF81644B54AB7F969B88D65:1\\r\\n" if prefix == "5BAA6" else "0000000000000000000000000000000000A:0\\r\\n").encode()
-                self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-            def log_message(self, *args): pass
-        httpd = http.server.HTTPServer(("127.0.0.1", 0), Range)
-        print(httpd.server_port, flush=True)
-        httpd.serve_forever()
-        """, base]
+        server.executableURL = URL(fileURLWithPath: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Helpers/range-api").standardized.path)
+        server.arguments = [base + "/requests"]
         let output = Pipe()
         server.standardOutput = output
         try server.run()
