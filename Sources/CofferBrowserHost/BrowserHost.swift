@@ -98,9 +98,7 @@ public final class BrowserHost {
             return [
                 "protocol": 1, "version": .string(cofferVersion), "locked": .bool(!session.isUnlocked(vault)),
                 "suggestionsWhileLocked": .bool(vault.identityStore.state.isEnabled),
-                // Changes whenever the vault does (an edit anywhere): the vault page reloads what
-                // it shows when it does. Names nothing; nil when the store may not be read.
-                "changeToken": ((try? vault.identityStore.changeToken()) ?? nil).map { .string(Base64.encode($0)) } ?? .null,
+                "changeToken": changeToken(of: vault).map { .string(Base64.encode($0)) } ?? .null,
             ]
         case .suggest(let origin):
             return try suggestions(for: origin, in: vault)
@@ -262,6 +260,15 @@ public final class BrowserHost {
             }
         }
         return ["identities": .array(shown), "locked": .bool(!session.isUnlocked(vault)), "truncated": .bool(total > shown.count)]
+    }
+
+    /// A token that changes whenever `vault` or one of its teams does (an edit anywhere, a sync):
+    /// the vault page reads its list again when it does. Their identity stores' tokens, one after
+    /// another; it names nothing. Nil when one's own store may not be read now.
+    func changeToken(of vault: Vault) -> [UInt8]? {
+        guard var token = (try? vault.identityStore.changeToken()) ?? nil else { return nil }
+        for team in teams(of: vault) { token += ((try? team.vault.identityStore.changeToken()) ?? nil) ?? [0] }
+        return token
     }
 
     /// The teams `vault` opens on this device, each unlocked from a session when one is live.

@@ -148,4 +148,42 @@ extension BrowserHostTests {
         host.session.environment["COFFER_HIBP_URL"] = "http://127.0.0.1:1"
         XCTAssertEqual(error(ask(["type": "vaultAudit", "breaches": true])), "unavailable")
     }
+
+    /// A team's items are listed beside one's own, named by their team, opened, edited and added
+    /// there; a change to the team changes the token the page follows.
+    func testTheVaultPageListsAndEditsATeamsItemsNamedByTheirTeam() throws {
+        let environment: Environment = ["HOME": base, "XDG_DATA_HOME": base + "/data"]
+        host.session.environment = environment
+        let configuration = VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: base + "/state")
+        let team = try Vault.createTeam(
+            named: "ops", founder: vault.personalIdentity(), founderName: "alice", owner: vault.container,
+            in: TeamDirectory.container(named: "ops", environment: environment), configuration: configuration)
+        let record = try team.addItem(ItemContent(kind: .note, name: "Deploy runbook", notes: "step one"))
+        defer { _ = try? sessions.revoke(for: team.vaultID) }
+        try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: 60)
+
+        let all = ask(["type": "vaultItems"])
+        XCTAssertEqual(all["total"], 4, "\(all)")
+        XCTAssertEqual(all["teams"], ["ops"])
+        XCTAssertEqual(all["items"]?.arrayValue?.first?.objectValue?["vault"], "ops", "by title: Deploy runbook first, named by its team")
+        XCTAssertEqual(ask(["type": "vaultItems", "vault": "ops"])["total"], 1)
+        XCTAssertEqual(ask(["type": "vaultItems", "vault": ""])["total"], 3, "one's own only")
+
+        let opened = ask(["type": "vaultItem", "recordIdentifier": .string(record.id.hex), "vault": "ops"])
+        let shown = try XCTUnwrap(opened["item"]?.objectValue, "\(opened)")
+        XCTAssertEqual(shown["notes"], "step one")
+        XCTAssertEqual(error(ask(["type": "vaultItem", "recordIdentifier": .string(record.id.hex)])), "notFound", "not in one's own vault")
+        let token = ask(["type": "hello"])["changeToken"]
+        XCTAssertNotEqual(token, .null)
+        let saved = ask(["type": "vaultSave", "vault": "ops", "recordIdentifier": .string(record.id.hex), "revision": .integer(record.revision),
+                         "item": ["kind": "note", "name": "Deploy runbook", "notes": "step two"]])
+        XCTAssertEqual(saved["vault"], "ops", "\(saved)")
+        XCTAssertEqual(try team.record(withID: record.id).notes, "step two")
+        XCTAssertNotEqual(ask(["type": "hello"])["changeToken"], token, "a team's change is a change the page follows")
+        XCTAssertEqual(error(ask(["type": "vaultSave", "vault": "ops", "recordIdentifier": .string(record.id.hex), "revision": .integer(record.revision),
+                                  "item": ["kind": "note", "name": "Deploy runbook"]])), "conflict")
+        let added = ask(["type": "vaultSave", "vault": "ops", "item": ["kind": "note", "name": "On-call"]])
+        XCTAssertNoThrow(try team.record(withID: RecordID(hex: XCTUnwrap(added["recordIdentifier"]?.stringValue))))
+        XCTAssertEqual(pinentryPrompts, 0, "the session opened both")
+    }
 }

@@ -150,7 +150,7 @@ extension BrowserHost {
         try unlock(personal, reason: reason)
         guard let name else { return personal }
         guard let team = teams(of: personal).first(where: { $0.name == name })?.vault else { throw BrowserHostError.notFound }
-        guard session.isUnlocked(team) || team.isUnlocked else { throw BrowserHostError.locked }
+        if !team.isUnlocked { try team.unlockTeam(identity: personal.personalIdentity()) }
         return team
     }
 
