@@ -380,7 +380,7 @@ async function fromPopup(message) {
 
 /** What the vault page may ask, and only it (and never a content script: a page that took one
  * over must not list or read the vault). Each is passed on as it is, its members checked by the host. */
-const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCode", "vaultSave", "vaultDelete", "vaultAudit", "unlock", "lock", "generate"]);
+const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCode", "vaultSave", "vaultDelete", "vaultAudit", "attachmentSave", "unlock", "lock", "generate"]);
 
 async function fromVaultPage(message) {
   if (message.type === "status") return ask({ type: "hello" });

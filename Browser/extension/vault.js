@@ -86,10 +86,11 @@ function render() {
   const drawn = new Map([...list.children].map((node) => [node.id, node]));
   const wanted = new Set();
   for (let index = first; index < last; index += 1) {
-    const row = rowAt(index);
-    if (row === undefined) { fetchPage(index - (index % PAGE), state.generation); continue; }
-    if (row === null) continue;
-    const id = `row-${index}`;
+    const row = rowAt(index), id = `row-${index}`;
+    if (row === undefined) fetchPage(index - (index % PAGE), state.generation);
+    // A row being read again (the vault changed elsewhere) keeps its old look until its page
+    // comes: the list never blanks under a person's pointer.
+    if (!row) { if (drawn.has(id)) wanted.add(id); continue; }
     wanted.add(id);
     let node = drawn.get(id);
     if (!node || node.dataset.record !== `${row.vault ?? ""}/${row.recordIdentifier}`) {
@@ -195,7 +196,16 @@ function showItem(item) {
     add("Collection", text(item.secretService.collection));
     for (const [name, value] of Object.entries(item.secretService.attributes)) add(`attribute ${name}`, text(value));
   }
-  for (const attachment of item.attachments) add("Attachment", text(`${attachment.name} (${attachment.mediaType}, ${attachment.size} bytes)`));
+  for (const attachment of item.attachments) {
+    // Saved into the Downloads folder by the host (sealed until then; 0600, never over a file).
+    const save = item.vault ? null : element("button", { type: "button", textContent: "Save to Downloads" });
+    save?.setAttribute("aria-label", `Save ${attachment.name} to Downloads`);
+    save?.addEventListener("click", async () => {
+      const answer = await send({ type: "attachmentSave", recordIdentifier: item.recordIdentifier, name: attachment.name });
+      say(answer?.ok ? `Saved as ${answer.path}` : failure(answer, "not saved"));
+    });
+    add("Attachment", text(`${attachment.name} (${attachment.mediaType}, ${attachment.size} bytes)`), save);
+  }
   item.passwordHistory.forEach((old, n) => add(n === 0 ? "Earlier passwords" : "", ...secret(`earlier password ${n + 1}`, old.password), text(`until ${old.replaced.slice(0, 10)}`)));
   const findings = item.findings.length ? element("ul", {}, ...item.findings.map((f) => element("li", { className: "finding", textContent: `${f.kind}: ${f.detail}` }))) : null;
   findings?.setAttribute("aria-label", "Audit findings");

@@ -1157,6 +1157,22 @@ def main():
         press(vp, ".findings li button")
         check(vp.wait(f"document.getElementById('detail-title').textContent === {json.dumps(first)}"), "a finding did not open its item")
 
+        # An attachment, saved from the page into the Downloads folder (the browser's home has one, as a desktop does).
+        for home in (h.root + "/chromium-home", h.env["HOME"]):
+            os.makedirs(home + "/Downloads", exist_ok=True)
+        with open(h.root + "/receipt.txt", "w") as f:
+            f.write("paid in full\n")
+        check(h.coffer("attach", "Vault secret", h.root + "/receipt.txt")[0] == 0, "coffer attach failed")
+        search(vp, "Vault secret")
+        press(vp, "#list [role=option]")
+        check(vp.wait("document.querySelector(\"[aria-label='Save receipt.txt to Downloads']\") !== null"),
+              f"the attachment is not shown: {vp.evaluate('document.getElementById(`detail`).innerText')}")
+        press(vp, "[aria-label='Save receipt.txt to Downloads']")
+        message = "document.getElementById('message').textContent"
+        check(vp.wait(message + ".startsWith('Saved as ')"), f"the attachment was not saved: {vp.evaluate(message)}")
+        saved = vp.evaluate(message)[len("Saved as "):]
+        check(saved.endswith("/Downloads/receipt.txt") and open(saved).read() == "paid in full\n", f"the saved file differs: {saved}")
+
         # Delete, through the page's own confirmation.
         search(vp, "Vault note")
         press(vp, "#list [role=option]")
