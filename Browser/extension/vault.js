@@ -70,6 +70,7 @@ function requery() {
   state.generation += 1;
   state.pages.clear();
   $("list").replaceChildren();
+  $("list").removeAttribute("aria-activedescendant");
   state.active = -1;
   $("scroller").scrollTop = 0;
   $("list").setAttribute("aria-busy", "true");
