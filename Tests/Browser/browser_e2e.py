@@ -1108,6 +1108,18 @@ def main():
             check(code == 0 and all(text in out for text in shown), f"coffer show {name}: {out} {err}")
         audit(vp, "an item")
 
+        # By keyboard alone: Tab from the search box reaches the list; ArrowDown and Enter open an item.
+        search(vp, "Vault card")
+        for _ in range(8):
+            if vp.evaluate("document.activeElement?.id") == "list":
+                break
+            vp.key("Tab", "Tab", 9)
+        check(vp.evaluate("document.activeElement?.id") == "list", "Tab never reached the list")
+        vp.key("ArrowDown", "ArrowDown", 40)
+        vp.key("Enter", "Enter", 13)
+        check(vp.wait("document.getElementById('detail-title').textContent === 'Vault card' && document.activeElement?.id === 'detail'"),
+              "ArrowDown and Enter did not open the item and move there")
+
         # An edit through the page; then one through the CLI appears in the open page.
         search(vp, "Vault login")
         press(vp, "#list [role=option]")
