@@ -101,3 +101,14 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         }
     }
 }
+
+/// A failure whose answer carries more than its error (a `conflict`'s current item).
+struct BrowserHostFailure: Error {
+    let error: BrowserHostError
+    let extra: JSONObject
+
+    init(_ error: BrowserHostError, extra: JSONObject) {
+        self.error = error
+        self.extra = extra
+    }
+}

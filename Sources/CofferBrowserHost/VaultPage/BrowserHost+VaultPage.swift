@@ -12,7 +12,8 @@ extension BrowserHost {
     func vaultItems(_ query: VaultPageQuery, in personal: Vault) throws -> JSONObject {
         var matched: [(vault: String?, table: VaultPageTable, rows: [Int])] = []
         var namesLocked = false
-        for (name, vault) in [(String?.none, personal)] + teams(of: personal).map({ (String?.some($0.name), $0.vault) }) {
+        let teams = teams(of: personal)
+        for (name, vault) in [(String?.none, personal)] + teams.map({ (String?.some($0.name), $0.vault) }) {
             if let wanted = query.vault, wanted != (name ?? "") { continue }
             guard let table = try pageTable(of: vault, named: name ?? "") else {
                 namesLocked = namesLocked || name == nil
@@ -35,7 +36,7 @@ extension BrowserHost {
         }
         return [
             "items": .array(page), "total": .integer(total), "offset": .integer(query.offset),
-            "teams": .array(teams(of: personal).map { .string($0.name) }),
+            "teams": .array(teams.map { .string($0.name) }),
             "locked": .bool(!session.isUnlocked(personal)), "namesLocked": .bool(namesLocked),
         ]
     }
@@ -105,10 +106,10 @@ extension BrowserHost {
     func vaultAudit(breaches: Bool, in personal: Vault) throws -> JSONObject {
         try unlock(personal, reason: "to audit your vault")
         var audited: [VaultAudit.Team] = [], leftOut: [JSONValue] = []
-        let identity = try? personal.personalIdentity()
         for team in teams(of: personal) {
-            if !team.vault.isUnlocked, let identity { try? team.vault.unlockTeam(identity: identity) }
-            guard let members = try? team.vault.teamMembership(), let stored = try? team.vault.allRecords() else {
+            guard (try? unlockedTeam(team.vault, of: personal)) != nil, let members = try? team.vault.teamMembership(),
+                  let stored = try? team.vault.allRecords()
+            else {
                 leftOut.append(.string(team.name))
                 continue
             }
@@ -150,6 +151,11 @@ extension BrowserHost {
         try unlock(personal, reason: reason)
         guard let name else { return personal }
         guard let team = teams(of: personal).first(where: { $0.name == name })?.vault else { throw BrowserHostError.notFound }
+        return try unlockedTeam(team, of: personal)
+    }
+
+    /// `team` unlocked through one's own unlocked vault (the team's key is sealed to the member).
+    private func unlockedTeam(_ team: Vault, of personal: Vault) throws -> Vault {
         if !team.isUnlocked { try team.unlockTeam(identity: personal.personalIdentity()) }
         return team
     }
@@ -199,16 +205,5 @@ extension BrowserHost {
             merged = combined
         }
         return merged
-    }
-}
-
-/// A failure whose answer carries more than its error (a `conflict`'s current item).
-struct BrowserHostFailure: Error {
-    let error: BrowserHostError
-    let extra: JSONObject
-
-    init(_ error: BrowserHostError, extra: JSONObject) {
-        self.error = error
-        self.extra = extra
     }
 }
