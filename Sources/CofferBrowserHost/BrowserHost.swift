@@ -61,9 +61,7 @@ public final class BrowserHost {
             answer["elapsedMs"] = .double((milliseconds * 1000).rounded() / 1000)
             return .object(answer)
         } catch let error as BrowserHostError {
-            return Self.failure(error, id: id)
-        } catch let failure as BrowserHostFailure {
-            return Self.failure(failure.error, id: id, extra: failure.extra)
+            return Self.failure(error, id: id, extra: error.extra)
         } catch {
             return Self.failure(.failed("\(error)"), id: id)
         }

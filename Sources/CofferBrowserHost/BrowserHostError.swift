@@ -35,8 +35,8 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
     /// An item the vault page sent breaks a rule of its member (SPEC.md §6.6): nothing written.
     case invalid(member: String, String)
     /// The item changed since the page read it (its revision is not the one the page saw):
-    /// nothing written; the answer carries the item as it is now.
-    case conflict
+    /// nothing written; the answer carries `current`, the item as it is now.
+    case conflict(current: JSONObject?)
     /// A service the request needs is out of reach (the breach check's range API).
     case unavailable(String)
     /// Anything else: a corrupt vault, a failing disk; the message says what.
@@ -90,6 +90,12 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
 
     /// The provider's answer as a host error: decided by the error's code and underlying
     /// error (Apple's `NSUnderlyingErrorKey`), never by its wording.
+    /// What the error answer carries beside its code and message.
+    var extra: JSONObject {
+        if case .conflict(let current) = self { return ["current": current.map { .object($0) } ?? .null] }
+        return [:]
+    }
+
     static func from(_ error: ExtensionError) -> BrowserHostError {
         switch error.code {
         case .userInteractionRequired: .locked
@@ -99,16 +105,5 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         case .failed:
             if case .wrongPassword? = error.underlyingError { .wrongPassword } else { .failed(error.failureReason ?? "failed") }
         }
-    }
-}
-
-/// A failure whose answer carries more than its error (a `conflict`'s current item).
-struct BrowserHostFailure: Error {
-    let error: BrowserHostError
-    let extra: JSONObject
-
-    init(_ error: BrowserHostError, extra: JSONObject) {
-        self.error = error
-        self.extra = extra
     }
 }

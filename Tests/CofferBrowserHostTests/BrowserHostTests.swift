@@ -198,13 +198,19 @@ final class BrowserHostTests: XCTestCase {
     /// One's teams' logins (SPEC.md §16.6): suggested after one's own, each naming its team,
     /// and filled — by a choice and by the command — by the team's provider, unlocked through
     /// the owner's session.
-    func testATeamsLoginsAreSuggestedMarkedAndFilled() throws {
+    /// A team `name` founded by the vault's owner, which the host opens (its environment names
+    /// where teams live).
+    func makeTeam(_ name: String) throws -> Vault {
         let environment: Environment = ["HOME": base, "XDG_DATA_HOME": base + "/data"]
         host.session.environment = environment
         let configuration = VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: base + "/state")
-        let team = try Vault.createTeam(
-            named: "ops", founder: vault.personalIdentity(), founderName: "alice", owner: vault.container,
-            in: TeamDirectory.container(named: "ops", environment: environment), configuration: configuration)
+        return try Vault.createTeam(
+            named: name, founder: vault.personalIdentity(), founderName: "alice", owner: vault.container,
+            in: TeamDirectory.container(named: name, environment: environment), configuration: configuration)
+    }
+
+    func testATeamsLoginsAreSuggestedMarkedAndFilled() throws {
+        let team = try makeTeam("ops")
         let record = try team.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://deploy.ops-corp.com")], user: "ci", password: "TeamPassword"))
         defer { _ = try? sessions.revoke(for: team.vaultID) }
         try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: 60)

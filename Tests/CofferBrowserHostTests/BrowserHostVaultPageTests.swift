@@ -40,17 +40,17 @@ extension BrowserHostTests {
 
     func testTheVaultPageShowsEveryMemberAndTheCodeCoffersOtpShows() throws {
         let login = try vault.addItem(ItemContent(
-            name: "GitHub", user: "octo", password: "GitHubPassword", services: [CredentialServiceIdentifier(parsing: "https://github.com")],
+            name: "GitHub", user: "octo", password: "GitHubPassword", services: [CredentialServiceIdentifier(parsing: "https://git.example.org")],
             tags: ["work"], fields: [RecordField(name: "recovery", value: "r-e-c", hidden: true)], otp: "otpauth://totp/GitHub:octo?secret=JBSWY3DPEHPK3PXP",
             notes: "two keys"))
         try pinentryAnswers([Self.master])
         let shown = try XCTUnwrap(ask(["type": "vaultItem", "recordIdentifier": .string(login.id.hex)])["item"]?.objectValue)
         XCTAssertEqual(shown["password"], "GitHubPassword")
-        XCTAssertEqual(shown["sites"], ["https://github.com"])
+        XCTAssertEqual(shown["sites"], ["https://git.example.org"])
         XCTAssertEqual(shown["tags"], ["work"])
         XCTAssertEqual(shown["fields"], [["name": "recovery", "value": "r-e-c", "hidden": true]])
         XCTAssertEqual(shown["revision"], .integer(login.revision))
-        XCTAssertEqual(shown["changePasswordURL"], "https://github.com/.well-known/change-password")
+        XCTAssertEqual(shown["changePasswordURL"], "https://git.example.org/.well-known/change-password", "a site without a published page")
         XCTAssertEqual(pinentryPrompts, 1)
         let code = ask(["type": "vaultCode", "recordIdentifier": .string(login.id.hex)])
         XCTAssertEqual(code["code"]?.stringValue, try vault.oneTimeCode(forRecordWithID: login.id).code)
@@ -152,12 +152,7 @@ extension BrowserHostTests {
     /// A team's items are listed beside one's own, named by their team, opened, edited and added
     /// there; a change to the team changes the token the page follows.
     func testTheVaultPageListsAndEditsATeamsItemsNamedByTheirTeam() throws {
-        let environment: Environment = ["HOME": base, "XDG_DATA_HOME": base + "/data"]
-        host.session.environment = environment
-        let configuration = VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: base + "/state")
-        let team = try Vault.createTeam(
-            named: "ops", founder: vault.personalIdentity(), founderName: "alice", owner: vault.container,
-            in: TeamDirectory.container(named: "ops", environment: environment), configuration: configuration)
+        let team = try makeTeam("ops")
         let record = try team.addItem(ItemContent(kind: .note, name: "Deploy runbook", notes: "step one"))
         defer { _ = try? sessions.revoke(for: team.vaultID) }
         try sessions.store(vaultKey: vault.keys().vaultKey, for: vault.vaultID, idleTimeout: 60)

@@ -140,9 +140,8 @@ extension BrowserHost {
     // MARK: Internals
 
     /// The `conflict` failure, with the item as it is now for the page to show beside its own.
-    private func conflict(_ id: RecordID, vault name: String?, in vault: Vault) throws -> BrowserHostFailure {
-        let current = try existing(id, in: vault).map { JSONValue.object(VaultPageItem.json($0, vault: name, pages: changePasswordPages)) }
-        return BrowserHostFailure(.conflict, extra: ["current": current ?? .null])
+    private func conflict(_ id: RecordID, vault name: String?, in vault: Vault) throws -> BrowserHostError {
+        .conflict(current: try existing(id, in: vault).map { VaultPageItem.json($0, vault: name, pages: changePasswordPages) })
     }
 
     /// The vault `name` names (nil: one's own), unlocked: one's own through pinentry when
