@@ -60,7 +60,7 @@ function render() {
     if (!row) { if (drawn.has(id)) wanted.add(id); continue; }
     wanted.add(id);
     let node = drawn.get(id);
-    if (!node || node.dataset.record !== `${row.vault ?? ""}/${row.recordIdentifier}`) {
+    if (!node || node.dataset.key !== rowKey(row)) {
       node?.remove();
       node = option(row, index);
       list.append(node);
@@ -76,11 +76,17 @@ function render() {
   if (active && $(active)) list.setAttribute("aria-activedescendant", active); else list.removeAttribute("aria-activedescendant");
 }
 
+/** What a drawn row shows and stands for: a kept node is redrawn when any of it changed (an item
+ * renamed elsewhere must not keep its old title). */
+function rowKey(row) {
+  return [row.vault ?? "", row.recordIdentifier, row.kind, row.title, row.user, row.site].join("\u0000");
+}
+
 function option(row, index) {
   const title = element("span", { className: "title", textContent: row.title || "(no name)" });
   const where = [KIND_NAMES[row.kind] ?? row.kind, row.user, row.site !== row.title ? row.site : "", row.vault ? `team ${row.vault}` : ""].filter(Boolean);
   const made = element("div", { id: `row-${index}`, className: "option" }, title, element("span", { className: "sub", textContent: where.join(" · ") }));
-  made.dataset.record = `${row.vault ?? ""}/${row.recordIdentifier}`;
+  made.dataset.key = rowKey(row);
   made.setAttribute("role", "option");
   made.setAttribute("aria-posinset", String(index + 1));
   made.style.top = `${index * ROW_HEIGHT}px`;

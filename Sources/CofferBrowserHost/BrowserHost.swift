@@ -374,7 +374,7 @@ public final class BrowserHost {
     /// unlocked, and it never asks: opening the popup is no reason for a prompt.
     func audit(_ origin: BrowserOrigin, in vault: Vault) throws -> JSONObject {
         guard vault.isUnlocked else { return ["logins": [], "locked": true] }
-        let pages = (try? session.webQuirks?.changePasswordPages()) ?? .wellKnownOnly
+        let pages = changePasswordPages
         var logins: [JSONValue] = []
         for ranked in try vault.identityStore.credentialIdentities(for: [origin.serviceIdentifier]).prefix(Self.maximumSuggestions) {
             guard let id = try? RecordID(hex: ranked.identity.recordIdentifier), let record = try? vault.record(withID: id) else { continue }

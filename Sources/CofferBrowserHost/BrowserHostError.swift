@@ -88,14 +88,14 @@ public enum BrowserHostError: Error, Equatable, Sendable, CustomStringConvertibl
         }
     }
 
-    /// The provider's answer as a host error: decided by the error's code and underlying
-    /// error (Apple's `NSUnderlyingErrorKey`), never by its wording.
     /// What the error answer carries beside its code and message.
     var extra: JSONObject {
         if case .conflict(let current) = self { return ["current": current.map { .object($0) } ?? .null] }
         return [:]
     }
 
+    /// The provider's answer as a host error: decided by the error's code and underlying
+    /// error (Apple's `NSUnderlyingErrorKey`), never by its wording.
     static func from(_ error: ExtensionError) -> BrowserHostError {
         switch error.code {
         case .userInteractionRequired: .locked

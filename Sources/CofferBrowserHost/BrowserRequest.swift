@@ -145,6 +145,10 @@ enum BrowserRequest: Equatable {
             guard let value = object[name]?.stringValue, let id = try? RecordID(hex: value) else { throw .badRequest("\(name) is not a record id") }
             return id
         }
+        /// An item of one vault (`vault`, SPEC.md §13.7).
+        func reference() throws(BrowserHostError) -> VaultPageReference {
+            VaultPageReference(id: try record(), vault: try Self.vaultName(object))
+        }
         switch type {
         case "hello", "status": self = .hello
         case "suggest": self = .suggest(try origin())
@@ -197,15 +201,13 @@ enum BrowserRequest: Equatable {
         case "vaultItems": self = .vaultItems(try Self.vaultQuery(object))
         case "vaultForm": self = .vaultForm
         case "vaultAudit": self = .vaultAudit(breaches: object["breaches"]?.boolValue == true)
-        case "vaultItem": self = .vaultItem(try Self.vaultReference(object))
-        case "vaultCode": self = .vaultCode(try Self.vaultReference(object))
+        case "vaultItem": self = .vaultItem(try reference())
+        case "vaultCode": self = .vaultCode(try reference())
         case "vaultSave":
             guard let item = object["item"]?.objectValue else { throw .badRequest("item is the item's members") }
-            var edit: VaultPageEdit?
-            if object["recordIdentifier"] != nil { edit = VaultPageEdit(id: try Self.vaultReference(object).id, revision: try Self.revision(object)) }
-            self = .vaultSave(vault: try Self.vaultName(object),
-                              edit: edit, try VaultPageItem.content(item))
-        case "vaultDelete": self = .vaultDelete(try Self.vaultReference(object), revision: try Self.revision(object))
+            let edit = object["recordIdentifier"] == nil ? nil : VaultPageEdit(id: try record(), revision: try Self.revision(object))
+            self = .vaultSave(vault: try Self.vaultName(object), edit: edit, try VaultPageItem.content(item))
+        case "vaultDelete": self = .vaultDelete(try reference(), revision: try Self.revision(object))
         case "passkeyList": self = .passkeyList(try origin(), try Self.passkeyOptions(object, hashed: false), unlock: object["unlock"]?.boolValue == true)
         case "passkeyGet": self = .passkeyGet(try origin(), try Self.passkeyOptions(object, hashed: true), chosen: try record())
         case "passkeyCreate":

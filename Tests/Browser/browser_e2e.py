@@ -456,6 +456,16 @@ class Harness:
             raise CDPError(f"worker: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    def target(self, kind, url_matches, what):
+        """The DevTools target (Chromium) of `kind` ("page", "iframe") whose URL `url_matches`,
+        waited for up to 5 s; the case fails with `what` when none comes."""
+        for _ in range(50):
+            found = next((t for t in self.browser.targets() if t["type"] == kind and url_matches(t["url"])), None)
+            if found:
+                return found
+            time.sleep(0.1)
+        raise AssertionError(what)
+
     def command(self, url_prefix):
         """What Ctrl+Shift+L runs (a headless browser has no shortcuts): the worker's handler."""
         return self.in_worker(f"(async () => {{ const [tab] = await chrome.tabs.query({{url: {json.dumps(url_prefix + '*')}}});"
@@ -631,13 +641,7 @@ def main():
     def iframe():
         framed = h.browser.new_page("https://login.example.com/frame.html")
         # The cross-origin frame is its own target (site isolation): focus its field there.
-        child = None
-        for _ in range(50):
-            child = next((t for t in h.browser.targets() if t["type"] == "iframe" and "evil.example.net" in t["url"]), None)
-            if child:
-                break
-            time.sleep(0.1)
-        check(child, "the cross-origin iframe did not load")
+        child = h.target("iframe", lambda url: "evil.example.net" in url, "the cross-origin iframe did not load")
         session = h.browser.attach(child["targetId"])
         h.browser.call("Runtime.evaluate", {"expression": "document.getElementById('username').focus()"}, session=session)
         time.sleep(1.0)
@@ -962,13 +966,7 @@ def main():
         h.unlock()
         since = len(h.frames("in"))
         shop = h.browser.new_page("https://shop.example.com/card-shop.html")
-        child = None
-        for _ in range(50):
-            child = next((t for t in h.browser.targets() if t["type"] == "iframe" and "pay.example.net/card-frame.html" in t["url"]), None)
-            if child:
-                break
-            time.sleep(0.1)
-        check(child, "the processor's frame did not load")
+        child = h.target("iframe", lambda url: "pay.example.net/card-frame.html" in url, "the processor's frame did not load")
         frame = CDPPage(h.browser, child["targetId"], h.browser.attach(child["targetId"]))
         check(frame.wait("document.readyState === 'complete'"), "the frame did not finish loading")
         time.sleep(0.5)
@@ -1042,13 +1040,7 @@ def main():
         form.type_text("Card: ")
         h.in_worker(f"(async () => {{ const [tab] = await chrome.tabs.query({{url: {json.dumps(url + '*')}}});"
                     " await cofferInsertMenu({menuItemId: 'coffer-insert', frameId: 0}, tab); })()")
-        chooser_target = None
-        for _ in range(50):
-            chooser_target = next((t for t in h.browser.targets() if t["type"] == "page" and "/insert.html#" in t["url"]), None)
-            if chooser_target:
-                break
-            time.sleep(0.1)
-        check(chooser_target, "the chooser did not open")
+        chooser_target = h.target("page", lambda url: "/insert.html#" in url, "the chooser did not open")
         chooser = CDPPage(h.browser, chooser_target["targetId"], h.browser.attach(chooser_target["targetId"]))
         check(chooser.wait("document.querySelectorAll('#items button').length > 0"), "the chooser lists no item")
         chooser.click("#query")
@@ -1299,13 +1291,7 @@ def main():
         of that menu; Firefox: its address, as a bookmark would)."""
         if h.kind == "chromium":
             h.in_worker("cofferOpenVault()")
-            target = None
-            for _ in range(50):
-                target = next((t for t in h.browser.targets() if t["type"] == "page" and t["url"].endswith("/vault.html")), None)
-                if target:
-                    break
-                time.sleep(0.1)
-            check(target, "Open vault opened no page")
+            target = h.target("page", lambda url: url.endswith("/vault.html"), "Open vault opened no page")
             vp = CDPPage(h.browser, target["targetId"], h.browser.attach(target["targetId"]))
         else:
             vp = firefox_address_bar(f"moz-extension://{FIREFOX_EXTENSION_UUID}/vault.html")

@@ -52,6 +52,8 @@ extension BrowserHostTests {
         XCTAssertEqual(shown["revision"], .integer(login.revision))
         XCTAssertEqual(shown["changePasswordURL"], "https://git.example.org/.well-known/change-password", "a site without a published page")
         XCTAssertEqual(pinentryPrompts, 1)
+        XCTAssertEqual(ask(["type": "vaultItem", "recordIdentifier": .string(login.id.hex), "vault": ""])["item"]?.objectValue?["name"], "GitHub",
+                       "\"\" is one's own vault, as the list's filter names it")
         let code = ask(["type": "vaultCode", "recordIdentifier": .string(login.id.hex)])
         XCTAssertEqual(code["code"]?.stringValue, try vault.oneTimeCode(forRecordWithID: login.id).code)
         XCTAssertEqual(code["period"], 30)

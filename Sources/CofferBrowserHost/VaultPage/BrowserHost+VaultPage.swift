@@ -144,11 +144,11 @@ extension BrowserHost {
         .conflict(current: try existing(id, in: vault).map { VaultPageItem.json($0, vault: name, pages: changePasswordPages) })
     }
 
-    /// The vault `name` names (nil: one's own), unlocked: one's own through pinentry when
-    /// locked; a team through one's own (its key is sealed to the member).
+    /// The vault `name` names (nil or `""`, as the list names it: one's own), unlocked: one's
+    /// own through pinentry when locked; a team through one's own (its key is sealed to the member).
     private func unlocked(_ name: String?, _ personal: Vault, reason: String) throws -> Vault {
         try unlock(personal, reason: reason)
-        guard let name else { return personal }
+        guard let name, !name.isEmpty else { return personal }
         guard let team = teams(of: personal).first(where: { $0.name == name })?.vault else { throw BrowserHostError.notFound }
         return try unlockedTeam(team, of: personal)
     }
@@ -159,7 +159,8 @@ extension BrowserHost {
         return team
     }
 
-    private var changePasswordPages: ChangePasswordPages {
+    /// Where passwords are changed: the web's published pages, else `.well-known` (SPEC.md §12.2).
+    var changePasswordPages: ChangePasswordPages {
         (try? session.webQuirks?.changePasswordPages()) ?? .wellKnownOnly
     }
 

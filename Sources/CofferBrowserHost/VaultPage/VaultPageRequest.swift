@@ -43,13 +43,6 @@ extension BrowserRequest {
         return VaultPageQuery(text: text.lowercased(), kind: kind, vault: try vaultName(object), order: order, offset: offset, limit: limit)
     }
 
-    static func vaultReference(_ object: JSONObject) throws(BrowserHostError) -> VaultPageReference {
-        guard let value = object["recordIdentifier"]?.stringValue, let id = try? RecordID(hex: value) else {
-            throw .badRequest("recordIdentifier is not a record id")
-        }
-        return VaultPageReference(id: id, vault: try vaultName(object))
-    }
-
     /// `revision`: the revision the page read (a save over another is a conflict).
     static func revision(_ object: JSONObject) throws(BrowserHostError) -> UInt64 {
         guard let revision = object["revision"]?.uint64Value else { throw .badRequest("revision is the item's revision the page read") }
