@@ -1299,7 +1299,9 @@ def main():
         return vp
 
     def press(p, selector):
-        """A click on what a person sees: scrolled into view first, as a person scrolls to it."""
+        """A click on what a person sees: once it is there (a list being read again after a change
+        shows its rows a moment later), scrolled into view first, as a person scrolls to it."""
+        check(p.wait(f"document.querySelector({json.dumps(selector)}) !== null"), f"{selector} never appeared")
         p.evaluate(f"document.querySelector({json.dumps(selector)}).scrollIntoView({{block: 'center'}})")
         p.click(selector)
 
