@@ -8,13 +8,15 @@ import CofferCrypto
 /// `mode u8 ‖ port u16 ‖ site ‖ host ‖ scheme ‖ path ‖ identifier ‖ user ‖ name`; type 5 a passkey
 /// identity, the same followed by `credential id ‖ user handle` (base64url); type 4 is an
 /// item entry followed by `kind u8 ‖ flags u8 ‖ name ‖ user ‖ service`; type 6 a Secret Service
-/// attribute entry followed by `digest ‖ collection`. Layout 2 (kind 2): password
+/// attribute entry followed by `digest ‖ collection`. Layout 4 (kind 4) is layout 3 with each
+/// item entry followed by `modified i64 ‖ tag count u8 ‖ tags`. Layout 2 (kind 2): password
 /// identities only, without `name`. Layout 1 (kind 0, format 0.x): password identities only,
 /// `record id ‖ rank ‖ type ‖ site ‖ identifier ‖ user`.
 extension IndexShardCoding {
-    /// A bucket of layout 2.
-    public static func encode(_ entries: [BucketEntry]) -> [UInt8] {
-        var bytes: [UInt8] = [identityKind]
+    /// A bucket of layout 3 or 4 (the layouts Coffer writes; 4 unless a writer must keep 3,
+    /// having no key to read the records' details with).
+    public static func encode(_ entries: [BucketEntry], layout: IndexLayout = .current) -> [UInt8] {
+        var bytes: [UInt8] = [layout.hasDetails ? detailedIdentityKind : identityKind]
         bytes.append(littleEndian: UInt32(entries.count))
         for entry in BucketEntry.canonicallyOrdered(entries) {
             bytes += entry.recordID.bytes
@@ -32,12 +34,14 @@ extension IndexShardCoding {
                     bytes.append(lengthPrefixed: Base64.encodeURL(identity.credentialID))
                     bytes.append(lengthPrefixed: Base64.encodeURL(identity.userHandle))
                 }
+                if layout.hasDetails { bytes.append(identity.details) }
             case .item(let item):
                 bytes.append(littleEndian: Int64(0))
                 bytes.append(ItemEntry.typeByte)
                 bytes.append(item.kind.indexByte)
                 bytes.append(item.listed ? 1 : 0)
                 for text in [item.name, item.user, item.service] { bytes.append(lengthPrefixed: text) }
+                if layout.hasDetails { bytes.append(item.details) }
             case .attribute(let attribute):
                 bytes.append(littleEndian: Int64(0))
                 bytes.append(AttributeEntry.typeByte)
@@ -108,6 +112,8 @@ extension IndexShardCoding {
         package let parsed: Parsed?
         /// A passkey identity's credential id and user handle, base64url (type 5 only).
         package var passkey: (credentialID: Range<Int>, userHandle: Range<Int>)? = nil
+        /// Its record's date and tags (layout 4; none before).
+        package var details = ScannedDetails()
 
         package struct Parsed {
             package let mode: MatchMode
@@ -125,6 +131,49 @@ extension IndexShardCoding {
         package let name: Range<Int>
         package let user: Range<Int>
         package let service: Range<Int>
+        /// Its record's date and tags (layout 4; none before).
+        package var details = ScannedDetails()
+    }
+
+    /// An entry's details (layout 4) as positions: no array per entry while a listing scans.
+    package struct ScannedDetails {
+        /// The record's `modified`, Unix seconds.
+        package var modified: Int64 = 0
+        /// Where the tag list is: `count u8 ‖ count × string`, as stored (empty: no tags).
+        package var tags: Range<Int> = 0..<0
+
+        /// Reads `modified ‖ count u8 ‖ tags` at the reader, checking each tag's length and UTF-8.
+        init(_ reader: inout ByteReader, _ bytes: [UInt8]) throws(FormatError) {
+            modified = try reader.integer(Int64.self)
+            let start = reader.offset
+            for _ in 0..<Int(try reader.integer(UInt8.self)) {
+                let tag = try reader.lengthPrefixedBytes().indices
+                guard tag.count <= ItemDetails.maximumTagLength else { throw .nonCanonical("tag length") }
+                guard isUTF8(bytes, tag) else { throw .nonCanonical("invalid UTF-8") }
+            }
+            tags = start..<reader.offset
+        }
+
+        init() {}
+
+        /// Each tag's position in `bytes`, in order.
+        package func tagRanges(in bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+            IndexShardCoding.tagRanges(tags, in: bytes)
+        }
+    }
+
+    /// The tags of a stored tag list `count u8 ‖ count × (u16 LE length ‖ UTF-8)` at `list` in
+    /// `bytes` (already checked when it was scanned), as positions in `bytes`.
+    package static func tagRanges(_ list: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        guard !list.isEmpty else { return [] }
+        var ranges: [Range<Int>] = []
+        var offset = list.lowerBound + 1
+        for _ in 0..<Int(bytes[list.lowerBound]) {
+            let length = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+            ranges.append(offset + 2..<offset + 2 + length)
+            offset += 2 + length
+        }
+        return ranges
     }
 
     /// Walks an identity bucket of either kind, checking every length, that every string is
@@ -142,11 +191,13 @@ extension IndexShardCoding {
         var reader = ByteReader(bytes, range: range)
         let kind = try reader.integer(UInt8.self)
         let accepted: [UInt8] = switch layout {
+        case .details?: [detailedIdentityKind]
         case .items?: [identityKind]
         case .regions?: [regionIdentityKind]
         case .sites?: [legacyIdentityKind]
-        case nil: [identityKind, regionIdentityKind, legacyIdentityKind]
+        case nil: [detailedIdentityKind, identityKind, regionIdentityKind, legacyIdentityKind]
         }
+        let named = kind == identityKind || kind == detailedIdentityKind  // layouts 3 and 4
         guard accepted.contains(kind) else { throw .nonCanonical("not an identity bucket of this index layout") }
         let count = Int(try reader.integer(UInt32.self))
         guard count <= (range?.count ?? bytes.count) / 31 else { throw .badLength }  // the smallest entry is 31 bytes
@@ -169,12 +220,12 @@ extension IndexShardCoding {
                     recordID: id, rank: rank, type: typeByte == 1 ? .URL : .domain, kind: .password, site: site, identifier: identifier,
                     user: user, name: 0..<0, parsed: nil))
                 order = (identifier, user)
-            } else if typeByte <= (kind == identityKind ? 3 : 1) || (typeByte == IdentityEntry.passkeyTypeByte && kind == identityKind) {
+            } else if typeByte <= (named ? 3 : 1) || (typeByte == IdentityEntry.passkeyTypeByte && named) {
                 guard let mode = MatchMode(indexByte: try reader.integer(UInt8.self)) else { throw .nonCanonical("match mode") }
                 let port = try reader.integer(UInt16.self)
                 let site = try text(&reader), host = try text(&reader), scheme = try text(&reader), path = try text(&reader)
                 let identifier = try text(&reader), user = try text(&reader)
-                let name = kind == identityKind ? try text(&reader) : 0..<0
+                let name = named ? try text(&reader) : 0..<0
                 let isPasskey = typeByte == IdentityEntry.passkeyTypeByte
                 var identity = ScannedIdentity(
                     recordID: id, rank: rank, type: typeByte & 1 == 1 && !isPasskey ? .URL : .domain,
@@ -182,16 +233,19 @@ extension IndexShardCoding {
                     site: site, identifier: identifier, user: user, name: name,
                     parsed: .init(mode: mode, port: port, host: host, scheme: scheme, path: path))
                 if isPasskey { identity.passkey = (try text(&reader), try text(&reader)) }
+                if kind == detailedIdentityKind { identity.details = try ScannedDetails(&reader, bytes) }
                 scanned = .identity(identity)
                 order = (identifier, user)
-            } else if typeByte == ItemEntry.typeByte && kind == identityKind {
+            } else if typeByte == ItemEntry.typeByte && named {
                 guard rank == 0, let itemKind = ItemKind(indexByte: try reader.integer(UInt8.self)) else { throw .nonCanonical("item kind") }
                 let flags = try reader.integer(UInt8.self)
                 guard flags <= 1 else { throw .nonCanonical("item flags") }
                 let name = try text(&reader), user = try text(&reader), service = try text(&reader)
-                scanned = .item(ScannedItem(recordID: id, kind: itemKind, listed: flags == 1, name: name, user: user, service: service))
+                var item = ScannedItem(recordID: id, kind: itemKind, listed: flags == 1, name: name, user: user, service: service)
+                if kind == detailedIdentityKind { item.details = try ScannedDetails(&reader, bytes) }
+                scanned = .item(item)
                 order = (name, user)
-            } else if typeByte == AttributeEntry.typeByte && kind == identityKind {
+            } else if typeByte == AttributeEntry.typeByte && named {
                 guard rank == 0 else { throw .nonCanonical("attribute rank") }
                 let digest = try text(&reader), collection = try text(&reader)
                 guard digest.count == 32, bytes[digest].allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
@@ -224,7 +278,7 @@ extension IndexShardCoding {
 
     /// Whether `bytes[range]` is UTF-8; ASCII (nearly every name) is checked eight bytes at a
     /// time without decoding.
-    private static func isUTF8(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
+    static func isUTF8(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
         bytes.withUnsafeBytes { buffer in
             var position = range.lowerBound
             var high: UInt64 = 0
@@ -262,6 +316,10 @@ extension IndexShardCoding {
     ) throws(FormatError) -> [BucketEntry] {
         var entries: [BucketEntry] = []
         func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }  // checked by the scan
+        func details(_ scanned: ScannedDetails) -> ItemDetails {
+            let tags = bytes.withUnsafeBufferPointer { scanned.tagRanges(in: $0) }
+            return ItemDetails(modified: scanned.modified, tags: tags.map(string))
+        }
         let wanted: [[UInt8]] = switch filter {
         case .sites(let values)?, .hosts(let values)?, .names(let values)?, .attributes(let values)?: values.map { Array($0.utf8) }
         case nil: []
@@ -292,7 +350,8 @@ extension IndexShardCoding {
                     recordID: identity.recordID, serviceIdentifier: service, user: string(identity.user), rank: identity.rank,
                     mode: mode, key: key, kind: identity.kind, name: string(identity.name),
                     credentialID: identity.passkey.flatMap { Base64.decodeURL(string($0.credentialID)) } ?? [],
-                    userHandle: identity.passkey.flatMap { Base64.decodeURL(string($0.userHandle)) } ?? [])))
+                    userHandle: identity.passkey.flatMap { Base64.decodeURL(string($0.userHandle)) } ?? [],
+                    details: details(identity.details))))
             case .item(let item):
                 switch filter {
                 case .sites?, .hosts?, .attributes?: return
@@ -303,7 +362,7 @@ extension IndexShardCoding {
                 }
                 entries.append(.item(ItemEntry(
                     recordID: item.recordID, kind: item.kind, listed: item.listed, name: string(item.name), user: string(item.user),
-                    service: string(item.service))))
+                    service: string(item.service), details: details(item.details))))
             case .attribute(let attribute):
                 switch filter {
                 case .attributes?: guard wanted.contains(where: { $0.elementsEqual(bytes[attribute.digest]) }) else { return }
@@ -315,5 +374,14 @@ extension IndexShardCoding {
             }
         }
         return entries
+    }
+}
+
+extension [UInt8] {
+    /// An entry's details as layout 4 stores them: `modified i64 ‖ tag count u8 ‖ tags`.
+    mutating func append(_ details: ItemDetails) {
+        append(littleEndian: details.modified)
+        append(UInt8(details.tags.count))
+        for tag in details.tags { append(lengthPrefixed: tag) }
     }
 }

@@ -36,12 +36,12 @@ public enum FileMagic {
     }
 
     /// The versions a reader implements for each file type. The index manifest's version names
-    /// the index layout, 1 to 3 (SPEC.md §7.2); the listing snapshot is at version 2 (§7.6).
+    /// the index layout, 1 to 4 (SPEC.md §7.2); the device's derived tables are at version 5 (§7.6).
     static func versions(of type: FileType) -> ClosedRange<UInt8> {
         switch type {
-        case .indexManifest: 1...3
+        case .indexManifest: 1...4
         // A device's own derived files (SPEC.md §7.6): older versions are rebuilt, never read.
-        case .identityListing, .completionTable: 4...4
+        case .identityListing, .completionTable: 5...5
         case .teamKeys: 1...2  // 2: with removal notices (SPEC.md §16.3)
         default: formatVersion...formatVersion
         }

@@ -1,6 +1,7 @@
 import CofferModel
 import CofferSupport
 import CofferCrypto
+import FoundationEssentials
 /// Which of Apple's credential identities an entry is: a password (`ASPasswordCredentialIdentity`),
 /// a one-time code (`ASOneTimeCodeCredentialIdentity`, iOS 18) or a passkey
 /// (`ASPasskeyCredentialIdentity`, iOS 17).
@@ -8,6 +9,39 @@ public enum IdentityKind: String, Sendable {
     case password
     case oneTimeCode
     case passkey
+}
+
+/// What layout 4 adds to every entry a listing shows — each identity and each item entry
+/// (SPEC.md §7.3): its record's `modified` and tags, so the list of everything can be sorted by
+/// date and filtered by tag while locked, as it is searched by name, with no join between the
+/// buckets an item's entries are filed in. Empty (0, none) in an index of layout 3 or older.
+public struct ItemDetails: Equatable, Sendable {
+    /// The record's `modified`, whole Unix seconds.
+    public var modified: Int64
+    /// The record's tags in its order: the first 255 of at most 255 bytes (`filed`).
+    public var tags: [String]
+
+    public init(modified: Int64 = 0, tags: [String] = []) {
+        self.modified = modified
+        self.tags = Self.filed(tags)
+    }
+
+    public init(of record: Record) {
+        self.init(modified: Int64(record.modified.timeIntervalSince1970.rounded(.down)), tags: record.tags)
+    }
+
+    public static let none = ItemDetails()
+
+    /// At most this many tags are filed (the count is a u8), each at most this many bytes; a
+    /// record may hold more, and longer ones, which its item view shows.
+    public static let maximumTags = 255
+    public static let maximumTagLength = 255
+
+    /// The tags an entry files of `tags`: in order, the first 255 that are at most 255 bytes.
+    static func filed(_ tags: [String]) -> [String] {
+        guard tags.count > maximumTags || tags.contains(where: { $0.utf8.count > maximumTagLength }) else { return tags }
+        return Array(tags.lazy.filter { $0.utf8.count <= maximumTagLength }.prefix(maximumTags))
+    }
 }
 
 /// One suggestion in an identity bucket (SPEC.md §7.3).
@@ -28,11 +62,13 @@ public struct IdentityEntry: Equatable, Sendable {
     /// party's `allowCredentials` names, known while locked as Apple's identity store knows it.
     public var credentialID: [UInt8]
     public var userHandle: [UInt8]
+    /// Its record's date and tags (layout 4): always its item entry's.
+    public var details: ItemDetails
 
     public init(
         recordID: RecordID, serviceIdentifier: CredentialServiceIdentifier, user: String, rank: Int64 = 0,
         mode: MatchMode = .host, key: ServiceKey, kind: IdentityKind = .password, name: String = "",
-        credentialID: [UInt8] = [], userHandle: [UInt8] = []
+        credentialID: [UInt8] = [], userHandle: [UInt8] = [], details: ItemDetails = .none
     ) {
         self.recordID = recordID
         self.serviceIdentifier = serviceIdentifier
@@ -44,6 +80,7 @@ public struct IdentityEntry: Equatable, Sendable {
         self.name = name
         self.credentialID = credentialID
         self.userHandle = userHandle
+        self.details = details
     }
 
     /// The registrable domain (or host) the entry is filed under.
@@ -78,14 +115,19 @@ public struct ItemEntry: Equatable, Sendable {
     /// The item's summary (SPEC.md §7.3): its least service identifier, or for an ssh-key item
     /// its public key (`ssh-ed25519 AAAA…`, what the SSH agent lists while locked); may be empty.
     public var service: String
+    /// Its record's date and tags (layout 4).
+    public var details: ItemDetails
 
-    public init(recordID: RecordID, kind: ItemKind, listed: Bool, name: String, user: String, service: String) {
+    public init(
+        recordID: RecordID, kind: ItemKind, listed: Bool, name: String, user: String, service: String, details: ItemDetails = .none
+    ) {
         self.recordID = recordID
         self.kind = kind
         self.listed = listed
         self.name = name
         self.user = user
         self.service = service
+        self.details = details
     }
 
     static let typeByte: UInt8 = 4
@@ -147,6 +189,31 @@ public enum BucketEntry: Equatable, Sendable {
         case .item(let entry): entry.recordID
         case .attribute(let entry): entry.recordID
         }
+    }
+
+    /// The record's date and tags the entry carries (layout 4); an attribute entry carries none.
+    public var details: ItemDetails {
+        get {
+            switch self {
+            case .identity(let entry): entry.details
+            case .item(let entry): entry.details
+            case .attribute: .none
+            }
+        }
+        set {
+            switch self {
+            case .identity(var entry): entry.details = newValue; self = .identity(entry)
+            case .item(var entry): entry.details = newValue; self = .item(entry)
+            case .attribute: break
+            }
+        }
+    }
+
+    /// The entry as an index of layout 3 or older holds it: without details.
+    public var withoutDetails: BucketEntry {
+        var entry = self
+        entry.details = .none
+        return entry
     }
 
     var typeByte: UInt8 {

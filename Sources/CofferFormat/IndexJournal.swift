@@ -168,12 +168,16 @@ extension IdentityEntry {
 }
 
 extension ItemEntry {
-    /// `{"kind", "listed", "name", "service", "user"}` in the journal.
+    /// `{"kind", "listed", "name", "service", "user"}` in the journal, and `"modified"` (Unix
+    /// seconds) and `"tags"` when they are not 0 and empty (SPEC.md §7.5).
     var journalJSON: JSONValue {
-        .object([
+        var members: [String: JSONValue] = [
             "kind": .string(kind.rawValue), "listed": .bool(listed), "name": .string(name), "service": .string(service),
             "user": .string(user),
-        ])
+        ]
+        if details.modified != 0 { members["modified"] = .integer(details.modified) }
+        if !details.tags.isEmpty { members["tags"] = .array(details.tags.map(JSONValue.string)) }
+        return .object(JSONObject(members))
     }
 
     init?(journalJSON: JSONValue, recordID: RecordID) {
@@ -182,6 +186,10 @@ extension ItemEntry {
               case .bool(let listed)? = members["listed"], let name = members["name"]?.stringValue,
               let service = members["service"]?.stringValue, let user = members["user"]?.stringValue
         else { return nil }
-        self.init(recordID: recordID, kind: kind, listed: listed, name: name, user: user, service: service)
+        let tags = members["tags"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard tags.count == members["tags"]?.arrayValue?.count ?? 0 else { return nil }
+        let modified = members["modified"].map { $0.int64Value } ?? 0
+        guard let modified else { return nil }
+        self.init(recordID: recordID, kind: kind, listed: listed, name: name, user: user, service: service, details: ItemDetails(modified: modified, tags: tags))
     }
 }

@@ -19,13 +19,24 @@ public enum IndexLayout: UInt8, Sendable {
     /// the first builds of format 1: read, and rewritten as `.items` by the next write.
     case regions = 2
     /// `.regions`' filing, with one-time-code identities and an item entry per record filed by
-    /// its name (payload kind 3). What Coffer writes.
+    /// its name (payload kind 3). Read, and rewritten as `.details` by a writer that holds the
+    /// vault key (it needs every record's tags and date).
     case items = 3
+    /// `.items` with each item entry also holding its record's `modified` and tags (payload kind
+    /// 4), so a list of everything can be sorted by date and filtered by tag while locked, as
+    /// it is by name. What Coffer writes.
+    case details = 4
 
     /// The layout every write produces.
-    public static let current = IndexLayout.items
+    public static let current = IndexLayout.details
 
-    /// Whether identities are filed by site region and host (layouts 2 and 3).
+    /// Whether item entries hold the record's date and tags.
+    public var hasDetails: Bool { self == .details }
+
+    /// Whether every record has an item entry (layouts 3 and 4).
+    public var hasItemEntries: Bool { self == .items || self == .details }
+
+    /// Whether identities are filed by site region and host (layouts 2, 3 and 4).
     var filesByRegion: Bool { self != .sites }
 }
 

@@ -36,6 +36,8 @@ struct EntryFingerprint: Comparable {
             hasher.combine(identity.user)
             hasher.combine(identity.mode.rawValue)
             hasher.combine(identity.name)
+            hasher.combine(identity.details.modified)
+            hasher.combine(identity.details.tags)
         case .item(let item):
             hasher.combine(1)
             hasher.combine(item.kind.rawValue)
@@ -43,6 +45,8 @@ struct EntryFingerprint: Comparable {
             hasher.combine(item.name)
             hasher.combine(item.user)
             hasher.combine(item.service)
+            hasher.combine(item.details.modified)
+            hasher.combine(item.details.tags)
         case .attribute(let attribute):
             hasher.combine(2)
             hasher.combine(attribute.digest)
@@ -206,7 +210,7 @@ extension VaultVerifier {
         }
         // Identities may have been removed or re-ranked through the store API; anything the
         // index offers must still be what the record holds.
-        let expected = Vault.indexEntries(of: record)
+        let expected = Vault.indexEntries(of: record).map { manifest.layout.hasDetails ? $0 : $0.withoutDetails }
         let offered = Set(expected.map(EntryFingerprint.fingerprint))
         if !entries.allSatisfy({ offered.contains($0.fingerprint) }) {
             return entryProblem(of: id, slots: Set(entries.map(\.slot)), expected: expected, index: index, manifest: manifest)
@@ -215,7 +219,7 @@ extension VaultVerifier {
         let expectedAttributes = expected.count { if case .attribute = $0 { true } else { false } }
         if attributes != expectedAttributes { return "\(attributes) attribute entries in the index, expected \(expectedAttributes)" }
         let items = entries.count { $0.kind == .item }
-        if manifest.layout == .items && items != 1 { return "\(items) item entries in the index, expected 1" }
+        if manifest.layout.hasItemEntries && items != 1 { return "\(items) item entries in the index, expected 1" }
         return nil
     }
 
@@ -237,6 +241,7 @@ extension VaultVerifier {
                     return "the identity store holds match mode '\(identity.mode.rawValue)', the record '\(wanted.mode.rawValue)'"
                 }
                 if identity.name != wanted.name { return "the identity store names it '\(identity.name)', the record '\(wanted.name)'" }
+                if identity.details != wanted.details { return "the identity store holds another date or other tags than the record" }
             case .item(let item):
                 guard expected.contains(entry) else { return "its item entry (\(item.kind.rawValue) '\(item.name)') does not match the record" }
             case .attribute:

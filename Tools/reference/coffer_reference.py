@@ -8,12 +8,14 @@ SPEC.md is complete. Usage:
     python3 coffer_reference.py list CONTAINER      (master password on the first line of stdin)
 """
 import base64
+import calendar
 import hashlib
 import json
 import unicodedata
 import os
 import struct
 import sys
+import time
 
 from nacl import bindings as sodium
 
@@ -257,53 +259,69 @@ def attribute_digest(name, value):
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def identity_payload(entries, layout=3):
+def identity_payload(entries, layout=4):
     """entries, sorted as §7.3 (record id, type, then two strings as UTF-8 bytes):
     identities (record id bytes, rank, type byte 0-3, mode, key, identifier, user, name) and,
-    in layout 3, item entries (record id bytes, 0, 4, kind, listed, name, user, service).
+    in layouts 3 and 4, item entries (record id bytes, 0, 4, kind, listed, name, user, service);
+    in layout 4 both end with their record's details (modified, tags), written after them.
     Layout 2 entries have no name; layout 1 entries no parsed key either."""
     def order(entry):
         rid, _, type_byte = entry[:3]
         first, second = (entry[3], entry[4]) if type_byte == ATTRIBUTE_TYPE else (entry[5], entry[6])
         return rid, type_byte, first.encode(), second.encode()
     entries = sorted(entries, key=order)
-    out = bytes([{1: 0, 2: 2, 3: 3}[layout]]) + struct.pack("<I", len(entries))
+    out = bytes([{1: 0, 2: 2, 3: 3, 4: 4}[layout]]) + struct.pack("<I", len(entries))
     for entry in entries:
         rid, rank, type_byte = entry[:3]
+        details = details_bytes(*entry[8]) if layout == 4 and type_byte != ATTRIBUTE_TYPE else b""
         if type_byte == ITEM_TYPE:
-            _, _, _, kind, listed, name, user, service = entry
+            _, _, _, kind, listed, name, user, service = entry[:8]
             out += rid + struct.pack("<qBBB", 0, ITEM_TYPE, ITEM_KINDS[kind], 1 if listed else 0)
-            out += lp(name) + lp(user) + lp(service)
+            out += lp(name) + lp(user) + lp(service) + details
             continue
         if type_byte == ATTRIBUTE_TYPE:
             _, _, _, digest, collection = entry
             out += rid + struct.pack("<qB", 0, ATTRIBUTE_TYPE) + lp(digest) + lp(collection)
             continue
-        _, _, _, mode, key, identifier, user, name = entry
+        _, _, _, mode, key, identifier, user, name = entry[:8]
         site, host, scheme, port, path = key
         if layout >= 2:
             out += rid + struct.pack("<qBBH", rank, type_byte, MATCH_MODES[mode], port)
-            out += lp(site) + lp(host) + lp(scheme) + lp(path) + lp(identifier) + lp(user) + (lp(name) if layout == 3 else b"")
+            out += lp(site) + lp(host) + lp(scheme) + lp(path) + lp(identifier) + lp(user) + (lp(name) if layout >= 3 else b"") + details
         else:
             out += rid + struct.pack("<qB", rank, type_byte) + lp(site) + lp(identifier) + lp(user)
     return out
 
 
-def index_entries(doc, layout=3):
+def record_details(doc):
+    """§7.3 (layout 4): a record's `modified` in Unix seconds and the tags its entries file: in
+    order, the first 255 whose UTF-8 is at most 255 bytes."""
+    modified = calendar.timegm(time.strptime(doc["modified"], "%Y-%m-%dT%H:%M:%SZ"))
+    return modified, [tag for tag in doc.get("tags", []) if len(tag.encode()) <= 255][:255]
+
+
+def details_bytes(modified, tags):
+    """`modified i64 ‖ tag count u8 ‖ tags` (§7.3, layout 4)."""
+    return struct.pack("<qB", modified, len(tags)) + b"".join(lp(tag) for tag in tags)
+
+
+def index_entries(doc, layout=4):
     """§7.3: a login has a password identity (type 0/1) per service identifier and, with an
-    `otp`, a one-time-code identity (type 2/3) per service; in layout 3 every record has one item
-    entry (type 4), listed when it has no identity. Layouts 1 and 2 hold password identities only."""
+    `otp`, a one-time-code identity (type 2/3) per service; in layouts 3 and 4 every record has one
+    item entry (type 4), listed when it has no identity, and in layout 4 each identity and item
+    entry ends with the record's details. Layouts 1 and 2 hold password identities only."""
     rid = bytes.fromhex(doc["id"])
     entries = []
     kind = doc.get("kind", "login")
-    bases = ([0] + ([2] if "otp" in doc and layout == 3 else [])) if kind == "login" else []
+    details = (record_details(doc),) if layout == 4 else ()
+    bases = ([0] + ([2] if "otp" in doc and layout >= 3 else [])) if kind == "login" else []
     for base in bases:
         for service in doc["serviceIdentifiers"]:
             key = service_key(service["identifier"], service["type"])
             type_byte = base + (1 if service["type"] == "URL" else 0)
             entries.append((rid, 0, type_byte, doc.get("match", "host") if layout >= 2 else "host", key, service["identifier"],
-                            doc["user"], doc.get("name", "") if layout == 3 else ""))
-    if layout == 3:
+                            doc["user"], doc.get("name", "") if layout >= 3 else "") + details)
+    if layout >= 3:
         services = sorted((s["identifier"] for s in doc["serviceIdentifiers"]), key=lambda text: text.encode())
         if kind == "ssh-key":
             summary = ssh_public_key_text(doc)
@@ -311,7 +329,7 @@ def index_entries(doc, layout=3):
             summary = doc.get("secretService", {}).get("collection", "login")
         else:
             summary = services[0] if services else ""
-        entries.append((rid, 0, ITEM_TYPE, kind, not entries, doc.get("name", ""), doc["user"], summary))
+        entries.append((rid, 0, ITEM_TYPE, kind, not entries, doc.get("name", ""), doc["user"], summary) + details)
         if kind == "secret":  # one attribute entry per pair (§6.5)
             member = doc.get("secretService", {})
             for name, value in member.get("attributes", {}).items():
@@ -350,7 +368,7 @@ def seal_shard(index_key, vault_id, slot, shard_id, payload, nonce):
     return preamble(0x53) + nonce + aead_encrypt(index_key, nonce, ad, pad(payload))
 
 
-def seal_manifest(index_key, vault_id, generation, shards, nonce, layout=3):
+def seal_manifest(index_key, vault_id, generation, shards, nonce, layout=4):
     """The manifest's version byte is the index layout (§7.2), authenticated with the rest."""
     plaintext = struct.pack("<QH", generation, SLOTS) + b"".join(shards.get(slot, bytes(16)) for slot in range(SLOTS))
     return preamble(0x4D, layout) + nonce + aead_encrypt(index_key, nonce, preamble(0x4D, layout) + vault_id, plaintext)
@@ -366,7 +384,7 @@ def entry_filing_name(entry):
     return entry[4][1] or entry[4][0]
 
 
-def index_groups(bucket_key, records, layout=3):
+def index_groups(bucket_key, records, layout=4):
     """The entries of each identity bucket and each ledger shard, by slot."""
     buckets, ledgers = {}, {}
     for doc, sealed in records:
@@ -389,7 +407,7 @@ def entry_part(bucket_key, entry):
     return hashlib.blake2b(entry_filing_name(entry).encode(), digest_size=16, key=bucket_key).digest()[1] & 0x0F
 
 
-def bucket_parts(vault_key, vault_id, slot, shard_id, entries, nonces):
+def bucket_parts(vault_key, vault_id, slot, shard_id, entries, nonces, layout=4):
     """§7.6: a device's parts file of one shard: its entries (identity bucket entries for a slot
     below 256, ledger entries above) split in 16 parts, each sealed under its own nonce."""
     index_key, bucket_key = index_keys(vault_key)
@@ -398,7 +416,7 @@ def bucket_parts(vault_key, vault_id, slot, shard_id, entries, nonces):
         groups[(entry[0][1] & 0x0F) if slot >= IDENTITY_SLOTS else entry_part(bucket_key, entry)].append(entry)
     sealed = []
     for part, group in enumerate(groups):
-        payload = ledger_payload(group) if slot >= IDENTITY_SLOTS else identity_payload(group)
+        payload = ledger_payload(group) if slot >= IDENTITY_SLOTS else identity_payload(group, layout)
         ad = preamble(0x50) + vault_id + struct.pack("<H", slot) + shard_id + bytes([part])
         sealed.append(nonces[part] + aead_encrypt(index_key, nonces[part], ad, payload))
     return preamble(0x50) + shard_id + b"".join(struct.pack("<I", len(s)) for s in sealed) + b"".join(sealed), groups
@@ -414,7 +432,7 @@ def manifest_shards(container, vault_id, vault_key):
     return {slot: shard_id for slot, shard_id in enumerate(ids) if shard_id != bytes(16)}
 
 
-def build_index(vault_id, vault_key, records, generation, next_bytes, layout=3):
+def build_index(vault_id, vault_key, records, generation, next_bytes, layout=4):
     """records: (doc, sealed file bytes). Returns {relative path: bytes}; `next_bytes(n)` supplies
     the shard ids and nonces, so vectors are reproducible."""
     index_key, bucket_key = index_keys(vault_key)
@@ -434,8 +452,8 @@ def index_payloads(container, vault_id, vault_key):
     index_key, _ = index_keys(vault_key)
     with open(os.path.join(container, "index", "manifest"), "rb") as f:
         data = f.read()
-    if data[:7] != preamble(0x4D)[:7] or data[7] not in (1, 2, 3):
-        raise Corrupt("not a manifest of index layout 1, 2 or 3")
+    if data[:7] != preamble(0x4D)[:7] or data[7] not in (1, 2, 3, 4):
+        raise Corrupt("not a manifest of index layout 1 to 4")
     plaintext = aead_decrypt(index_key, data[8:32], data[:8] + vault_id, data[32:])
     generation, count = struct.unpack("<QH", plaintext[:10])
     payloads = []
@@ -452,8 +470,9 @@ def index_payloads(container, vault_id, vault_key):
 
 def read_index(container, vault_id, vault_key):
     """Every identity, item entry and ledger entry. Identities are (record id, identifier,
-    user, rank, slot, mode, type byte, name); items (record id, kind, listed, name, user,
-    service, slot). Attribute entries (type 6) are read and checked for shape, not returned."""
+    user, rank, slot, mode, type byte, name, details); items (record id, kind, listed, name, user,
+    service, slot, details), details being (modified, tag list as stored: count u8 ‖ strings),
+    (0, b"") before layout 4. Attribute entries (type 6) are read and checked for shape, not returned."""
     generation, payloads = index_payloads(container, vault_id, vault_key)
     identities, items, ledger, attributes = [], [], {}, []
 
@@ -465,35 +484,45 @@ def read_index(container, vault_id, vault_key):
             at += 2 + length
         return values, at
 
+    def details(payload, at, kind):
+        if kind != 4:
+            return (0, b""), at
+        modified, count = struct.unpack("<qB", payload[at:at + 9])
+        tags, end = strings(payload, at + 8 + 1, count)
+        assert all(len(tag.encode()) <= 255 for tag in tags)
+        return (modified, payload[at + 8:end]), end
+
     for slot, payload in payloads:
         kind, n, at = payload[0], struct.unpack("<I", payload[1:5])[0], 5
         for _ in range(n):
             rid = payload[at:at + 16]
-            if kind in (0, 2, 3):
+            if kind in (0, 2, 3, 4):
                 rank, type_byte = struct.unpack("<q", payload[at + 16:at + 24])[0], payload[at + 24]
                 at += 25
                 if type_byte == ITEM_TYPE:
                     item_kind = {v: k for k, v in ITEM_KINDS.items()}[payload[at]]
                     listed = payload[at + 1] == 1
                     (name, user, service), at = strings(payload, at + 2, 3)
-                    items.append((rid.hex(), item_kind, listed, name, user, service, slot))
+                    item_details, at = details(payload, at, kind)
+                    items.append((rid.hex(), item_kind, listed, name, user, service, slot, item_details))
                     continue
                 if type_byte == ATTRIBUTE_TYPE:  # a Secret Service attribute digest and collection
                     (digest, collection), at = strings(payload, at, 2)
                     attributes.append((rid.hex(), digest, collection, slot))
                     continue
                 mode = "host"
-                if kind in (2, 3):
+                if kind in (2, 3, 4):
                     mode = {v: k for k, v in MATCH_MODES.items()}[payload[at]]
                     at += 3  # mode u8, port u16
-                values, at = strings(payload, at, {0: 3, 2: 6, 3: 7}[kind])
+                values, at = strings(payload, at, {0: 3, 2: 6, 3: 7, 4: 7}[kind])
                 if type_byte == PASSKEY_TYPE:  # the credential id and user handle follow the name
                     _, at = strings(payload, at, 2)
-                if kind == 3:
+                identity_details, at = details(payload, at, kind)
+                if kind >= 3:
                     identifier, user, name = values[-3], values[-2], values[-1]
                 else:
                     identifier, user, name = values[-2], values[-1], ""
-                identities.append((rid.hex(), identifier, user, rank, slot, mode, type_byte, name))
+                identities.append((rid.hex(), identifier, user, rank, slot, mode, type_byte, name, identity_details))
             else:
                 revision = struct.unpack("<Q", payload[at + 16:at + 24])[0]
                 digest, nslots = payload[at + 24:at + 56], payload[at + 56]
@@ -504,17 +533,18 @@ def read_index(container, vault_id, vault_key):
 
 def listing_rows(container, vault_id, vault_key):
     """Every identity and listed item entry as a listing row (slot, record id, entry, kind, type,
-    mode, rank, identifier, user, name), sorted by first column (a named item's name, else its
-    service; a URL login's host and port; else the identifier), user, record id, entry."""
+    mode, rank, identifier, user, name, modified, tag list as stored), sorted by first column (a
+    named item's name, else its service; a URL login's host and port; else the identifier), user,
+    record id, entry."""
     _, identities, items, _ = read_index(container, vault_id, vault_key)
     rows = []
-    for rid, identifier, user, rank, slot, mode, type_byte, name in identities:
+    for rid, identifier, user, rank, slot, mode, type_byte, name, (modified, tags) in identities:
         entry = 2 if type_byte == PASSKEY_TYPE else (1 if type_byte in (2, 3) else 0)
         url = 0 if type_byte == PASSKEY_TYPE else type_byte & 1
-        rows.append((slot, bytes.fromhex(rid), entry, 0, url, MATCH_MODES[mode], rank, identifier, user, name))
-    for rid, kind, listed, name, user, service, slot in items:
+        rows.append((slot, bytes.fromhex(rid), entry, 0, url, MATCH_MODES[mode], rank, identifier, user, name, modified, tags))
+    for rid, kind, listed, name, user, service, slot, (modified, tags) in items:
         if listed:
-            rows.append((slot, bytes.fromhex(rid), 3, ITEM_KINDS[kind], 1, MATCH_MODES["never"], 0, service, user, name))
+            rows.append((slot, bytes.fromhex(rid), 3, ITEM_KINDS[kind], 1, MATCH_MODES["never"], 0, service, user, name, modified, tags))
     return sorted(rows, key=lambda row: (first_column(row).encode(), row[8].encode(), row[1], row[2]))
 
 
@@ -536,12 +566,14 @@ def first_column(row):
 
 def listing_table(container, vault_id, vault_key):
     """A device's listing table (SPEC.md §7.6), one chunk: each row `slot ‖ record id ‖ entry ‖
-    kind ‖ type ‖ mode ‖ rank i64 ‖ identifier ‖ user ‖ name`."""
+    kind ‖ type ‖ mode ‖ rank i64 ‖ identifier ‖ user ‖ name ‖ modified i64 ‖ tags` (the entry's
+    stored tag list as one string)."""
     out = b""
     for row in listing_rows(container, vault_id, vault_key):
         out += bytes([row[0]]) + row[1] + bytes(row[2:6]) + struct.pack("<q", row[6])
         for text in row[7:10]:
             out += struct.pack("<H", len(text.encode())) + text.encode()
+        out += struct.pack("<qH", row[10], len(row[11])) + row[11]
     return out
 
 
@@ -570,18 +602,18 @@ def completion_table(container, vault_id, vault_key):
 
 
 def seal_snapshot(vault_key, vault_id, type_byte, container, table, count, key, chunk_id, nonces):
-    """A derived table (version 4) of one chunk: (the header file, the chunk file). The header
+    """A derived table (version 5) of one chunk: (the header file, the chunk file). The header
     names the manifest's identity shards and the chunk by its id."""
     index_key, _ = index_keys(vault_key)
     with open(os.path.join(container, "index", "manifest"), "rb") as f:
         manifest = f.read()
     plaintext = aead_decrypt(index_key, manifest[8:32], manifest[:8] + vault_id, manifest[32:])
     layout = manifest[7]
-    ad = preamble(type_byte, 4) + vault_id
+    ad = preamble(type_byte, 5) + vault_id
     chunk = nonces[1] + aead_encrypt(index_key, nonces[1], ad + chunk_id, table)
     header = bytes([layout]) + plaintext[10:10 + 16 * 256] + struct.pack("<I", 1)
     header += chunk_id + struct.pack("<IIH", len(chunk), count, len(key)) + key
-    return preamble(type_byte, 4) + nonces[0] + aead_encrypt(index_key, nonces[0], ad, header), chunk
+    return preamble(type_byte, 5) + nonces[0] + aead_encrypt(index_key, nonces[0], ad, header), chunk
 
 
 # --- §15 sync: tombstones, the header seal, the merge rules --------------------------------

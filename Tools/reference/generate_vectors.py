@@ -166,8 +166,9 @@ def deterministic_bytes(start):
     return next_bytes
 
 
-def vault(name="vault", layout=3):
-    """The reference container: index layout 3 in `vault/` (what Coffer writes now); layout 1 in
+def vault(name="vault", layout=4):
+    """The reference container: index layout 4 in `vault/` (what Coffer writes now); layout 3 in
+    `vault-layout3/` (the same records, before item entries held dates and tags), layout 1 in
     `vault-layout1/` (what format 0.x wrote) and layout 2 in `vault-layout2/` (the first builds of
     format 1), both with records of that time; the migration tests upgrade them."""
     out = os.path.join(ROOT, name)
@@ -194,7 +195,7 @@ def vault(name="vault", layout=3):
     ]
     if layout == 2:
         docs[1]["match"] = "exact"  # §6.2: written only when not "host"
-    if layout == 3:
+    if layout >= 3:
         # What Coffer writes now (§6.2): optional members only when not at their default,
         # `fields` as an ordered array; plus a note, which has no service and is listed by name.
         del docs[0]["fields"]
@@ -266,7 +267,7 @@ def vault(name="vault", layout=3):
                                                             seq(0xEC, 16), (seq(0xD0, 24), seq(0xD4, 24)))
     fields += [("completion_table", completion), ("completion_lines", lines), ("completion_chunk_id", seq(0xEC, 16)),
                ("completion_file", completion_header), ("completion_chunk", completion_chunk)]
-    if layout == 3:
+    if layout == 4:
         # Bucket parts (SPEC.md §7.6) of the first record's first identity's bucket and of its
         # ledger shard: device state, not container; cut here whatever the shards' size.
         _, bucket_key = ref.index_keys(vault_key)
@@ -275,7 +276,7 @@ def vault(name="vault", layout=3):
         first = ref.index_entries(docs[0])[0]
         rid = bytes.fromhex(docs[0]["id"])
         for label, slot, entries, part in [
-                ("parts", ref.identity_slot(bucket_key, first[4], 3), None, ref.entry_part(bucket_key, first)),
+                ("parts", ref.identity_slot(bucket_key, first[4], layout), None, ref.entry_part(bucket_key, first)),
                 ("ledger_parts", ref.IDENTITY_SLOTS + rid[0], None, rid[1] & 0x0F)]:
             entries = buckets[slot] if slot < ref.IDENTITY_SLOTS else ledgers[slot]
             data, groups = ref.bucket_parts(vault_key, vault_id, slot, shard_ids[slot], entries, [seq(0x10 * k, 24) for k in range(16)])
@@ -288,8 +289,9 @@ def vault(name="vault", layout=3):
     generation, identities, items, ledger = ref.read_index(container, vault_id, vault_key)
     # Layout 2: three password and two one-time-code identities, an item entry per record.
     assert generation == 1 and len(ledger) == len(docs)
-    assert (len(identities), len(items)) == ((5, 6) if layout == 3 else (3, 0))
-    if layout == 3:
+    assert (len(identities), len(items)) == ((5, 6) if layout >= 3 else (3, 0))
+    if layout == 4:
+        assert [item[7] for item in items if item[3] == "Example Org"] == [(1770091506, b"\x02\x04\x00work\x08\x00favorite")]  # `date -u -d 2026-02-03T04:05:06Z +%s`
         tamper(vault_id, vault_key, password, salt, header_nonce, docs, sealed_records, index_files)
 
 
@@ -405,6 +407,7 @@ if __name__ == "__main__":
     quick_unlock_tpm()
     attachment()
     vault()
+    vault("vault-layout3", layout=3)
     vault("vault-layout1", layout=1)
     vault("vault-layout2", layout=2)
     import runpy

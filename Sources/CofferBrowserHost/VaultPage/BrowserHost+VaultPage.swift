@@ -8,7 +8,11 @@ import CofferTeams
 /// pinentry when locked, with the library's rules and an edit written only over the revision the
 /// page read. The service worker takes these from the extension's own pages only.
 extension BrowserHost {
-    /// A page of the list: `total` rows match; `items` are rows `offset..<offset+limit`.
+    /// At most this many tags are named to the page's filter (in order, case-insensitively).
+    static let maximumListedTags = 1_000
+
+    /// A page of the list: `total` rows match; `items` are rows `offset..<offset+limit`; the
+    /// first page also names every tag of the vaults asked for (what the tag filter offers).
     func vaultItems(_ query: VaultPageQuery, in personal: Vault) throws -> JSONObject {
         var matched: [(vault: String?, table: VaultPageTable, rows: [Int])] = []
         var namesLocked = false
@@ -19,7 +23,7 @@ extension BrowserHost {
                 namesLocked = namesLocked || name == nil
                 continue
             }
-            matched.append((name, table, table.matching(query.text, kind: query.kind, order: query.order)))
+            matched.append((name, table, table.matching(query.text, kind: query.kind, tag: query.tag, order: query.order)))
         }
         let total = matched.reduce(0) { $0 + $1.rows.count }
         var page: [JSONValue] = []
@@ -31,14 +35,20 @@ extension BrowserHost {
             page.append([
                 "recordIdentifier": .string(row.recordID.hex), "vault": vault.map { .string($0) } ?? .null, "kind": .string(row.kind.rawValue),
                 "title": .string(table.title(index)), "name": .string(table.name(index)), "user": .string(table.user(index)),
-                "site": .string(table.site(index)),
+                "site": .string(table.site(index)), "tags": .array(table.tags(index).map(JSONValue.string)),
+                "modified": row.modified == 0 ? .null : .integer(row.modified),
             ])
         }
-        return [
+        var answer: JSONObject = [
             "items": .array(page), "total": .integer(total), "offset": .integer(query.offset),
             "teams": .array(teams.map { .string($0.name) }),
             "locked": .bool(!session.isUnlocked(personal)), "namesLocked": .bool(namesLocked),
         ]
+        if query.offset == 0 {
+            let tags = matched.reduce(into: Set<String>()) { $0.formUnion($1.table.allTags) }
+            answer["tags"] = .array(tags.sorted { ($0.lowercased(), $0) < ($1.lowercased(), $1) }.prefix(Self.maximumListedTags).map(JSONValue.string))
+        }
+        return answer
     }
 
     /// Every member of one item, and what the audit finds of it.

@@ -5,6 +5,8 @@ struct VaultPageQuery: Equatable {
     /// Lower-cased; empty lists everything.
     let text: String
     let kind: ItemKind?
+    /// Only items carrying this tag (compared as bytes); nil: any.
+    let tag: String?
     /// `""`: one's own vault; a team's name; nil: every vault.
     let vault: String?
     let order: VaultPageTable.Order
@@ -35,12 +37,20 @@ extension BrowserRequest {
             guard let named = ItemKind(rawValue: name) else { throw .badRequest("kind is not an item kind") }
             kind = named
         }
-        guard let order = VaultPageTable.Order(rawValue: object["sort"]?.stringValue ?? "name") else { throw .badRequest("sort must be name or lastUsed") }
+        var tag: String?
+        switch object["tag"] {
+        case nil, .null?: break
+        case .string(let name)? where name.utf8.count <= ItemDetails.maximumTagLength: tag = name
+        default: throw .badRequest("tag is a tag's name")
+        }
+        guard let order = VaultPageTable.Order(rawValue: object["sort"]?.stringValue ?? "name") else {
+            throw .badRequest("sort must be name, lastUsed or modified")
+        }
         let offset = object["offset"].map { $0.int64Value.map(Int.init) } ?? 0, limit = object["limit"].map { $0.int64Value.map(Int.init) } ?? 100
         guard let offset, offset >= 0, let limit, (1...VaultPageQuery.maximumLimit).contains(limit) else {
             throw .badRequest("offset must be 0 or more, limit 1 to \(VaultPageQuery.maximumLimit)")
         }
-        return VaultPageQuery(text: text.lowercased(), kind: kind, vault: try vaultName(object), order: order, offset: offset, limit: limit)
+        return VaultPageQuery(text: text.lowercased(), kind: kind, tag: tag, vault: try vaultName(object), order: order, offset: offset, limit: limit)
     }
 
     /// `revision`: the revision the page read (a save over another is a conflict).

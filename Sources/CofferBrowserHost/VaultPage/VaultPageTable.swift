@@ -1,8 +1,8 @@
 import CofferProvider
 
 /// One vault's items as the vault page lists them (SPEC.md §13.7): one row per item — its kind,
-/// name, user and site, never a secret — with the text a search looks in, folded once, and the
-/// rows in each order the page sorts by. Kept by the host until the identity store's change
+/// name, user, site, tags and date, never a secret — with the text a search looks in, folded
+/// once, and the rows in each order the page sorts by. Kept by the host until the identity store's change
 /// token changes, so a keystroke of a search at 100,000 items scans one buffer instead of
 /// listing, decoding and sorting the vault again.
 ///
@@ -17,13 +17,16 @@ final class VaultPageTable {
         case name
         /// Most recently filled on this device first; never-used items last, by title.
         case lastUsed
+        /// Most recently modified first (the record's `modified`, which the index holds from
+        /// layout 4, SPEC.md §7.3), then by title.
+        case modified
     }
 
     /// The listing the rows point into.
     let listing: IdentityListing
     /// One listing row per item (its first; one-time-code rows are the login again).
     let rows: [IdentityListing.Row]
-    /// Every row's `name`, `user` and `site`, lower-cased, NUL between them, one after another.
+    /// Every row's `name`, `user`, `site` and tags, lower-cased, NUL between them, one after another.
     let haystack: [UInt8]
     /// Where each row's folded text is in `haystack`, and its folded title within it.
     private let folded: [(start: Int32, end: Int32)]
@@ -55,6 +58,10 @@ final class VaultPageTable {
                 let user = segment(row.user)
                 haystack.append(0)
                 let site = segment(row.identifier)
+                for tag in IndexShardCoding.tagRanges(row.tags, in: text) {
+                    haystack.append(0)
+                    _ = segment(tag)
+                }
                 foldedTitle.append(!row.name.isEmpty ? name : !row.identifier.isEmpty ? site : user)
                 rows.append(row)
                 folded.append((Int32(start), Int32(haystack.count)))
@@ -72,22 +79,38 @@ final class VaultPageTable {
         let byUse = rows.indices.sorted { a, b in
             rows[a].lastUsed != rows[b].lastUsed ? rows[a].lastUsed > rows[b].lastUsed : position[a] < position[b]
         }
-        self.orders = [.name: byName, .lastUsed: byUse]
+        let byModified = rows.indices.sorted { a, b in
+            rows[a].modified != rows[b].modified ? rows[a].modified > rows[b].modified : position[a] < position[b]
+        }
+        self.orders = [.name: byName, .lastUsed: byUse, .modified: byModified]
     }
 
-    /// The rows of `kind` (any when nil) whose folded text holds `query` (already lower-cased),
-    /// in `order`.
-    func matching(_ query: String, kind: ItemKind?, order: Order) -> [Int] {
-        let needle = Array(query.utf8)
+    /// The rows of `kind` (any when nil) carrying `tag` (any when nil; compared as bytes) whose
+    /// folded text holds `query` (already lower-cased), in `order`.
+    func matching(_ query: String, kind: ItemKind?, tag: String? = nil, order: Order) -> [Int] {
+        let needle = Array(query.utf8), wantedTag = tag.map { Array($0.utf8) }
         let positions = orders[order] ?? []
-        if needle.isEmpty && kind == nil { return positions }
+        if needle.isEmpty && kind == nil && wantedTag == nil { return positions }
         return haystack.withUnsafeBufferPointer { text in
-            positions.filter { index in
-                if let kind, rows[index].kind != kind { return false }
-                let range = folded[index]
-                return needle.isEmpty || Self.contains(needle, in: UnsafeBufferPointer(rebasing: text[Int(range.start)..<Int(range.end)]))
+            listing.withUnsafeText { listingText in
+                positions.filter { index in
+                    if let kind, rows[index].kind != kind { return false }
+                    if let wantedTag, !Self.tagList(rows[index].tags, in: listingText, holds: wantedTag) { return false }
+                    let range = folded[index]
+                    return needle.isEmpty || Self.contains(needle, in: UnsafeBufferPointer(rebasing: text[Int(range.start)..<Int(range.end)]))
+                }
             }
         }
+    }
+
+    /// Every tag of the table's items, each once: gathered at the first ask, then kept with the
+    /// table (a keystroke's first page names them again).
+    private(set) lazy var allTags: Set<String> = listing.withUnsafeText { text in
+        var seen = Set<String>()
+        for row in rows where !row.tags.isEmpty {
+            for tag in IndexShardCoding.tagRanges(row.tags, in: text) { seen.insert(String(decoding: UnsafeBufferPointer(rebasing: text[tag]), as: UTF8.self)) }
+        }
+        return seen
     }
 
     // MARK: A row's strings (for the rows a page shows)
@@ -95,6 +118,7 @@ final class VaultPageTable {
     func name(_ index: Int) -> String { listing.name(rows[index]) }
     func user(_ index: Int) -> String { listing.withUserBytes(of: rows[index]) { String(decoding: $0, as: UTF8.self) } }
     func site(_ index: Int) -> String { listing.withIdentifierBytes(of: rows[index]) { String(decoding: $0, as: UTF8.self) } }
+    func tags(_ index: Int) -> [String] { listing.tags(rows[index]) }
     /// What a person calls the item: its name, else its site, else its user.
     func title(_ index: Int) -> String {
         let name = name(index)
@@ -106,6 +130,7 @@ final class VaultPageTable {
     /// Whether row `a` comes before row `b` of `other` in `order` (merging several vaults' lists).
     func precedes(_ a: Int, _ b: Int, of other: VaultPageTable, in order: Order) -> Bool {
         if order == .lastUsed, rows[a].lastUsed != other.rows[b].lastUsed { return rows[a].lastUsed > other.rows[b].lastUsed }
+        if order == .modified, rows[a].modified != other.rows[b].modified { return rows[a].modified > other.rows[b].modified }
         let (x, y) = (foldedTitle[a], other.foldedTitle[b])
         return haystack[Int(x.start)..<Int(x.end)].lexicographicallyPrecedes(other.haystack[Int(y.start)..<Int(y.end)])
     }
@@ -148,6 +173,19 @@ final class VaultPageTable {
                 return first.lexicographicallyPrecedes(second)
             }
         }
+    }
+
+    /// Whether the stored tag list at `list` (`count u8 ‖ count × (u16 LE length ‖ bytes)`, checked
+    /// when it was read) holds `tag`, without a string or an array per row.
+    private static func tagList(_ list: Range<Int>, in text: UnsafeBufferPointer<UInt8>, holds tag: [UInt8]) -> Bool {
+        guard !list.isEmpty else { return false }
+        var offset = list.lowerBound + 1
+        for _ in 0..<Int(text[list.lowerBound]) {
+            let length = Int(text[offset]) | Int(text[offset + 1]) << 8
+            if length == tag.count, UnsafeBufferPointer(rebasing: text[offset + 2..<offset + 2 + length]).elementsEqual(tag) { return true }
+            offset += 2 + length
+        }
+        return false
     }
 
     /// Whether `needle` occurs in `text`: a first-byte scan, then a comparison (names are short;

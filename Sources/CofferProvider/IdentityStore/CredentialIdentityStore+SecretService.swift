@@ -29,7 +29,7 @@ extension CredentialIdentityStore {
         let digests = attributes.map { AttributeEntry.digest(name: $0.key, value: $0.value) }
         return try mapped {
             try vault.readingIndex { index, manifest -> [SecretItemReference] in
-                guard manifest.layout == .items else { return [] }
+                guard manifest.layout.hasItemEntries else { return [] }
                 var matches: [RecordID: (collection: String, count: Int)] = [:]
                 for digest in digests {
                     let filing = AttributeEntry.filingName(digest: digest)

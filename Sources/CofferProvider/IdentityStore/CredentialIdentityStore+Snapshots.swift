@@ -191,6 +191,6 @@ extension IdentityListing.Row {
             recordID: recordID, entry: entry, kind: kind, rank: rank, lastUsed: lastUsed, type: type, mode: mode, level: level,
             requestIndex: requestIndex, identifierBounds: (identifierBounds.start + offset, identifierBounds.end + offset),
             userBounds: (userBounds.start + offset, userBounds.end + offset), nameBounds: (nameBounds.start + offset, nameBounds.end + offset),
-            slot: slot)
+            modified: modified, tagsBounds: (tagsBounds.start + offset, tagsBounds.end + offset), slot: slot)
     }
 }

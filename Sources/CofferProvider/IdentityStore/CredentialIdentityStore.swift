@@ -146,7 +146,7 @@ public final class CredentialIdentityStore: Sendable {
         guard !name.isEmpty else { return [] }
         return try mapped {
             try vault.readingIndex { index, manifest in
-                guard manifest.layout == .items else { return [] }  // layouts 1 and 2 have no item entries
+                guard manifest.layout.hasItemEntries else { return [] }  // layouts 1 and 2 have no item entries
                 return try index.entries(
                     inSlot: index.itemSlot(filingName: filing), of: manifest, filter: .names([ItemEntry.foldedName(name)]), filedUnder: filing
                 ).compactMap { entry in if case .item(let item) = entry { item } else { nil } }
@@ -341,7 +341,7 @@ public final class CredentialIdentityStore: Sendable {
                 try vault.recover(index)
                 let manifest = try index.readManifest()
                 try vault.checkGeneration(of: manifest)
-                var editor = IndexEditor(index: index, manifest: manifest)
+                var editor = IndexEditor(index: index, manifest: manifest, details: vault.itemDetails(in: opened))
                 try body(&editor)
                 try vault.deviceState.recordGeneration(try editor.commit().generation)
             }

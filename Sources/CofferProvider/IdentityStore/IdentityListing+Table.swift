@@ -5,11 +5,12 @@ import CofferFormat
 /// a decryption on every core and one pass — no bucket parsing, no sort.
 ///
 /// Each row is `slot u8 ‖ record id (16) ‖ entry u8 ‖ kind u8 ‖ type u8 ‖ mode u8 ‖ rank i64 LE ‖
-/// identifier ‖ user ‖ name` (strings `u16 LE length ‖ UTF-8`); a chunk is whole rows. Only what
-/// a listing shows is kept: the stored keys a lookup matches on stay in the buckets.
+/// identifier ‖ user ‖ name ‖ modified i64 LE ‖ tags` (strings `u16 LE length ‖ UTF-8`; `tags`
+/// the entry's stored tag list as one such string); a chunk is whole rows. Only what a listing
+/// shows is kept: the stored keys a lookup matches on stay in the buckets.
 extension IdentityListing {
-    /// The smallest row: slot, id, four bytes, rank and three empty strings.
-    static let minimumRowLength = 1 + identifierByteCount + 4 + 8 + 3 * 2
+    /// The smallest row: slot, id, four bytes, rank, three empty strings, modified and no tags.
+    static let minimumRowLength = 1 + identifierByteCount + 4 + 8 + 3 * 2 + 8 + 2
     /// Appends `row` (whose strings are in `text`) to `table`.
     static func encode(_ row: Row, in text: UnsafeBufferPointer<UInt8>, to table: inout [UInt8]) {
         table.append(row.slot)
@@ -27,11 +28,13 @@ extension IdentityListing {
         append(row.identifier)
         append(row.user)
         append(row.name)
+        table.append(littleEndian: row.modified)
+        append(row.tags)
     }
 
     /// How many bytes `encode` writes for `row`.
     static func encodedLength(of row: Row) -> Int {
-        minimumRowLength + row.identifier.count + row.user.count + row.name.count
+        minimumRowLength + row.identifier.count + row.user.count + row.name.count + row.tags.count
     }
 
     /// The rows of `bytes[range]` (whole rows, as a chunk holds them), pointing into `bytes`.
@@ -50,7 +53,7 @@ extension IdentityListing {
     /// rows read through a generic reader from another module spent a fifth of `coffer list`
     /// in runtime metadata lookups.
     static func row(of raw: UnsafeRawBufferPointer, at offset: inout Int, end: Int, usage: UsageLog) throws(FormatError) -> Row {
-        guard end - offset >= minimumRowLength - 6 else { throw .badLength }
+        guard end - offset >= minimumRowLength - 16 else { throw .badLength }
         let slot = raw[offset]
         let id = RecordID(words: IdentifierWords(
             high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)),
@@ -71,9 +74,29 @@ extension IdentityListing {
             return (Int32(offset), Int32(offset + count))
         }
         let identifier = try text(), user = try text(), name = try text()
+        guard end - offset >= 8 else { throw .badLength }
+        let modified = Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+        offset += 8
+        let tags = try text()
+        try checkTagList(raw, tags)
         return Row(
             recordID: id, entry: entry, kind: kind, rank: rank, lastUsed: usage.lastUsed(id), type: typeByte == 1 ? .URL : .domain,
-            mode: mode, level: nil, requestIndex: 0, identifierBounds: identifier, userBounds: user, nameBounds: name, slot: slot)
+            mode: mode, level: nil, requestIndex: 0, identifierBounds: identifier, userBounds: user, nameBounds: name,
+            modified: modified, tagsBounds: tags, slot: slot)
+    }
+
+    /// Checks that a row's tag list is empty or whole — `count u8 ‖ count × (u16 LE length ‖
+    /// bytes)` filling it exactly — so `IndexShardCoding.tagRanges` never reads past it.
+    private static func checkTagList(_ raw: UnsafeRawBufferPointer, _ bounds: (Int32, Int32)) throws(FormatError) {
+        let (start, end) = (Int(bounds.0), Int(bounds.1))
+        guard start < end else { return }
+        var offset = start + 1
+        for _ in 0..<Int(raw[start]) {
+            guard end - offset >= 2 else { throw .badLength }
+            offset += 2 + Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+            guard offset <= end else { throw .badLength }
+        }
+        guard offset == end else { throw .badLength }
     }
 
     /// The listing of a snapshot's chunks (`plaintexts` in `bytes`, holding `counts` rows

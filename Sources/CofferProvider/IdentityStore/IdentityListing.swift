@@ -38,6 +38,10 @@ public struct IdentityListing: Sendable {
         let identifierBounds: (start: Int32, end: Int32)
         let userBounds: (start: Int32, end: Int32)
         let nameBounds: (start: Int32, end: Int32)
+        /// The record's `modified`, Unix seconds (0 from an index of layout 3 or older).
+        public var modified: Int64 = 0
+        /// Where its record's tag list is, as stored (`count u8 ‖ strings`; empty: no tags).
+        var tagsBounds: (start: Int32, end: Int32) = (0, 0)
         /// The identity bucket it was read from (SPEC.md §7.6): what a listing snapshot brought up
         /// to date replaces when that bucket changes. 0 for a row of no bucket.
         var slot: UInt8 = 0
@@ -48,6 +52,8 @@ public struct IdentityListing: Sendable {
         public var user: Range<Int> { Int(userBounds.start)..<Int(userBounds.end) }
         /// Where the item's name is (empty when it has none).
         public var name: Range<Int> { Int(nameBounds.start)..<Int(nameBounds.end) }
+        /// Where the record's stored tag list is (`IndexShardCoding.tagRanges` reads it).
+        public var tags: Range<Int> { Int(tagsBounds.start)..<Int(tagsBounds.end) }
         public var match: ServiceMatcher.Match? { level.map { ServiceMatcher.Match(level: $0, requestIndex: Int(requestIndex)) } }
 
         var rankingKey: ServiceMatcher.RankingKey {
@@ -189,7 +195,8 @@ public struct IdentityListing: Sendable {
             recordID: scanned.recordID, entry: Self.entry(of: scanned.kind), kind: .login,
             rank: scanned.rank, lastUsed: usage.lastUsed(scanned.recordID), type: scanned.type,
             mode: scanned.parsed?.mode ?? .host, level: match?.level, requestIndex: UInt16(clamping: match?.requestIndex ?? 0),
-            identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user), nameBounds: bounds(scanned.name))
+            identifierBounds: bounds(scanned.identifier), userBounds: bounds(scanned.user), nameBounds: bounds(scanned.name),
+            modified: scanned.details.modified, tagsBounds: bounds(scanned.details.tags))
     }
 
     private static func entry(of kind: IdentityKind) -> Entry {
@@ -205,7 +212,8 @@ public struct IdentityListing: Sendable {
         Row(
             recordID: scanned.recordID, entry: .item, kind: scanned.kind, rank: 0, lastUsed: usage.lastUsed(scanned.recordID),
             type: .URL, mode: .never, level: nil, requestIndex: 0, identifierBounds: bounds(scanned.service),
-            userBounds: bounds(scanned.user), nameBounds: bounds(scanned.name))
+            userBounds: bounds(scanned.user), nameBounds: bounds(scanned.name),
+            modified: scanned.details.modified, tagsBounds: bounds(scanned.details.tags))
     }
 
     private static func ordered(_ rows: [Row]) -> [Row] {
@@ -342,6 +350,13 @@ public struct IdentityListing: Sendable {
     /// The item's name (empty when it has none).
     public func name(_ row: Row) -> String {
         String(decoding: text[row.name], as: UTF8.self)
+    }
+
+    /// The record's tags as the index files them (SPEC.md §7.3: layout 4; none before).
+    public func tags(_ row: Row) -> [String] {
+        text.withUnsafeBufferPointer { all in
+            IndexShardCoding.tagRanges(row.tags, in: all).map { String(decoding: UnsafeBufferPointer(rebasing: all[$0]), as: UTF8.self) }
+        }
     }
 
     /// The row as a ranked identity (what `credentialIdentities(for:)` returns).

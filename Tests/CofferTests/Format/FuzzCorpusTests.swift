@@ -35,7 +35,8 @@ final class FuzzCorpusTests: XCTestCase {
                 let encoded = switch bytes.first {
                 case 0: IndexShardCoding.encodeLegacy(identities: identities, layout: .sites)
                 case 2: IndexShardCoding.encodeLegacy(identities: identities, layout: .regions)
-                default: IndexShardCoding.encode(entries)
+                case 3: IndexShardCoding.encode(entries, layout: .items)
+                default: IndexShardCoding.encode(entries, layout: .details)
                 }
                 XCTAssertEqual(encoded, bytes)
                 let framed = [0] + LittleEndian.bytes(UInt32(bytes.count)) + bytes  // slot 0 (SPEC.md §7.6)
@@ -43,12 +44,12 @@ final class FuzzCorpusTests: XCTestCase {
                 XCTAssertEqual(try IdentityListing(framedBuckets: framed, usage: UsageLog(entries: [])).count, listed.count)
             }
             if let listing = try? IdentityListing(framedBuckets: bytes, usage: UsageLog(entries: [])) {
-                for row in listing.rows { _ = listing.identity(row) }
+                for row in listing.rows { _ = (listing.identity(row), listing.tags(row)) }
             }
             // The derived tables' chunk parsers (SPEC.md §7.6) take any bytes without crashing.
             for count in 1...3 {
                 if let rows = try? IdentityListing(snapshot: bytes, plaintexts: [0..<bytes.count], counts: [count], usage: UsageLog(entries: [])) {
-                    for row in rows.rows { _ = rows.identity(row) }
+                    for row in rows.rows { _ = (rows.identity(row), rows.tags(row)) }
                 }
                 try? CompletionTable.forEachLine(in: bytes, 0..<bytes.count, count: count) { _, _ in }
             }

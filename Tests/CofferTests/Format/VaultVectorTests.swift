@@ -94,7 +94,7 @@ final class VaultVectorTests: XCTestCase {
             for: [CredentialServiceIdentifier(parsing: "https://login.example.org/signin")], minimumLevel: .host)
         XCTAssertEqual(exact.map(\.match?.level), [.exactURL], "one host bucket, the reference's")
         XCTAssertEqual(exact.first?.allowsAutomaticFill, true)
-        XCTAssertEqual(try vault.identityIndex().readManifest().layout, .items)
+        XCTAssertEqual(try vault.identityIndex().readManifest().layout, .details)
         XCTAssertEqual(try vault.identityStore.oneTimeCodeIdentities(for: [CredentialServiceIdentifier(parsing: "example.org")]).map(\.identity.user),
                        ["zoë"], "the one-time-code identity the reference filed")
         XCTAssertEqual(try vault.identityStore.items(named: "wi-fi AT home").map(\.recordID.hex), [vector.string("record2_id")],
@@ -127,7 +127,7 @@ final class VaultVectorTests: XCTestCase {
         XCTAssertEqual(try vault.record(withID: record.id).password, record.password, "and the ledger's part checks the record")
     }
 
-    /// The reference writer's listing snapshot and completion table (SPEC.md §7.6, version 4)
+    /// The reference writer's listing snapshot and completion table (SPEC.md §7.6, version 5)
     /// open, name the manifest's buckets, hold the reference's tables byte for byte (which Swift
     /// writes too), and answer a whole listing and a Tab alone: with every shard gone, the
     /// identities still list.
@@ -201,9 +201,10 @@ final class VaultVectorTests: XCTestCase {
 }
 
 /// Vaults whose index was written by earlier builds — format 0.x (layout 1,
-/// `Vectors/vault-layout1`) and the first builds of format 1 (layout 2, `Vectors/vault-layout2`):
-/// read as they are while nothing writes, rewritten as layout 3 by the first write or password
-/// unlock, with an item entry synthesized for every record.
+/// `Vectors/vault-layout1`), the first builds of format 1 (layout 2, `Vectors/vault-layout2`) and
+/// builds before item entries held dates and tags (layout 3, `Vectors/vault-layout3`): read as
+/// they are while nothing writes, rewritten as layout 4 by the first write or password unlock,
+/// with an item entry synthesized for every record of layouts 1 and 2.
 final class IndexLayoutMigrationTests: XCTestCase {
     static let olderLayouts: [(vector: String, version: UInt8)] = [("vault-layout1", 1), ("vault-layout2", 2)]
 
@@ -227,13 +228,15 @@ final class IndexLayoutMigrationTests: XCTestCase {
             XCTAssertEqual(try manifestVersionByte(container), version, "reading changes nothing")
 
             try vault.add(Fixture.draft("new.example.net", user: "carol"))
-            XCTAssertEqual(try manifestVersionByte(container), 3, "\(name): the first write rewrites the index as layout 3")
+            XCTAssertEqual(try manifestVersionByte(container), 4, "\(name): the first write rewrites the index as layout 4")
             let report = vault.verify()
             XCTAssertTrue(report.isClean, "\(name): every identity re-filed, every record with its item entry: \(report.problems)")
             XCTAssertEqual(try vault.identityStore.credentialIdentities(for: www).map(\.identity.user), ["zoë"])
             XCTAssertEqual(try vault.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.com")], minimumLevel: .host)
                 .map(\.identity.user), ["alice"])
             XCTAssertEqual(try vault.identityStore.identityListing().count, 4)
+            let listing = try vault.identityStore.identityListing()
+            XCTAssertTrue(listing.rows.allSatisfy { $0.modified > 1_700_000_000 }, "\(name): every row has its record's date: \(listing.rows.map(\.modified))")
             XCTAssertEqual(try vault.allRecords().count, 3, "the ledger followed the migration")
             // An old record, rewritten, takes the new form: fields as an array, history kept.
             let old = try XCTUnwrap(vault.allRecords().first { $0.user == "zoë" })
@@ -251,7 +254,7 @@ final class IndexLayoutMigrationTests: XCTestCase {
             let configuration = Fixture.configuration()
             let vault = try Vault.open(container, configuration: configuration)
             try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
-            XCTAssertEqual(try manifestVersionByte(container), 3, name)
+            XCTAssertEqual(try manifestVersionByte(container), 4, name)
             let locked = try Vault.open(container, configuration: configuration)  // the store is enabled on this device now
             XCTAssertEqual(try locked.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "https://login.example.org/signin")])
                 .map(\.match?.level), [.exactURL], name)
@@ -265,14 +268,46 @@ final class IndexLayoutMigrationTests: XCTestCase {
         var manifest = try Fixture.bytes(container.indexDirectory + "/manifest")
         let vault = try Vault.open(container, configuration: Fixture.configuration())
         try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))
-        for relabelled: UInt8 in [2, 3] {
+        for relabelled: UInt8 in [2, 3, 4] {
             manifest[7] = relabelled  // the version byte is associated data: relabelling it fails authentication
             try Fixture.write(manifest, to: container.indexDirectory + "/manifest")
             XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("authentication failed") }
         }
-        manifest[7] = 4
+        manifest[7] = 5
         try Fixture.write(manifest, to: container.indexDirectory + "/manifest")
-        XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("unsupportedVersion(4)") }
+        XCTAssertThrows(try vault.identityStore.identityListing()) { "\($0)".contains("unsupportedVersion(5)") }
+    }
+
+    /// Layout 3 to 4 needs every record's date and tags, so the vault key: an identity-store
+    /// edit made while locked leaves layout 3 as it is (and its index whole), and the password
+    /// unlock rewrites it with the details the records hold — found while locked afterwards.
+    func testALayout3IndexGainsDatesAndTagsAtThePasswordUnlockNotInALockedEdit() throws {
+        let vector = try VectorFile.load("vault-layout3/vault.vector")
+        let container = try VaultVectorTests.privateCopy(of: "vault-layout3")
+        let configuration = Fixture.configuration()
+        let vault = try Vault.open(container, configuration: configuration)
+        try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))  // a session: no migration
+        try vault.deviceState.enable(indexKey: vault.keys().indexKey)
+        XCTAssertEqual(try vault.identityStore.identityListing().rows.map(\.modified).max(), 0, "layout 3 holds no dates")
+        vault.lock()
+        let zoe = vector.string("record1_id")
+        try vault.identityStore.removeCredentialIdentities([PasswordCredentialIdentity(
+            serviceIdentifier: CredentialServiceIdentifier(identifier: "example.org", type: .domain), user: "zoë", recordIdentifier: zoe)])
+        XCTAssertEqual(try manifestVersionByte(container), 3, "a locked edit cannot read the records: the layout stays")
+
+        try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
+        XCTAssertEqual(try manifestVersionByte(container), 4, "the password unlock rewrites it")
+        XCTAssertTrue(vault.verify().isClean, "\(vault.verify().problems)")
+        let locked = try Vault.open(container, configuration: configuration)
+        let listing = try locked.identityStore.identityListing()
+        let zoeRows = listing.rows.filter { $0.recordID.hex == zoe }
+        XCTAssertFalse(zoeRows.isEmpty)
+        XCTAssertEqual(Set(zoeRows.map(\.modified)), [1_770_091_506], "2026-02-03T04:05:06Z on every identity of the record")
+        XCTAssertEqual(Set(zoeRows.map { listing.tags($0) }), [["work", "favorite"]], "the record's tags, in its order")
+        let note = try XCTUnwrap(listing.rows.first { $0.recordID.hex == vector.string("record2_id") })
+        XCTAssertEqual(listing.tags(note), ["home"])
+        XCTAssertEqual(try locked.identityStore.credentialIdentities(for: [CredentialServiceIdentifier(parsing: "example.org")])
+            .map(\.identity.serviceIdentifier.identifier), ["https://login.example.org/signin"], "the locked edit's removal kept")
     }
 }
 

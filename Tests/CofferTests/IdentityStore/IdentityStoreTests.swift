@@ -214,12 +214,12 @@ final class IdentityStoreTests: XCTestCase {
         let amys = fromShards.service.filter { $0.contains(" amy ") }.map { $0.suffix(32) }
         XCTAssertEqual(amys, amys.sorted(), "ties broken by record id")
 
-        for version: UInt8 in [1, 2, 3] {  // older snapshots: refused by their version, rebuilt
+        for version: UInt8 in [1, 2, 3, 4] {  // older snapshots: refused by their version, rebuilt
             var older = try XCTUnwrap(FileManager.default.contents(atPath: path))
             older[7] = version
             try older.write(to: URL(fileURLWithPath: path))
             XCTAssertEqual(try rows(.service), fromShards.service)
-            XCTAssertEqual(FileManager.default.contents(atPath: path)?[7], 4, "replaced by a version-4 snapshot")
+            XCTAssertEqual(FileManager.default.contents(atPath: path)?[7], 5, "replaced by a version-5 snapshot")
         }
     }
 

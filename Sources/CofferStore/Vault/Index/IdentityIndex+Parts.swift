@@ -40,13 +40,13 @@ extension IdentityIndex {
     /// parts of a large shard for the next lookup.
     package func payload(inSlot slot: Int, part: Int, of manifest: IndexManifest) throws -> [UInt8]? {
         guard let shard = manifest.shards[slot] else { return nil }
-        guard manifest.layout == .items, let device else { return try readShard(slot: slot, id: shard) }
+        guard manifest.layout.hasItemEntries, let device else { return try readShard(slot: slot, id: shard) }
         if let file = device.bucketParts(slot: slot), let payload = try? openPart(part, of: file, slot: slot, shard: shard) {
             return payload
         }
         let whole = try readShard(slot: slot, id: shard)
         if whole.count >= partsThreshold, device.providerSetting() == .enabled,
-           let parts = try? cutParts(of: whole, slot: slot, shard: shard) {
+           let parts = try? cutParts(of: whole, slot: slot, shard: shard, layout: manifest.layout) {
             device.saveBucketParts(parts, slot: slot)
         }
         return whole
@@ -74,7 +74,7 @@ extension IdentityIndex {
 
     /// The parts file of a shard payload: every entry parsed (with every check a shard gets),
     /// grouped by part and re-encoded in canonical order, each part sealed on its own.
-    func cutParts(of payload: [UInt8], slot: Int, shard: ShardID) throws -> [UInt8] {
+    func cutParts(of payload: [UInt8], slot: Int, shard: ShardID, layout: IndexLayout) throws -> [UInt8] {
         var groups = [[UInt8]](repeating: [], count: Self.partCount)
         if slot >= IndexManifest.identitySlots {
             var ledgers = [[LedgerEntry]](repeating: [], count: Self.partCount)
@@ -82,8 +82,8 @@ extension IdentityIndex {
             groups = ledgers.map { IndexShardCoding.encode(ledger: $0) }
         } else {
             var buckets = [[BucketEntry]](repeating: [], count: Self.partCount)
-            for entry in try IndexShardCoding.decodeBucket(payload, layout: .items) { buckets[part(of: entry)].append(entry) }
-            groups = buckets.map { IndexShardCoding.encode($0) }
+            for entry in try IndexShardCoding.decodeBucket(payload, layout: layout) { buckets[part(of: entry)].append(entry) }
+            groups = buckets.map { IndexShardCoding.encode($0, layout: layout) }
         }
         var sealedParts: [[UInt8]] = []
         for (part, plaintext) in groups.enumerated() {

@@ -32,7 +32,8 @@ package struct SnapshotFile: Sendable {
         package var plaintextLength: Int { sealedLength - SnapshotFile.overhead }
     }
 
-    package static let version: UInt8 = 4
+    /// 5: listing rows carry their record's date and tags (index layout 4).
+    package static let version: UInt8 = 5
     static let overhead = XChaCha20Poly1305.nonceLength + XChaCha20Poly1305.tagLength
 
     package let type: FileType

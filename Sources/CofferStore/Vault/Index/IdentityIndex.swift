@@ -61,7 +61,7 @@ package struct IdentityIndex {
     /// A manifest file's layout is its version byte (SPEC.md §7.2), authenticated with the rest.
     private func openManifest(_ bytes: [UInt8]) throws -> IndexManifest {
         let envelope = try SealedEnvelope.decode(bytes, as: .indexManifest)
-        let layout = IndexLayout(rawValue: envelope.version) ?? .current  // decode admits versions 1 to 3 only
+        let layout = IndexLayout(rawValue: envelope.version) ?? .current  // decode admits versions 1 to 4 only
         return try IndexManifest.decode(plaintext: open(envelope, extra: []), layout: layout)
     }
 
@@ -127,7 +127,7 @@ package struct IdentityIndex {
     package func identitySlot(for key: ServiceKey, layout: IndexLayout) -> Int {
         switch layout {
         case .sites: bucketByte(key.site)
-        case .regions, .items: (bucketByte(key.site) & 0xF0) | (bucketByte(key.filingHost) & 0x0F)
+        case .regions, .items, .details: (bucketByte(key.site) & 0xF0) | (bucketByte(key.filingHost) & 0x0F)
         }
     }
 
@@ -150,7 +150,7 @@ package struct IdentityIndex {
         let byte = bucketByte(site)
         switch layout {
         case .sites: return [byte]
-        case .regions, .items: return Array((byte & 0xF0)...(byte | 0x0F))
+        case .regions, .items, .details: return Array((byte & 0xF0)...(byte | 0x0F))
         }
     }
 

@@ -13,11 +13,14 @@ package struct IndexEditor {
     /// Whether a journal covers this edit, so a crash's torn shard is removed by recovery
     /// and shards may be created in place (SPEC.md §3.4); otherwise they are written atomically.
     let journaled: Bool
+    /// How this edit reads a record's details for its item entry; `nil` without the vault key.
+    let details: DetailsReader?
 
-    package init(index: IdentityIndex, manifest: IndexManifest, journaled: Bool = false) {
+    package init(index: IdentityIndex, manifest: IndexManifest, journaled: Bool = false, details: DetailsReader? = nil) {
         self.index = index
         self.manifest = manifest
         self.journaled = journaled
+        self.details = details
     }
 
     // MARK: Reading through the edit
@@ -70,7 +73,9 @@ package struct IndexEditor {
             try removeEntries(of: id, slots: previous.identitySlots)
         }
         if let hash {
-            let slots = try addEntries(entries)
+            // An identity carries its record's details, which are its item entry's (SPEC.md §7.3).
+            let details = entries.lazy.compactMap { entry -> ItemDetails? in if case .item(let item) = entry { item.details } else { nil } }.first
+            let slots = try addEntries(details.map { details in entries.map { var entry = $0; entry.details = details; return entry } } ?? entries)
             ledgerShards[ledgerSlot]!.append(LedgerEntry(recordID: id, revision: revision, ciphertextHash: hash, identitySlots: slots))
         }
         dirtySlots.insert(ledgerSlot)
@@ -106,20 +111,58 @@ package struct IndexEditor {
         }
     }
 
-    /// Rewrites an index of layout 1 or 2 (SPEC.md §7.3) as layout 3 within this edit: every
-    /// identity is re-filed with its parsed service, each record gains the item entry a record
-    /// of those formats has (a login, unnamed, not listed, its user and least service
-    /// identifier), and every ledger entry's slots are recomputed. Runs once, in the first write
-    /// after an upgrade; readers handle the older layouts until then.
+    /// Reads what a layout-4 item entry holds beyond layout 3 — the record's `modified` and
+    /// tags — for the record of `id` checked against `ledger`; `nil` for one it cannot read (a
+    /// missing or tampered file, which `verify` reports: its entry files no tags and date 0).
+    package typealias DetailsReader = (_ id: RecordID, _ ledger: LedgerEntry?) -> ItemDetails?
+
+    /// The layout this edit writes: the current one when it can read the records' details
+    /// (`details`, given by a writer holding the vault key), else the layout it found, or 3 for an
+    /// older one — a writer that has only the index key (an identity-store edit while locked)
+    /// cannot fill in the details, and leaves an index of layout 3 as it is.
+    private var targetLayout: IndexLayout {
+        details != nil || manifest.layout == .details ? .current : .items
+    }
+
+    /// Rewrites an index of an older layout (SPEC.md §7.3) as `targetLayout` within this edit.
+    /// From layout 1 or 2, every identity is re-filed with its parsed service, each record gains
+    /// the item entry a record of those formats has (a login, unnamed, not listed, its user and
+    /// least service identifier), and every ledger entry's slots are recomputed. To layout 4,
+    /// every item entry is given its record's date and tags (read with `details`). Runs once,
+    /// in the first write after an upgrade; readers handle the older layouts until then.
     mutating func migrateToCurrentLayout() throws {
-        guard manifest.layout != .current else { return }
+        let target = targetLayout
+        guard manifest.layout != target else { return }
+        if manifest.layout == .items {
+            for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil { _ = try entries(inSlot: slot) }
+        } else {
+            try refileOlderLayout()
+        }
+        manifest.layout = target  // every bucket of the old layout is in the cache by now
+        guard target.hasDetails, let details else { return }
+        var detailsRead: [RecordID: ItemDetails] = [:]  // a record's identities and item entry lie in several buckets
+        for slot in 0..<IndexManifest.identitySlots where buckets[slot] != nil || manifest.shards[slot] != nil {
+            var entries = try self.entries(inSlot: slot)
+            for position in entries.indices {
+                let id = entries[position].recordID
+                guard let read = try detailsRead[id] ?? details(id, ledgerEntry(for: id)) else { continue }
+                detailsRead[id] = read
+                entries[position].details = read
+            }
+            buckets[slot] = entries
+            dirtySlots.insert(slot)
+        }
+    }
+
+    /// Layout 1 or 2 re-filed as layout 3's entries (`migrateToCurrentLayout`).
+    private mutating func refileOlderLayout() throws {
         var identities: [IdentityEntry] = []
         for slot in 0..<IndexManifest.identitySlots where manifest.shards[slot] != nil {
             for case .identity(let identity) in try entries(inSlot: slot) { identities.append(identity) }  // parsed from layout 1
             buckets[slot] = []
             dirtySlots.insert(slot)
         }
-        manifest.layout = .current  // every bucket of the old layout is in the cache by now
+        manifest.layout = .items
         var entries = identities.map(BucketEntry.identity)
         var items: [RecordID: ItemEntry] = [:]
         for identity in identities {
@@ -131,7 +174,7 @@ package struct IndexEditor {
         entries += items.values.map(BucketEntry.item)
         var slotsOfRecord: [RecordID: Set<UInt8>] = [:]
         for entry in entries {
-            let slot = index.slot(for: entry, layout: .current)
+            let slot = index.slot(for: entry, layout: .items)
             if buckets[slot] == nil { buckets[slot] = [] }
             buckets[slot]!.append(entry)
             dirtySlots.insert(slot)
@@ -187,7 +230,7 @@ package struct IndexEditor {
             let payload: [UInt8]?
             if slot < IndexManifest.identitySlots {
                 let entries = buckets[slot] ?? []
-                payload = entries.isEmpty ? nil : IndexShardCoding.encode(entries)
+                payload = entries.isEmpty ? nil : IndexShardCoding.encode(entries, layout: next.layout)
             } else {
                 let entries = ledgerShards[slot] ?? []
                 payload = entries.isEmpty ? nil : IndexShardCoding.encode(ledger: entries)

@@ -138,7 +138,7 @@ extension Vault {
                 written.append(change.id)
             }
             try checkInterrupt()  // the last moment before the commit point
-            var editor = IndexEditor(index: index, manifest: manifest, journaled: true)
+            var editor = IndexEditor(index: index, manifest: manifest, journaled: true, details: itemDetails(in: opened))
             for (change, entry) in zip(changes, journalChanges) {
                 try editor.setRecord(
                     change.id, revision: change.revision, hash: change.sealed == nil ? nil : Hex.decode(entry.newHash ?? ""),
@@ -235,14 +235,15 @@ extension Vault {
         try? migrateIndexLayout()
     }
 
-    /// Rewrites an index of layout 1 or 2 as layout 3 (SPEC.md §7.3) in one commit, if
-    /// it is one; any write does the same on its way. Needs only the index key.
+    /// Rewrites an index of an older layout as the current one (SPEC.md §7.3) in one commit, if
+    /// it is one; any write does the same on its way. Layout 3 to 4 reads every record, so
+    /// it needs the vault unlocked; from 1 or 2 to 3 needs only the index key.
     func migrateIndexLayout() throws(VaultError) {
         guard try readingIndex({ _, manifest in manifest.layout }) != .current else { return }
         try writeTransaction { opened throws in
             let index = try identityIndex(opened)
             try recover(index)
-            var editor = IndexEditor(index: index, manifest: try index.readManifest())
+            var editor = IndexEditor(index: index, manifest: try index.readManifest(), details: itemDetails(in: opened))
             try checkGeneration(of: editor.manifest)
             try editor.migrateToCurrentLayout()
             try deviceState.recordGeneration(try editor.commit().generation)
@@ -273,6 +274,16 @@ extension Vault {
         let committed = try editor.commit(generation: max(old.generation, deviceState.highestGeneration()) + 1)
         try index.removeUnreferencedShards(keeping: committed)
         try deviceState.recordGeneration(committed.generation)
+    }
+
+    /// How an index edit reads a record's date and tags for its item entry (layout 4, SPEC.md
+    /// §7.3); `nil` while the vault is locked.
+    package func itemDetails(in opened: OpenContainer) -> IndexEditor.DetailsReader? {
+        guard let keys = try? keys() else { return nil }
+        return { id, ledger in
+            guard let record = try? self.checkedRecord(id, ledger: ledger, keys: keys, in: opened) else { return nil }
+            return ItemDetails(of: record)
+        }
     }
 
     /// A record's index entries (SPEC.md §7.3): a login has a password identity per service
@@ -312,8 +323,11 @@ extension Vault {
         case .secret: record.secretService?.collection ?? SecretServiceMember.defaultCollection  // what a locked search names
         default: record.serviceIdentifiers.map(\.identifier).min(by: JSONValue.precedesInUTF8) ?? ""
         }
+        let details = ItemDetails(of: record)
+        for position in entries.indices { entries[position].details = details }  // every entry a listing shows carries them
         entries.append(.item(ItemEntry(
-            recordID: record.id, kind: record.kind, listed: entries.isEmpty, name: record.name, user: record.user, service: summary)))
+            recordID: record.id, kind: record.kind, listed: entries.isEmpty, name: record.name, user: record.user, service: summary,
+            details: details)))
         // A Secret Service item: one attribute entry per pair, so a search while locked reads
         // one bucket per attribute (SPEC.md §6.5).
         if record.kind == .secret {
