@@ -63,7 +63,8 @@ function showItem(item) {
   const actions = element("div", { className: "actions" },
     element("button", { type: "button", id: "edit", textContent: "Edit", onclick: () => edit(item) }),
     element("button", { type: "button", id: "delete", textContent: "Delete", onclick: () => remove(item) }));
-  $("detail-body").replaceChildren(element("p", { className: "meta", textContent: meta }), findings, change, members, actions);
+  // (`replaceChildren` writes a null as the text "null": only what exists is passed.)
+  $("detail-body").replaceChildren(...[element("p", { className: "meta", textContent: meta }), findings, change, members, actions].filter(Boolean));
   render();
 }
 

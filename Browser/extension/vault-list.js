@@ -8,6 +8,7 @@ function query() {
   const vault = $("vault").value;
   const request = { query: $("query").value.trim(), kind: $("kind").value, sort: $("sort").value };
   if (vault !== "*") request.vault = vault;
+  if ($("tag").value) request.tag = $("tag").value;
   return request;
 }
 
@@ -20,6 +21,7 @@ async function fetchPage(offset, generation) {
   state.pages.set(offset, answer.items);
   state.total = answer.total;
   updateTeams(answer.teams ?? []);
+  if (answer.tags) updateTags(answer.tags);
   $("count").textContent = answer.namesLocked ? "" : `(${answer.total})`;
   $("list").setAttribute("aria-busy", "false");
   if (answer.namesLocked) say("Locked, and suggestions are off on this device: unlock to see your items.");
@@ -79,12 +81,18 @@ function render() {
 /** What a drawn row shows and stands for: a kept node is redrawn when any of it changed (an item
  * renamed elsewhere must not keep its old title). */
 function rowKey(row) {
-  return [row.vault ?? "", row.recordIdentifier, row.kind, row.title, row.user, row.site].join("\u0000");
+  return [row.vault ?? "", row.recordIdentifier, row.kind, row.title, row.user, row.site, ...(row.tags ?? []), row.modified ?? ""].join("\u0000");
+}
+
+/** A row's date as the list shows it when sorted by it: the day, in the person's locale. */
+function day(seconds) {
+  return seconds ? new Date(seconds * 1000).toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" }) : "";
 }
 
 function option(row, index) {
   const title = element("span", { className: "title", textContent: row.title || "(no name)" });
-  const where = [KIND_NAMES[row.kind] ?? row.kind, row.user, row.site !== row.title ? row.site : "", row.vault ? `team ${row.vault}` : ""].filter(Boolean);
+  const where = [KIND_NAMES[row.kind] ?? row.kind, row.user, row.site !== row.title ? row.site : "", row.vault ? `team ${row.vault}` : "",
+    (row.tags ?? []).map((tag) => `#${tag}`).join(" "), $("sort").value === "modified" ? `changed ${day(row.modified)}` : ""].filter(Boolean);
   const made = element("div", { id: `row-${index}`, className: "option" }, title, element("span", { className: "sub", textContent: where.join(" · ") }));
   made.dataset.key = rowKey(row);
   made.setAttribute("role", "option");
@@ -118,7 +126,18 @@ $("scroller").addEventListener("scroll", () => requestAnimationFrame(render));
 
 let searchTimer = null;
 $("query").addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(requery, 60); });
-for (const id of ["kind", "vault", "sort"]) $(id).addEventListener("change", requery);
+for (const id of ["kind", "tag", "vault", "sort"]) $(id).addEventListener("change", requery);
+
+/** The tag filter offers every tag of the vaults listed (the host names them with the first
+ * page); the one chosen stays, even when no item carries it any more. */
+function updateTags(tags) {
+  const select = $("tag"), chosen = select.value;
+  const wanted = [...new Set([...tags, ...(chosen ? [chosen] : [])])];
+  const options = [...select.options].slice(1).map((o) => o.value);
+  if (options.join("\u0000") === wanted.join("\u0000")) return;
+  select.replaceChildren(select.options[0], ...wanted.map((tag) => element("option", { value: tag, textContent: tag })));
+  select.value = chosen;
+}
 
 function updateTeams(teams) {
   const select = $("vault");

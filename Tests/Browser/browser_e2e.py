@@ -1067,13 +1067,14 @@ def main():
         h.unlock()
         vp = open_vault_page()
         audit(vp, "the list")
-        vp.screenshot(os.path.join(h.out, "vault-list.png"))
         created = [
             ("login", "Vault login", [("#edit-user", "vera"), ("#edit-password", "VeraPw-1"), ("#edit-sites", "https://vault.example.com"),
                                       ("#edit-otp", "JBSWY3DPEHPK3PXP")], ["vera", "VeraPw-1", "https://vault.example.com"]),
             ("note", "Vault note", [("#edit-notes", "the boiler's code is 4711")], ["4711"]),
-            ("card", "Vault card", [("#member-number", "5555 4444 3333 1111"), ("#member-expiry", "09/31")], ["5555444433331111", "09/2031"]),
-            ("identity", "Vault identity", [("#member-given-name", "Vera"), ("#member-country", "Norway")], ["Vera", "country: NO"]),
+            ("card", "Vault card", [("#member-number", "5555 4444 3333 1111"), ("#member-expiry", "09/31"), ("#edit-tags", "travel, work")],
+             ["5555444433331111", "09/2031", "travel, work"]),
+            ("identity", "Vault identity", [("#member-given-name", "Vera"), ("#member-country", "Norway"), ("#edit-tags", "travel")],
+             ["Vera", "country: NO"]),
             ("ssh-key", "Vault key", [("field", "publicKey", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOv vera")], ["ssh-ed25519"]),
             ("secret", "Vault secret", [("#edit-password", "s3cret-value")], ["s3cret-value"]),
         ]
@@ -1097,9 +1098,31 @@ def main():
             press(vp, "#save")
             check(vp.wait(f"document.getElementById('detail-title').textContent === {json.dumps(name)}"),
                   f"the {kind} was not saved: {vp.evaluate('document.getElementById(`edit-error`)?.textContent')}")
+            shown_text = vp.evaluate("document.getElementById('detail-body').innerText")
+            check(not re.search(r"null|undefined|NaN", shown_text), f"the {kind}'s view shows a missing value as text: {shown_text}")
             code, out, err = h.coffer("show", name)
             check(code == 0 and all(text in out for text in shown), f"coffer show {name}: {out} {err}")
         audit(vp, "an item")
+
+        # Tags and dates, from the index while nothing is opened: the tag filter offers the vault's
+        # tags and keeps the items carrying one; sorted by last modified, the item changed last
+        # (here by the CLI, a second later than anything else) comes first, with its date.
+        listed = ("[...document.querySelectorAll('#list [role=option]')].sort((a, b) => a.getAttribute('aria-posinset') - b.getAttribute('aria-posinset'))"
+                  ".map((n) => n.querySelector('.title').textContent)")
+        search(vp, "Vault")
+        check(vp.wait("['travel', 'work'].every((t) => [...document.getElementById('tag').options].some((o) => o.value === t))"),
+              f"the tag filter does not offer the vault's tags: {vp.evaluate('document.getElementById(`tag`).innerText')}")
+        choose(vp, "#tag", "travel")
+        check(vp.wait(f"{listed}.join() === 'Vault card,Vault identity'"), f"the tag filter kept {vp.evaluate(listed)}")
+        check(vp.evaluate("document.querySelector('#list [role=option] .sub').textContent.includes('#travel')"), "a row does not show its tags")
+        choose(vp, "#tag", "")
+        time.sleep(1.1)
+        check(h.coffer("edit", "Vault note", "--user", "changed-last")[0] == 0, "coffer edit failed")
+        choose(vp, "#sort", "modified")
+        check(vp.wait(f"{listed}[0] === 'Vault note'"), f"sorted by last modified: {vp.evaluate(listed)}")
+        check(vp.evaluate("document.querySelector('#list [role=option] .sub').textContent.includes('changed ')"), "no date shown when sorted by it")
+        vp.screenshot(os.path.join(h.out, "vault-list.png"))
+        choose(vp, "#sort", "name")
 
         # By keyboard alone: Tab from the search box reaches the list; ArrowDown and Enter open an item.
         search(vp, "Vault card")
@@ -1335,8 +1358,9 @@ def main():
 
     def search(p, text):
         type_into(p, "#query", text, replace=True)
-        check(p.wait(f"[...document.querySelectorAll('#list [role=option]')].length >= 1 && "
-                     f"document.querySelector('#list [role=option]').textContent.toLowerCase().includes({json.dumps(text.lower())})"),
+        # Every row shown holds the text: the list before the search (which may begin with it) is gone.
+        check(p.wait(f"[...document.querySelectorAll('#list [role=option]')].length >= 1 && document.getElementById('list').getAttribute('aria-busy') === 'false' && "
+                     f"[...document.querySelectorAll('#list [role=option]')].every((n) => n.textContent.toLowerCase().includes({json.dumps(text.lower())}))"),
               f"the search for {text} found nothing")
 
     axe_source = open(args.axe).read() if os.path.exists(args.axe) else None

@@ -21,7 +21,7 @@ extension BrowserHostTests {
         XCTAssertFalse(text.contains("AlicePassword") || text.contains("4111") || text.contains("1234"), "names only")
         XCTAssertEqual(ask(["type": "vaultItems", "kind": "card"])["items"],
                        [["recordIdentifier": .string(card.id.hex), "vault": .null, "kind": "card", "title": "Travel Visa", "name": "Travel Visa",
-                         "user": "", "site": ""]])
+                         "user": "", "site": "", "tags": [], "modified": .integer(ItemDetails(of: card).modified)]])
         XCTAssertEqual(ask(["type": "vaultItems", "query": "EXAMPLE.org"])["total"], 1, "a search is case-insensitive, over site, user and name")
         XCTAssertEqual(ask(["type": "vaultItems", "query": "dora"])["items"]?.arrayValue?.first?.objectValue?["user"], "dora")
         let second = ask(["type": "vaultItems", "offset": 2, "limit": 2])
@@ -36,6 +36,44 @@ extension BrowserHostTests {
         // The table follows the vault: an item added elsewhere is listed at the next request.
         try vault.addItem(ItemContent(kind: .note, name: "Added elsewhere"))
         XCTAssertEqual(ask(["type": "vaultItems", "query": "elsewhere"])["total"], 1)
+    }
+
+    /// Tags and dates come from the index (layout 4), so the list filters by tag and sorts by
+    /// last modified while locked, as it searches by name — and follows an edit made elsewhere.
+    func testTheVaultPageFiltersByTagAndSortsByLastModifiedWhileLocked() throws {
+        func day(_ day: Int) -> Date { Date(timeIntervalSince1970: 1_780_000_000 + Double(day) * 86_400) }
+        let tax = try vault.add(RecordDraft(ItemContent(kind: .note, name: "Tax return", tags: ["finance", "2026"]), modified: day(3)))
+        try vault.add(RecordDraft(ItemContent(kind: .note, name: "Bank letter", tags: ["Finance"]), modified: day(1)))
+        let router = try vault.add(RecordDraft(
+            ItemContent(name: "Router", user: "admin", password: "RouterPassword", services: [CredentialServiceIdentifier(parsing: "router.example.net")],
+                        tags: ["home"]), modified: day(2)))
+        let finance = ask(["type": "vaultItems", "tag": "finance"])
+        XCTAssertEqual(finance["items"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue }, ["Tax return"],
+                       "a tag is compared exactly: Finance is another tag")
+        XCTAssertEqual(finance["items"]?.arrayValue?.first?.objectValue?["tags"], ["finance", "2026"], "\(finance)")
+        XCTAssertEqual(finance["tags"], ["2026", "Finance", "finance", "home"], "every tag of the vault, for the filter, on the first page")
+        XCTAssertNil(ask(["type": "vaultItems", "offset": 1])["tags"], "a later page does not name them again")
+        XCTAssertEqual(ask(["type": "vaultItems", "tag": "home"])["items"]?.arrayValue?.first?.objectValue?["site"], "router.example.net",
+                       "a login's tags are on the row of its identity")
+        XCTAssertEqual(ask(["type": "vaultItems", "query": "financ"])["total"], 2, "a search looks in tags too")
+        XCTAssertEqual(ask(["type": "vaultItems", "tag": "nothing"])["total"], 0)
+        XCTAssertEqual(error(ask(["type": "vaultItems", "tag": 7])), "badRequest")
+
+        func byModified() -> [String] {
+            ask(["type": "vaultItems", "sort": "modified"])["items"]?.arrayValue?.compactMap { $0.objectValue?["title"]?.stringValue } ?? []
+        }
+        let older = byModified()
+        XCTAssertEqual(Array(older.suffix(3)), ["Tax return", "Router", "Bank letter"], "newest first; the fixture's items are today's")
+        XCTAssertEqual(ask(["type": "vaultItems", "tag": "finance", "sort": "modified"])["items"]?.arrayValue?.first?.objectValue?["modified"],
+                       .integer(Int64(day(3).timeIntervalSince1970)))
+        XCTAssertEqual(pinentryPrompts, 0, "while locked")
+        XCTAssertEqual(ask(["type": "vaultItems", "tag": "finance"])["items"]?.arrayValue?.first?.objectValue?["recordIdentifier"], .string(tax.id.hex))
+
+        // An edit elsewhere (the CLI's, the library's) moves the item up among today's, with its new tags.
+        _ = try vault.updateRecord(withID: router.id) { $0.tags = ["home", "network"] }
+        let newer = byModified()
+        XCTAssertLessThan(try XCTUnwrap(newer.firstIndex(of: "Router")), try XCTUnwrap(newer.firstIndex(of: "Tax return")), "\(newer)")
+        XCTAssertEqual(ask(["type": "vaultItems", "tag": "network"])["total"], 1)
     }
 
     func testTheVaultPageShowsEveryMemberAndTheCodeCoffersOtpShows() throws {
