@@ -31,8 +31,11 @@ final class VaultPageTable {
     /// Where each row's folded text is in `haystack`, and its folded title within it.
     private let folded: [(start: Int32, end: Int32)]
     private let foldedTitle: [(start: Int32, end: Int32)]
-    /// Row positions in each order.
-    let orders: [Order: [Int]]
+    /// Row positions by name: every order's last tie-break, so made with the table.
+    let byName: [Int]
+    /// Row positions in the other orders, each sorted when the page first asks for it (the
+    /// page opens by name: its first rows do not wait for two more sorts of every row).
+    private var otherOrders: [Order: [Int]] = [:]
     /// The identity store's change token the table was built at.
     let token: [UInt8]?
 
@@ -73,23 +76,29 @@ final class VaultPageTable {
         self.folded = folded
         self.foldedTitle = foldedTitle
         self.token = token
-        let byName = Self.sortedByTitle(rows, foldedTitle, in: haystack)
-        var position = [Int](repeating: 0, count: rows.count)
-        for (place, index) in byName.enumerated() { position[index] = place }
-        let byUse = rows.indices.sorted { a, b in
-            rows[a].lastUsed != rows[b].lastUsed ? rows[a].lastUsed > rows[b].lastUsed : position[a] < position[b]
+        byName = Self.sortedByTitle(rows, foldedTitle, in: haystack)
+    }
+
+    /// Row positions in `order`.
+    func positions(_ order: Order) -> [Int] {
+        if order == .name { return byName }
+        if let sorted = otherOrders[order] { return sorted }
+        var place = [Int](repeating: 0, count: rows.count)
+        for (at, index) in byName.enumerated() { place[index] = at }
+        let key: (IdentityListing.Row) -> Int64 = order == .lastUsed ? { Int64(clamping: $0.lastUsed) } : { $0.modified }
+        let sorted = rows.indices.sorted { a, b in
+            let (x, y) = (key(rows[a]), key(rows[b]))
+            return x != y ? x > y : place[a] < place[b]
         }
-        let byModified = rows.indices.sorted { a, b in
-            rows[a].modified != rows[b].modified ? rows[a].modified > rows[b].modified : position[a] < position[b]
-        }
-        self.orders = [.name: byName, .lastUsed: byUse, .modified: byModified]
+        otherOrders[order] = sorted
+        return sorted
     }
 
     /// The rows of `kind` (any when nil) carrying `tag` (any when nil; compared as bytes) whose
     /// folded text holds `query` (already lower-cased), in `order`.
     func matching(_ query: String, kind: ItemKind?, tag: String? = nil, order: Order) -> [Int] {
         let needle = Array(query.utf8), wantedTag = tag.map { Array($0.utf8) }
-        let positions = orders[order] ?? []
+        let positions = positions(order)
         if needle.isEmpty && kind == nil && wantedTag == nil { return positions }
         return haystack.withUnsafeBufferPointer { text in
             listing.withUnsafeText { listingText in

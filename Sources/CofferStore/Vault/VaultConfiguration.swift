@@ -23,7 +23,8 @@ public struct VaultConfiguration: Sendable {
     public var listingChunkLength = 1 << 20
     /// Told when a command finds a write that a crash or a `kill -9` cut short and finishes it
     /// (SPEC.md §7.5): undoing a large import can take seconds, and a person should know why
-    /// the command waits. The text says what is done ("removing the 50000 records …").
+    /// the command waits. The text says what is done ("removing the 50000 records …"). Also told
+    /// when a password unlock rewrites an older index layout, which reads every record once.
     public var recoveryNotice: (@Sendable (String) -> Void)?
 
     public init(kdfPolicy: KDFPolicy = .standard, fileSystem: FileSystem = .standard, stateDirectory: String) {

@@ -1,3 +1,4 @@
+import Synchronization
 import Coffer
 @testable import CofferProvider
 @testable import CofferStore
@@ -284,7 +285,9 @@ final class IndexLayoutMigrationTests: XCTestCase {
     func testALayout3IndexGainsDatesAndTagsAtThePasswordUnlockNotInALockedEdit() throws {
         let vector = try VectorFile.load("vault-layout3/vault.vector")
         let container = try VaultVectorTests.privateCopy(of: "vault-layout3")
-        let configuration = Fixture.configuration()
+        var configuration = Fixture.configuration()
+        let notices = Mutex<[String]>([])
+        configuration.recoveryNotice = { notice in notices.withLock { $0.append(notice) } }
         let vault = try Vault.open(container, configuration: configuration)
         try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))  // a session: no migration
         try vault.deviceState.enable(indexKey: vault.keys().indexKey)
@@ -297,6 +300,7 @@ final class IndexLayoutMigrationTests: XCTestCase {
 
         try vault.unlock(masterPassword: Fixture.secret(vector.string("password")))
         XCTAssertEqual(try manifestVersionByte(container), 4, "the password unlock rewrites it")
+        XCTAssertEqual(notices.withLock { $0 }.count, 1, "and says so, since a large vault takes seconds: \(notices.withLock { $0 })")
         XCTAssertTrue(vault.verify().isClean, "\(vault.verify().problems)")
         let locked = try Vault.open(container, configuration: configuration)
         let listing = try locked.identityStore.identityListing()

@@ -140,15 +140,17 @@ package struct IndexEditor {
         }
         manifest.layout = target  // every bucket of the old layout is in the cache by now
         guard target.hasDetails, let details else { return }
-        var detailsRead: [RecordID: ItemDetails] = [:]  // a record's identities and item entry lie in several buckets
-        for slot in 0..<IndexManifest.identitySlots where buckets[slot] != nil || manifest.shards[slot] != nil {
-            var entries = try self.entries(inSlot: slot)
-            for position in entries.indices {
-                let id = entries[position].recordID
-                guard let read = try detailsRead[id] ?? details(id, ledgerEntry(for: id)) else { continue }
-                detailsRead[id] = read
-                entries[position].details = read
-            }
+        // Every record once (by its item entry), read on every core: 100,000 records one after
+        // another took 3.7 s of a password unlock.
+        var ids: [RecordID] = []
+        for slot in 0..<IndexManifest.identitySlots { for case .item(let item) in buckets[slot] ?? [] { ids.append(item.recordID) } }
+        let ledgers = try ids.map { try ledgerEntry(for: $0) }
+        let read = try concurrentMap(ids.count) { details(ids[$0], ledgers[$0]) }
+        var byRecord: [RecordID: ItemDetails] = [:]
+        for (id, found) in zip(ids, read) { if let found { byRecord[id] = found } }
+        for slot in 0..<IndexManifest.identitySlots where buckets[slot] != nil {
+            var entries = buckets[slot]!
+            for position in entries.indices { if let found = byRecord[entries[position].recordID] { entries[position].details = found } }
             buckets[slot] = entries
             dirtySlots.insert(slot)
         }

@@ -239,7 +239,9 @@ extension Vault {
     /// it is one; any write does the same on its way. Layout 3 to 4 reads every record, so
     /// it needs the vault unlocked; from 1 or 2 to 3 needs only the index key.
     func migrateIndexLayout() throws(VaultError) {
-        guard try readingIndex({ _, manifest in manifest.layout }) != .current else { return }
+        let layout = try readingIndex { _, manifest in manifest.layout }
+        guard layout != .current else { return }
+        if isUnlocked { configuration.recoveryNotice?("filing each item's tags and date in the index (once; a large vault takes seconds)…") }
         try writeTransaction { opened throws in
             let index = try identityIndex(opened)
             try recover(index)
