@@ -354,8 +354,14 @@ async function fromPopup(message) {
     case "attachments":
       return ask({ type: "attachments", recordIdentifier: String(message.recordIdentifier ?? "") });
     case "attachmentGet":
-    case "attachmentSave":
       return ask({ type: message.type, recordIdentifier: String(message.recordIdentifier ?? ""), name: String(message.name ?? "") });
+    case "attachmentSave":  // the vault page's, of one's own item or a team's (`vault`)
+      return ask({ type: message.type, recordIdentifier: String(message.recordIdentifier ?? ""), name: String(message.name ?? ""),
+                   vault: typeof message.vault === "string" ? message.vault : null });
+    case "attachmentAdd":  // the vault page's: a file the person chose, base64
+      return ask({ type: message.type, recordIdentifier: String(message.recordIdentifier ?? ""), name: String(message.name ?? ""),
+                   mediaType: String(message.mediaType ?? ""), content: String(message.content ?? ""),
+                   vault: typeof message.vault === "string" ? message.vault : null });
     case "fillTab":
       // The tab's top frame asks for the fill itself, so the origin is again the browser's.
       return api.tabs.sendMessage(message.tabId, { type: "fillChosen", recordIdentifier: message.recordIdentifier }, { frameId: 0 });
@@ -380,7 +386,7 @@ async function fromPopup(message) {
 
 /** What the vault page may ask, and only it (and never a content script: a page that took one
  * over must not list or read the vault). Each is passed on as it is, its members checked by the host. */
-const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCode", "vaultSave", "vaultDelete", "vaultAudit", "attachmentSave", "unlock", "lock", "generate"]);
+const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCode", "vaultSave", "vaultDelete", "vaultAudit", "attachmentSave", "attachmentAdd", "unlock", "lock", "generate"]);
 
 async function fromVaultPage(message) {
   if (message.type === "status") return ask({ type: "hello" });

@@ -47,14 +47,15 @@ function showItem(item) {
   }
   for (const attachment of item.attachments) {
     // Saved into the Downloads folder by the host (sealed until then; 0600, never over a file).
-    const save = item.vault ? null : element("button", { type: "button", textContent: "Save to Downloads" });
-    save?.setAttribute("aria-label", `Save ${attachment.name} to Downloads`);
-    save?.addEventListener("click", async () => {
-      const answer = await send({ type: "attachmentSave", recordIdentifier: item.recordIdentifier, name: attachment.name });
+    const save = element("button", { type: "button", textContent: "Save to Downloads" });
+    save.setAttribute("aria-label", `Save ${attachment.name} to Downloads`);
+    save.addEventListener("click", async () => {
+      const answer = await send({ type: "attachmentSave", recordIdentifier: item.recordIdentifier, name: attachment.name, vault: item.vault ?? null });
       say(answer?.ok ? `Saved as ${answer.path}` : failure(answer, "not saved"));
     });
     add("Attachment", text(`${attachment.name} (${attachment.mediaType}, ${attachment.size} bytes)`), save);
   }
+  add("Add a file", addFileInput(item));
   item.passwordHistory.forEach((old, n) => add(n === 0 ? "Earlier passwords" : "", ...secret(`earlier password ${n + 1}`, old.password), text(`until ${old.replaced.slice(0, 10)}`)));
   const findings = item.findings.length ? element("ul", {}, ...item.findings.map((f) => element("li", { className: "finding", textContent: `${f.kind}: ${f.detail}` }))) : null;
   findings?.setAttribute("aria-label", "Audit findings");
@@ -68,6 +69,27 @@ function showItem(item) {
   render();
 }
 
+
+/** A file chosen in the browser's file dialog, added to the item by the host (sealed there; one
+ * message carries up to 512 KiB: a larger file is added with `coffer attach`). */
+function addFileInput(item) {
+  const input = element("input", { type: "file", id: "add-attachment" });
+  input.setAttribute("aria-label", "Add a file to this item (up to 512 KiB)");
+  input.addEventListener("change", async () => {
+    const file = input.files?.[0];
+    if (!file) return;
+    if (file.size > 512 * 1024) return say(`${file.name} is over 512 KiB: add it with coffer attach.`);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    let binary = "";
+    for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+    const answer = await send({ type: "attachmentAdd", recordIdentifier: item.recordIdentifier, vault: item.vault ?? null,
+                                name: file.name, mediaType: file.type, content: btoa(binary) });
+    if (!answer?.ok) return say(failure(answer, "the file was not added"));
+    say(`Added ${answer.name}.`);
+    open({ recordIdentifier: item.recordIdentifier, vault: item.vault });
+  });
+  return input;
+}
 
 /** A secret: masked until revealed (a toggle button), copyable without being shown. */
 function secret(label, value) {

@@ -159,10 +159,26 @@ public final class BrowserHost {
             var content: [UInt8] = []
             try vault.readAttachment(named: name, of: id) { content += $0 }
             return ["name": .string(name), "mediaType": .string(attachment.mediaType), "content": .string(Base64.encode(content))]
-        case .attachmentSave(let id, let name):
-            try unlock(vault, reason: "to save an attachment")
-            guard try vault.record(withID: id).attachment(named: name) != nil else { throw BrowserHostError.notFound }
-            return ["path": .string(try saveAttachment(name, of: id, in: vault))]
+        case .attachmentAdd(let id, let name, let mediaType, let content, let team):
+            let owner = try unlocked(team, vault, reason: "to add an attachment")
+            guard try existing(id, in: owner) != nil else { throw BrowserHostError.notFound }
+            var offset = 0
+            let attachment: Attachment
+            do {
+                attachment = try owner.attach(name: name, mediaType: mediaType, to: id) { buffer in
+                    let count = min(buffer.count, content.count - offset)
+                    buffer.copyBytes(from: content[offset..<offset + count])
+                    offset += count
+                    return count
+                }
+            } catch VaultError.invalidInput(let reason) {
+                throw BrowserHostError.invalid(member: "name", reason)
+            }
+            return ["name": .string(attachment.name), "mediaType": .string(attachment.mediaType), "size": .integer(attachment.size)]
+        case .attachmentSave(let id, let name, let team):
+            let owner = try unlocked(team, vault, reason: "to save an attachment")
+            guard try existing(id, in: owner)?.attachment(named: name) != nil else { throw BrowserHostError.notFound }
+            return ["path": .string(try saveAttachment(name, of: id, in: owner))]
         case .generate:
             return [:]  // answered above
         case .passkeyList(let origin, let options, let unlock):

@@ -29,7 +29,11 @@ enum BrowserRequest: Equatable {
     /// One attachment's content, for one up to `BrowserRequest.maximumInlineAttachment` bytes.
     case attachmentGet(RecordID, name: String)
     /// One attachment written to the person's downloads directory.
-    case attachmentSave(RecordID, name: String)
+    /// `vault`: a team's name (the vault page's team items), nil for one's own.
+    case attachmentSave(RecordID, name: String, vault: String?)
+    /// A file the vault page's person chose, added to an item (of one's own, or `vault`'s):
+    /// up to `maximumInlineAttachment` bytes, what one message carries.
+    case attachmentAdd(RecordID, name: String, mediaType: String, content: [UInt8], vault: String?)
     /// The cards or identities a payment or address field may be filled with (SPEC.md §13.3):
     /// names only, answered while locked as suggestions are.
     case items(ItemKind)
@@ -190,7 +194,13 @@ enum BrowserRequest: Equatable {
         case "reveal": self = .reveal(try record())
         case "attachments": self = .attachments(try record())
         case "attachmentGet": self = .attachmentGet(try record(), name: try text("name", limit: 1024))
-        case "attachmentSave": self = .attachmentSave(try record(), name: try text("name", limit: 1024))
+        case "attachmentSave": self = .attachmentSave(try record(), name: try text("name", limit: 1024), vault: try Self.vaultName(object))
+        case "attachmentAdd":
+            let encoded = try text("content", limit: (Self.maximumInlineAttachment + 2) / 3 * 4)
+            guard let content = Base64.decode(encoded) else { throw .badRequest("content is not base64") }
+            let mediaType = object["mediaType"].flatMap(\.stringValue).flatMap { $0.isEmpty ? nil : $0 } ?? Attachment.defaultMediaType
+            self = .attachmentAdd(
+                try record(), name: try text("name", limit: 1024), mediaType: mediaType, content: content, vault: try Self.vaultName(object))
         case "generate":
             let length = object["length"].map { $0.int64Value.map(Int.init) } ?? 20
             guard let length, (8...128).contains(length) else { throw .badRequest("length must be 8 to 128") }

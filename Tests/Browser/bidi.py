@@ -75,6 +75,14 @@ class Page:
             raise BiDiError(f"evaluate {expression!r}: {result.get('exceptionDetails', {}).get('text')}")
         return deserialize(result.get("result", {}))
 
+    def choose_file(self, selector, path):
+        """What choosing `path` in the file dialog of the file input `selector` does (BiDi's
+        input.setFiles, which fires its input and change events)."""
+        result = self.browser.call("script.evaluate", {
+            "expression": f"document.querySelector({json.dumps(selector)})", "target": {"context": self.context},
+            "awaitPromise": False, "resultOwnership": "root"})
+        self.browser.call("input.setFiles", {"context": self.context, "element": {"sharedId": result["result"]["sharedId"]}, "files": [path]})
+
     # Written once, in terms of evaluate and click_at: cdp.Page's.
     wait = cdp.Page.wait
     click = cdp.Page.click

@@ -1200,16 +1200,19 @@ def main():
         press(vp, ".findings li button")
         check(vp.wait(f"document.getElementById('detail-title').textContent === {json.dumps(first)}"), "a finding did not open its item")
 
-        # An attachment, saved from the page into the Downloads folder (the browser's home has one, as a desktop does).
+        # An attachment: a file chosen in the page's file dialog is added (`coffer show` lists it),
+        # then saved from the page into the Downloads folder (the browser's home has one, as a desktop does).
         for home in (h.root + "/chromium-home", h.env["HOME"]):
             os.makedirs(home + "/Downloads", exist_ok=True)
         with open(h.root + "/receipt.txt", "w") as f:
             f.write("paid in full\n")
-        check(h.coffer("attach", "Vault secret", h.root + "/receipt.txt")[0] == 0, "coffer attach failed")
         search(vp, "Vault secret")
         press(vp, "#list [role=option]")
+        check(vp.wait("document.getElementById('detail-title').textContent === 'Vault secret'"), "the secret did not open")
+        vp.choose_file("#add-attachment", h.root + "/receipt.txt")
         check(vp.wait("document.querySelector(\"[aria-label='Save receipt.txt to Downloads']\") !== null"),
-              f"the attachment is not shown: {vp.evaluate('document.getElementById(`detail`).innerText')}")
+              f"the chosen file is not shown: {vp.evaluate('document.getElementById(`detail`).innerText')} {vp.evaluate('document.getElementById(`message`).textContent')}")
+        check("receipt.txt" in h.coffer("attachment", "list", "Vault secret")[1], f"coffer does not list the page's attachment: {h.coffer('attachment', 'list', 'Vault secret')}")
         press(vp, "[aria-label='Save receipt.txt to Downloads']")
         message = "document.getElementById('message').textContent"
         check(vp.wait(message + ".startsWith('Saved as ')"), f"the attachment was not saved: {vp.evaluate(message)}")
@@ -1250,7 +1253,7 @@ def main():
         is refused by the service worker; the host is never asked."""
         tab = h.browser.new_page("https://login.example.com/login.html")
         before = len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")])
-        answers = content_script_evaluate(tab, "Promise.all(['vaultItems', 'vaultItem', 'vaultSave', 'vaultDelete', 'vaultCode', 'vaultAudit', 'unlock']"
+        answers = content_script_evaluate(tab, "Promise.all(['vaultItems', 'vaultItem', 'vaultSave', 'vaultDelete', 'vaultCode', 'vaultAudit', 'attachmentAdd', 'attachmentSave', 'unlock']"
                                                ".map((type) => chrome.runtime.sendMessage({type, recordIdentifier: '00', item: {kind: 'note'}})))")
         check(answers and all(a.get("ok") is False and a["error"]["code"] == "forbidden" for a in answers), f"a content script was answered: {answers}")
         check(len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")]) == before, "the host was asked")

@@ -96,6 +96,13 @@ class Page:
             time.sleep(interval)
         return None
 
+    def choose_file(self, selector, path):
+        """What choosing `path` in the file dialog of the file input `selector` does: the file is
+        set on it and its change event fires."""
+        root = self.call("DOM.getDocument")["root"]["nodeId"]
+        node = self.call("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+        self.call("DOM.setFileInputFiles", {"files": [path], "nodeId": node})
+
     def click_at(self, x, y):
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})

@@ -412,6 +412,24 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(saved["path"]?.stringValue, base + "/downloads/big (2).bin", "\(saved)")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: base + "/downloads/big (2).bin")), Data(large))
         XCTAssertEqual(try String(contentsOfFile: base + "/downloads/big.bin", encoding: .utf8), "mine", "an existing file is never replaced")
+
+        // The vault page adds a file a person chose: up to 512 KiB in one message, sealed as `coffer attach` seals it.
+        let revision = try vault.record(withID: id).revision
+        let added = ask(["id": 6, "type": "attachmentAdd", "recordIdentifier": .string(id.hex), "name": "note.txt", "mediaType": "text/plain",
+                         "content": .string(Base64.encode(Array("chosen\n".utf8)))])
+        XCTAssertEqual(added["size"], 7, "\(added)")
+        XCTAssertEqual(try vault.record(withID: id).revision, revision + 1)
+        var read: [UInt8] = []
+        try vault.readAttachment(named: "note.txt", of: id) { read += $0 }
+        XCTAssertEqual(read, Array("chosen\n".utf8))
+        let taken = ask(["id": 7, "type": "attachmentAdd", "recordIdentifier": .string(id.hex), "name": "note.txt", "content": "eA=="])
+        XCTAssertEqual(error(taken), "invalid", "a name the item has: \(taken)")
+        XCTAssertEqual(error(ask(["id": 8, "type": "attachmentAdd", "recordIdentifier": .string(id.hex), "name": "a/b", "content": "eA=="])), "invalid")
+        let oversized = String(repeating: "A", count: (BrowserRequest.maximumInlineAttachment + 2) / 3 * 4 + 4)
+        XCTAssertEqual(error(ask(["id": 9, "type": "attachmentAdd", "recordIdentifier": .string(id.hex), "name": "big2.bin", "content": .string(oversized)])),
+                       "badRequest", "over 512 KiB: coffer attach adds it")
+        XCTAssertEqual(error(ask(["id": 10, "type": "attachmentAdd", "recordIdentifier": .string(id.hex), "name": "x.bin", "content": "not base64!"])), "badRequest")
+        XCTAssertEqual(try vault.record(withID: id).attachments.map(\.name), ["codes.txt", "big.bin", "note.txt"], "nothing written on a refusal")
     }
 
     func unlockBySession() throws {

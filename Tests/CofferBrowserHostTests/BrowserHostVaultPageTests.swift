@@ -219,6 +219,23 @@ extension BrowserHostTests {
                                   "item": ["kind": "note", "name": "Deploy runbook"]])), "conflict")
         let added = ask(["type": "vaultSave", "vault": "ops", "item": ["kind": "note", "name": "On-call"]])
         XCTAssertNoThrow(try team.record(withID: RecordID(hex: XCTUnwrap(added["recordIdentifier"]?.stringValue))))
+
+        // A team item's attachment is saved to Downloads as one's own is.
+        let runbook = Array("#!/bin/sh\necho deploy\n".utf8)
+        var offset = 0
+        try team.attach(name: "deploy.sh", mediaType: "text/plain", to: record.id) { buffer in
+            let count = min(buffer.count, runbook.count - offset)
+            buffer.copyBytes(from: runbook[offset..<offset + count])
+            offset += count
+            return count
+        }
+        host.session.environment["XDG_DOWNLOAD_DIR"] = base + "/downloads"
+        try FileManager.default.createDirectory(atPath: base + "/downloads", withIntermediateDirectories: true)
+        XCTAssertEqual(error(ask(["type": "attachmentSave", "recordIdentifier": .string(record.id.hex), "name": "deploy.sh"])), "notFound",
+                       "not an item of one's own vault")
+        let saved2 = ask(["type": "attachmentSave", "recordIdentifier": .string(record.id.hex), "name": "deploy.sh", "vault": "ops"])
+        XCTAssertEqual(saved2["path"]?.stringValue, base + "/downloads/deploy.sh", "\(saved2)")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: base + "/downloads/deploy.sh")), Data(runbook))
         XCTAssertEqual(pinentryPrompts, 0, "the session opened both")
     }
 }

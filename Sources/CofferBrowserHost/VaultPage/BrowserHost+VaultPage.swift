@@ -156,7 +156,9 @@ extension BrowserHost {
 
     /// The vault `name` names (nil or `""`, as the list names it: one's own), unlocked: one's
     /// own through pinentry when locked; a team through one's own (its key is sealed to the member).
-    private func unlocked(_ name: String?, _ personal: Vault, reason: String) throws -> Vault {
+    /// One's own vault (`name` nil or `""`) or a team's, unlocked: pinentry for one's own, then
+    /// the team's key through one's identity.
+    func unlocked(_ name: String?, _ personal: Vault, reason: String) throws -> Vault {
         try unlock(personal, reason: reason)
         guard let name, !name.isEmpty else { return personal }
         guard let team = teams(of: personal).first(where: { $0.name == name })?.vault else { throw BrowserHostError.notFound }
