@@ -5,6 +5,7 @@
 "use strict";
 
 const api = globalThis.browser ?? globalThis.chrome;
+if (typeof importScripts === "function") importScripts("clipboard.js");  // Chromium's worker; Firefox lists it before this script
 const HOST = "org.coffer.browser_host";
 const PENDING_SAVE_MS = 2 * 60 * 1000;
 
@@ -335,6 +336,8 @@ async function activeTabOrigin() {
 
 async function fromPopup(message) {
   switch (message.type) {
+    case "clipboardCopied":
+      return clearClipboardLater();
     case "status":
       return ask({ type: "hello" });
     case "suggest": {
@@ -382,6 +385,35 @@ async function fromPopup(message) {
   }
 }
 
+// ---- The clipboard: a copied secret is cleared after the CLI's delay, even when the popup or
+// page that copied it has closed since (SPEC.md §13.5). ----
+
+const CLEAR_CLIPBOARD = "coffer-clear-clipboard";
+
+/** After the popup or the vault page copied a secret: an alarm (which outlives this worker, stopped
+ * by the browser when idle) clears the clipboard after `$COFFER_CLIP_TIME` seconds (the host's; 45). */
+async function clearClipboardLater() {
+  const form = await ask({ type: "vaultForm" });
+  const seconds = form?.ok && Number.isFinite(form.clipboardSeconds) ? form.clipboardSeconds : 45;
+  await api.alarms.create(CLEAR_CLIPBOARD, { when: Date.now() + seconds * 1000 });
+  return { ok: true, seconds };
+}
+
+/** Empties the clipboard now: here, where there is a document (Firefox's background page); else
+ * in an offscreen document opened for it (Chromium's worker has none). */
+async function clearClipboardNow() {
+  await api.alarms.clear(CLEAR_CLIPBOARD);
+  if (typeof document !== "undefined") return { ok: emptyClipboard(document) };
+  if (!(await api.offscreen.hasDocument())) {
+    await api.offscreen.createDocument({ url: "offscreen.html", reasons: ["CLIPBOARD"], justification: "Clear a copied secret after the delay" });
+  }
+  const answer = await api.runtime.sendMessage({ type: "offscreenEmptyClipboard" }).catch(() => null);
+  await api.offscreen.closeDocument().catch(() => {});
+  return { ok: Boolean(answer?.ok) };
+}
+
+api.alarms.onAlarm.addListener((alarm) => { if (alarm.name === CLEAR_CLIPBOARD) clearClipboardNow(); });
+
 // ---- The vault page (SPEC.md §13.7): its requests, and the ways to open it. ----
 
 /** What the vault page may ask, and only it (and never a content script: a page that took one
@@ -390,6 +422,8 @@ const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCo
 
 async function fromVaultPage(message) {
   if (message.type === "status") return ask({ type: "hello" });
+  if (message.type === "clipboardCopied") return clearClipboardLater();
+  if (message.type === "clipboardClear") return clearClipboardNow();
   if (!VAULT_REQUESTS.has(message.type)) return { ok: false, error: { code: "badRequest", message: "unknown request" } };
   const request = { ...message };
   delete request.id;

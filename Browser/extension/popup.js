@@ -35,7 +35,8 @@ function row(identity, { canFill }) {
     const answer = await send({ type: "reveal", recordIdentifier: identity.recordIdentifier });
     if (!answer?.ok) return say(answer?.error?.message ?? "could not copy");
     await navigator.clipboard.writeText(answer.password);
-    say("Copied; it stays on the clipboard until you copy something else.");
+    const clearing = await send({ type: "clipboardCopied" });
+    say(`Copied; cleared from the clipboard in ${clearing?.seconds ?? 45} seconds.`);
   });
   item.append(copy);
   item.dataset.record = identity.recordIdentifier;
@@ -83,7 +84,7 @@ $("generate").addEventListener("click", async () => {
   const answer = await send({ type: "generate", length: 20 });
   if (!answer?.ok) return say(answer?.error?.message ?? "could not generate");
   $("generated").textContent = answer.password;
-  await navigator.clipboard.writeText(answer.password).catch(() => {});
+  if (await navigator.clipboard.writeText(answer.password).then(() => true, () => false)) await send({ type: "clipboardCopied" });
 });
 
 $("lock").addEventListener("click", async () => {

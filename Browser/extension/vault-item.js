@@ -115,24 +115,23 @@ function copyButton(label, value) {
   return button;
 }
 
-/** Copies, then clears the clipboard after the CLI's delay ($COFFER_CLIP_TIME, default 45 s),
- * as `coffer show --clip` does; a lock clears it at once. */
+/** Copies, then has the service worker clear the clipboard after the CLI's delay
+ * ($COFFER_CLIP_TIME, default 45 s), as `coffer show --clip` does — even if this page is closed
+ * first; a lock clears it at once. */
 async function copy(label, value) {
   try {
     await navigator.clipboard.writeText(value);
   } catch {
     return say("The browser refused the clipboard.");
   }
-  const seconds = state.form?.clipboardSeconds ?? 45;
-  clearTimeout(state.clipboardTimer);
-  state.clipboardTimer = setTimeout(clearClipboard, seconds * 1000);
-  say(`Copied ${label}; the clipboard is cleared in ${seconds} seconds.`);
+  state.copied = true;
+  const answer = await send({ type: "clipboardCopied" });
+  say(`Copied ${label}; the clipboard is cleared in ${answer?.seconds ?? 45} seconds.`);
 }
 
 function clearClipboard() {
-  clearTimeout(state.clipboardTimer);
-  state.clipboardTimer = null;
-  navigator.clipboard.writeText("").catch(() => {});
+  state.copied = false;
+  navigator.clipboard.writeText("").catch(() => send({ type: "clipboardClear" }));
 }
 
 /** The code as `coffer otp` prints it at this moment: fetched again when its period rolls over,

@@ -27,7 +27,7 @@ async function followLock() {
   if (locked) {
     // Every secret goes at once: the open item, the form, the code, the clipboard.
     forget();
-    if (state.clipboardTimer) clearClipboard();
+    if (state.copied) clearClipboard();
     say("The vault locked; its secrets are hidden.");
   } else {
     say("Unlocked.");

@@ -28,7 +28,7 @@ const state = {
   item: null,            // the open item (all its members)
   editing: null,         // {item|null, kind} while the form is open
   codeTimer: null,
-  clipboardTimer: null,
+  copied: false,         // a secret was copied and its clearing is pending
   changeToken: undefined, // the host's token of the vault's last change, as last seen
 };
 
