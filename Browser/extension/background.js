@@ -386,7 +386,7 @@ async function fromPopup(message) {
 }
 
 // ---- The clipboard: a copied secret is cleared after the CLI's delay, even when the popup or
-// page that copied it has closed since (SPEC.md §13.5). ----
+// page that copied it has closed since (SPEC.md §13.7). ----
 
 const CLEAR_CLIPBOARD = "coffer-clear-clipboard";
 

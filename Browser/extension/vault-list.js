@@ -4,6 +4,9 @@
 
 // ---- The query and the list (rendered by window: only the rows in view exist). ----
 
+/** The pause after a keystroke before the list is asked again (null: none pending). */
+let searchTimer = null;
+
 function query() {
   const vault = $("vault").value;
   const request = { query: $("query").value.trim(), kind: $("kind").value, sort: $("sort").value };
@@ -23,7 +26,7 @@ async function fetchPage(offset, generation) {
   updateTeams(answer.teams ?? []);
   if (answer.tags) updateTags(answer.tags);
   $("count").textContent = answer.namesLocked ? "" : `(${answer.total})`;
-  $("list").setAttribute("aria-busy", "false");
+  $("list").setAttribute("aria-busy", String(searchTimer !== null));  // still busy while a newer search waits its turn
   if (answer.namesLocked) say("Locked, and suggestions are off on this device: unlock to see your items.");
   render();
 }
@@ -124,8 +127,12 @@ $("list").addEventListener("keydown", (event) => {
 $("list").addEventListener("focus", () => { if (state.active < 0 && state.total > 0) moveTo(0); });
 $("scroller").addEventListener("scroll", () => requestAnimationFrame(render));
 
-let searchTimer = null;
-$("query").addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(requery, 60); });
+$("query").addEventListener("input", () => {
+  // The rows shown are the last search's until this one's come: told at once, not after the pause.
+  $("list").setAttribute("aria-busy", "true");
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => { searchTimer = null; requery(); }, 60);
+});
 for (const id of ["kind", "tag", "vault", "sort"]) $(id).addEventListener("change", requery);
 
 /** The tag filter offers every tag of the vaults listed (the host names them with the first

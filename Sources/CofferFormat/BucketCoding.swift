@@ -9,7 +9,7 @@ import CofferCrypto
 /// identity, the same followed by `credential id ‖ user handle` (base64url); type 4 is an
 /// item entry followed by `kind u8 ‖ flags u8 ‖ name ‖ user ‖ service`; type 6 a Secret Service
 /// attribute entry followed by `digest ‖ collection`. Layout 4 (kind 4) is layout 3 with each
-/// item entry followed by `modified i64 ‖ tag count u8 ‖ tags`. Layout 2 (kind 2): password
+/// identity and item entry followed by `modified i64 ‖ tag count u8 ‖ tags`. Layout 2 (kind 2): password
 /// identities only, without `name`. Layout 1 (kind 0, format 0.x): password identities only,
 /// `record id ‖ rank ‖ type ‖ site ‖ identifier ‖ user`.
 extension IndexShardCoding {
@@ -165,15 +165,21 @@ extension IndexShardCoding {
     /// The tags of a stored tag list `count u8 ‖ count × (u16 LE length ‖ UTF-8)` at `list` in
     /// `bytes` (already checked when it was scanned), as positions in `bytes`.
     package static func tagRanges(_ list: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
-        guard !list.isEmpty else { return [] }
         var ranges: [Range<Int>] = []
+        forEachTag(list, in: bytes) { ranges.append($0); return true }
+        return ranges
+    }
+
+    /// Walks a stored tag list (as `tagRanges`), calling `body` with each tag's position until it
+    /// answers false: no array per entry (a tag filter walks every row's list).
+    package static func forEachTag(_ list: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
+        guard !list.isEmpty else { return }
         var offset = list.lowerBound + 1
         for _ in 0..<Int(bytes[list.lowerBound]) {
             let length = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
-            ranges.append(offset + 2..<offset + 2 + length)
+            guard body(offset + 2..<offset + 2 + length) else { return }
             offset += 2 + length
         }
-        return ranges
     }
 
     /// Walks an identity bucket of either kind, checking every length, that every string is

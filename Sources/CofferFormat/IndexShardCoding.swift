@@ -6,8 +6,8 @@ public enum IndexShardCoding {
     static let hashLength = 32
     /// Payload kinds (the first byte): identities as format 0.x wrote them (layout 1), the
     /// ledger, identities with their parsed service (layout 2), and identities with names,
-    /// one-time-code identities and item entries (layout 3), and the same with each item entry's
-    /// date and tags (layout 4; SPEC.md §7.3, §7.4).
+    /// one-time-code identities and item entries (layout 3), and the same with each identity's
+    /// and item entry's date and tags (layout 4; SPEC.md §7.3, §7.4).
     static let legacyIdentityKind: UInt8 = 0
     static let ledgerKind: UInt8 = 1
     static let regionIdentityKind: UInt8 = 2

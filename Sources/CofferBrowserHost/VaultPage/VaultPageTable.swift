@@ -184,17 +184,14 @@ final class VaultPageTable {
         }
     }
 
-    /// Whether the stored tag list at `list` (`count u8 ‖ count × (u16 LE length ‖ bytes)`, checked
-    /// when it was read) holds `tag`, without a string or an array per row.
+    /// Whether the stored tag list at `list` holds `tag`, without a string or an array per row.
     private static func tagList(_ list: Range<Int>, in text: UnsafeBufferPointer<UInt8>, holds tag: [UInt8]) -> Bool {
-        guard !list.isEmpty else { return false }
-        var offset = list.lowerBound + 1
-        for _ in 0..<Int(text[list.lowerBound]) {
-            let length = Int(text[offset]) | Int(text[offset + 1]) << 8
-            if length == tag.count, UnsafeBufferPointer(rebasing: text[offset + 2..<offset + 2 + length]).elementsEqual(tag) { return true }
-            offset += 2 + length
+        var found = false
+        IndexShardCoding.forEachTag(list, in: text) { range in
+            found = range.count == tag.count && UnsafeBufferPointer(rebasing: text[range]).elementsEqual(tag)
+            return !found
         }
-        return false
+        return found
     }
 
     /// Whether `needle` occurs in `text`: a first-byte scan, then a comparison (names are short;

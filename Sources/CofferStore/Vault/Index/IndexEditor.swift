@@ -111,9 +111,9 @@ package struct IndexEditor {
         }
     }
 
-    /// Reads what a layout-4 item entry holds beyond layout 3 — the record's `modified` and
-    /// tags — for the record of `id` checked against `ledger`; `nil` for one it cannot read (a
-    /// missing or tampered file, which `verify` reports: its entry files no tags and date 0).
+    /// Reads what a layout-4 entry holds beyond layout 3 — the record's `modified` and tags — for
+    /// the record of `id` checked against `ledger`; `nil` for one it cannot read (a missing or
+    /// tampered file, which `verify` reports: its entries file no tags and date 0).
     package typealias DetailsReader = (_ id: RecordID, _ ledger: LedgerEntry?) -> ItemDetails?
 
     /// The layout this edit writes: the current one when it can read the records' details
