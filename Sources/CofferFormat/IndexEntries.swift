@@ -144,6 +144,20 @@ public struct ItemEntry: Equatable, Sendable {
     public static func foldedName(_ name: String) -> String { name.lowercased() }
 }
 
+extension [BucketEntry] {
+    /// One record's entries with each identity carrying the item entry's details (SPEC.md §7.3:
+    /// every entry of a record carries the same); as they are when there is no item entry.
+    package var sharingItemDetails: [BucketEntry] {
+        guard let details = lazy.compactMap({ entry -> ItemDetails? in if case .item(let item) = entry { item.details } else { nil } }).first
+        else { return self }
+        return map { entry in
+            var shared = entry
+            shared.details = details
+            return shared
+        }
+    }
+}
+
 /// One attribute pair of a Secret Service item (SPEC.md §7.3, §6.5), filed by the pair's
 /// digest so `SearchItems` reads one bucket per attribute it is given, whatever the vault's
 /// size — and the index holds the digest, never the attribute's name or value.

@@ -73,9 +73,7 @@ package struct IndexEditor {
             try removeEntries(of: id, slots: previous.identitySlots)
         }
         if let hash {
-            // An identity carries its record's details, which are its item entry's (SPEC.md §7.3).
-            let details = entries.lazy.compactMap { entry -> ItemDetails? in if case .item(let item) = entry { item.details } else { nil } }.first
-            let slots = try addEntries(details.map { details in entries.map { var entry = $0; entry.details = details; return entry } } ?? entries)
+            let slots = try addEntries(entries.sharingItemDetails)  // a store edit's new identities have none of their own
             ledgerShards[ledgerSlot]!.append(LedgerEntry(recordID: id, revision: revision, ciphertextHash: hash, identitySlots: slots))
         }
         dirtySlots.insert(ledgerSlot)

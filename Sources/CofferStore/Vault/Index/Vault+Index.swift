@@ -325,11 +325,9 @@ extension Vault {
         case .secret: record.secretService?.collection ?? SecretServiceMember.defaultCollection  // what a locked search names
         default: record.serviceIdentifiers.map(\.identifier).min(by: JSONValue.precedesInUTF8) ?? ""
         }
-        let details = ItemDetails(of: record)
-        for position in entries.indices { entries[position].details = details }  // every entry a listing shows carries them
         entries.append(.item(ItemEntry(
             recordID: record.id, kind: record.kind, listed: entries.isEmpty, name: record.name, user: record.user, service: summary,
-            details: details)))
+            details: ItemDetails(of: record))))
         // A Secret Service item: one attribute entry per pair, so a search while locked reads
         // one bucket per attribute (SPEC.md §6.5).
         if record.kind == .secret {
@@ -339,6 +337,6 @@ extension Vault {
                     recordID: record.id, digest: AttributeEntry.digest(name: name, value: value), collection: member.collection)))
             }
         }
-        return entries
+        return entries.sharingItemDetails
     }
 }
