@@ -4,9 +4,9 @@
 // an edit conflict shown, never lost; the lock state followed within half a second. It talks
 // only to the service worker, which forwards what this page may ask.
 //
-// The page's scripts, loaded in this order as classic scripts sharing one scope: this one (what
-// they share), vault-list.js, vault-item.js, vault-edit.js, vault-audit.js, vault-lock.js (which
-// starts the page).
+// The page's scripts, loaded in this order as classic scripts sharing one scope:
+// vault-first-page.js (in the head: the list's first request), this one (what they share),
+// vault-list.js, vault-item.js, vault-edit.js, vault-audit.js, vault-lock.js (which starts the page).
 "use strict";
 
 const api = globalThis.browser ?? globalThis.chrome;

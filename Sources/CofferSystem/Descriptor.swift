@@ -97,6 +97,13 @@ public enum Descriptor {
         return .complete
     }
 
+    /// Whether `fd` has something to read (or its end, or an error) within `milliseconds`.
+    public static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard case .success(let ready) = SystemCall.retryingInterrupts({ poll(&descriptor, 1, milliseconds) }) else { return true }
+        return ready > 0
+    }
+
     /// `count` bytes, or nil for anything but a complete read (the partial bytes wiped).
     public static func readExactly(_ fd: Int32, count: Int, before deadline: ContinuousClock.Instant? = nil) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)

@@ -488,6 +488,35 @@ final class HostProcessTests: XCTestCase {
         XCTAssertEqual((result.answers[3]["password"] as? String)?.count, 16, "still serving after both")
     }
 
+    /// The host, left waiting after the vault page's list, brings its table up to date when the
+    /// vault changes elsewhere, with no request: seen from outside as the listing snapshot it
+    /// reads being made again for the new index.
+    func testBetweenRequestsTheHostFollowsAChangeForTheNextPage() throws {
+        let base = ScratchDirectories.make(prefix: "coffer-host-idle")
+        let configuration = VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: base + "/state/coffer")  // the host's, by XDG_STATE_HOME
+        let vault = try Vault.create(in: GroupContainer(path: base + "/vault"), masterPassword: SecureBytes(copying: Array("m".utf8)),
+                                     kdf: .interactive, configuration: configuration)
+        try vault.addItem(ItemContent(kind: .note, name: "First"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.products + "/coffer-browser-host")
+        process.arguments = ["chrome-extension://\(BrowserExtension.chromiumID)/"]
+        process.environment = ["COFFER_CONTAINER": base + "/vault", "XDG_STATE_HOME": base + "/state", "HOME": base, "COFFER_PINENTRY": "/bin/false"]
+        let stdin = Pipe(), stdout = Pipe()
+        (process.standardInput, process.standardOutput) = (stdin, stdout)
+        try process.run()
+        defer { try? stdin.fileHandleForWriting.close(); process.waitUntilExit() }
+        stdin.fileHandleForWriting.write(frame(#"{"id":1,"type":"vaultItems"}"#))
+        let length = Int(stdout.fileHandleForReading.readData(ofLength: 4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+        let answer = try JSONSerialization.jsonObject(with: stdout.fileHandleForReading.readData(ofLength: length)) as? [String: Any]
+        XCTAssertEqual(answer?["total"] as? Int, 1, "\(answer ?? [:])")
+        let listing = base + "/state/" + (try XCTUnwrap(FileManager.default.subpaths(atPath: base + "/state")?.first { $0.hasSuffix("/listing") }))
+        let before = try XCTUnwrap(FileManager.default.contents(atPath: listing))
+        try vault.addItem(ItemContent(kind: .note, name: "Added elsewhere"))
+        let deadline = Date().addingTimeInterval(30)  // a wait for the event, not a timing: half a second is the host's pause
+        while FileManager.default.contents(atPath: listing) == before && Date() < deadline { usleep(50_000) }
+        XCTAssertNotEqual(FileManager.default.contents(atPath: listing), before, "no request came, and the host read the changed vault")
+    }
+
     func testAnUnknownCallerIsRefusedBeforeTheVaultIsTouched() throws {
         let result = try run(caller: ["chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"], input: frame(#"{"id":1,"type":"hello"}"#),
                              container: "/nonexistent/vault")

@@ -38,6 +38,26 @@ extension BrowserHostTests {
         XCTAssertEqual(ask(["type": "vaultItems", "query": "elsewhere"])["total"], 1)
     }
 
+    /// Between requests the host builds again a kept table whose vault changed elsewhere, so the
+    /// page opened next is answered from a table already current; a host that kept none has
+    /// nothing to do, and a locked vault is never unlocked for it.
+    func testTheHostKeepsThePagesTableCurrentBetweenRequests() throws {
+        XCTAssertFalse(host.hasIdleWork, "no page was opened")
+        XCTAssertEqual(ask(["type": "vaultItems"])["total"], 3)
+        XCTAssertTrue(host.hasIdleWork)
+        let before = try XCTUnwrap(host.pageTables[""])
+        host.refreshPageTables()
+        XCTAssertTrue(host.pageTables[""] === before, "an unchanged vault's table is kept")
+        try vault.addItem(ItemContent(kind: .note, name: "Imported elsewhere"))
+        host.refreshPageTables()
+        let refreshed = try XCTUnwrap(host.pageTables[""])
+        XCTAssertFalse(refreshed === before)
+        XCTAssertEqual(refreshed.members.count, 4)
+        XCTAssertEqual(ask(["type": "vaultItems", "query": "elsewhere"])["total"], 1)
+        XCTAssertTrue(host.pageTables[""] === refreshed, "the request read the table made between requests")
+        XCTAssertEqual(pinentryPrompts, 0)
+    }
+
     /// Tags and dates come from the index (layout 4), so the list filters by tag and sorts by
     /// last modified while locked, as it searches by name — and follows an edit made elsewhere.
     func testTheVaultPageFiltersByTagAndSortsByLastModifiedWhileLocked() throws {

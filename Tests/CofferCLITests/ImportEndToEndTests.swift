@@ -71,6 +71,26 @@ final class ImportEndToEndTests: XCTestCase {
         XCTAssertEqual(unlocked(["verify"], cli).code, 0, file: file, line: line)
     }
 
+    /// An import changes most buckets, so it brings this device's listing and Tab tables up to
+    /// date itself (SPEC.md §7.6): the `coffer list` after it, locked, answers with every item
+    /// while the index has no bucket to read — the next list, Tab or vault page a person waits
+    /// for does not rebuild them.
+    func testTheImportPreparesTheListing() throws {
+        let cli = harness()
+        let csv = cli.container + "/../bulk.csv"
+        try ("name,url,username,password\n" + (0..<500).map { "site\($0),https://site\($0).bulk.test,user\($0),Pw-\($0)\n" }.joined())
+            .write(toFile: csv, atomically: true, encoding: .utf8)
+        XCTAssertEqual(unlocked(["import", csv, "--format", "chrome"], cli).code, 0)
+        XCTAssertEqual(cli.run(["lock"]).code, 0)
+        let shards = cli.container + "/index/shards", away = cli.container + "/../shards-away"
+        try FileManager.default.moveItem(atPath: shards, toPath: away)
+        let listed = cli.run(["list"])
+        try FileManager.default.moveItem(atPath: away, toPath: shards)
+        XCTAssertEqual(listed.code, 0, listed.stderr)
+        XCTAssertEqual(listed.stdout.components(separatedBy: "\n").filter { $0.contains(".bulk.test") }.count, 500, listed.stdout)
+        XCTAssertEqual(cli.run(["list"]).stdout, listed.stdout)
+    }
+
     func testBitwardenCSVAndJSON() throws {
         let cli = harness()
         let csv = cli.container + "/../bw.csv"

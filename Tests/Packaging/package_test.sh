@@ -16,7 +16,7 @@ deb=$(scripts/package --output "$scratch/dist" | tail -1)
 xpi=$(ls "$scratch"/dist/coffer-*.xpi 2>/dev/null | head -1)
 [ -n "$xpi" ] || fail "no .xpi for Firefox"
 xpi_files=$(python3 -m zipfile -l "$xpi")
-for file in manifest.json background.js content.js fields.js checkout-fields.js passkeys.js webauthn-page.js popup.html insert.html insert.js vault.html vault.js vault-list.js vault-item.js vault-edit.js vault-audit.js vault-lock.js vault.css; do
+for file in manifest.json background.js content.js fields.js checkout-fields.js passkeys.js webauthn-page.js popup.html insert.html insert.js vault.html vault-first-page.js vault.js vault-list.js vault-item.js vault-edit.js vault-audit.js vault-lock.js vault.css; do
     grep -w -- "$file" <<< "$xpi_files" >/dev/null || fail "$file missing from the .xpi"
 done
 case "$(basename "$deb")" in coffer_*_"$(dpkg --print-architecture)".deb) ;; *) fail "name $(basename "$deb")" ;; esac

@@ -31,7 +31,7 @@ extension BrowserHost {
         let listed = matched.count == 1 ? matched[0].rows.dropFirst(query.offset).prefix(query.limit).map { (matched[0].vault, matched[0].table, $0) }
             : Array(Self.merged(matched, order: query.order).dropFirst(query.offset).prefix(query.limit))
         for (vault, table, index) in listed {
-            let row = table.rows[index]
+            let row = table.row(index)
             page.append([
                 "recordIdentifier": .string(row.recordID.hex), "vault": vault.map { .string($0) } ?? .null, "kind": .string(row.kind.rawValue),
                 "title": .string(table.title(index)), "name": .string(table.name(index)), "user": .string(table.user(index)),
@@ -178,9 +178,34 @@ extension BrowserHost {
 
     /// The page's table of `vault`, rebuilt only when its identity store changed; nil when its
     /// names may not be read now (locked, and suggestions are off on this device).
-    private func pageTable(of vault: Vault, named name: String) throws -> VaultPageTable? {
+    // MARK: Kept current between requests
+
+    /// How long, in milliseconds, the host waits for a request before it looks whether a vault
+    /// whose page table it keeps has changed.
+    static let idleInterval: Int32 = 500
+
+    /// Whether the host keeps a page table (the vault page was opened while it ran).
+    var hasIdleWork: Bool { !pageTables.isEmpty }
+
+    /// Builds again, between requests, each kept page table whose vault changed since (an
+    /// import, a sync, an edit elsewhere), so the page opened next shows its rows at once
+    /// instead of waiting for a table of every item (SPEC.md §13.7). A vault that can be read
+    /// now only by unlocking it (its store disabled here) keeps its table until the page asks.
+    func refreshPageTables() {
+        guard let personal = try? session.openVaultWithoutUse() else { return }
+        let teams = teams(of: personal)
+        for name in Array(pageTables.keys) {
+            guard let vault = name.isEmpty ? personal : teams.first(where: { $0.name == name })?.vault else {
+                pageTables[name] = nil  // a team left
+                continue
+            }
+            _ = try? pageTable(of: vault, named: name, unlocking: false)
+        }
+    }
+
+    private func pageTable(of vault: Vault, named name: String, unlocking: Bool = true) throws -> VaultPageTable? {
         let store = vault.identityStore
-        if !store.state.isEnabled && !vault.isUnlocked && !session.unlockFromSession(vault, asUse: false) { return nil }
+        if !store.state.isEnabled && !vault.isUnlocked && !(unlocking && session.unlockFromSession(vault, asUse: false)) { return nil }
         let token = try store.changeToken()
         if let kept = pageTables[name], token != nil, kept.token == token { return kept }
         let table = VaultPageTable(try store.identityListing(order: .service), token: token)

@@ -24,9 +24,11 @@ final class VaultPageTable {
 
     /// The listing the rows point into.
     let listing: IdentityListing
-    /// One listing row per item (its first; one-time-code rows are the login again).
-    let rows: [IdentityListing.Row]
-    /// Every row's `name`, `user`, `site` and tags, lower-cased, NUL between them, one after another.
+    /// Where each item's row is in the listing: one per item (its first; one-time-code rows
+    /// are the login again). Positions, not rows: a copy of 100,000 rows cost 8 ms.
+    let members: [Int32]
+    /// Every item's `name`, `user`, `site`, a login's other sites and its tags, lower-cased, NUL
+    /// between them, one item after another.
     let haystack: [UInt8]
     /// Where each row's folded text is in `haystack`, and its folded title within it.
     private let folded: [(start: Int32, end: Int32)]
@@ -40,54 +42,88 @@ final class VaultPageTable {
     let token: [UInt8]?
 
     init(_ listing: IdentityListing, token: [UInt8]?) {
-        var seen = Set<RecordID>(minimumCapacity: listing.count)
-        var rows: [IdentityListing.Row] = [], haystack: [UInt8] = []
-        var folded: [(start: Int32, end: Int32)] = [], foldedTitle: [(start: Int32, end: Int32)] = []
-        rows.reserveCapacity(listing.count)
-        folded.reserveCapacity(listing.count)
-        foldedTitle.reserveCapacity(listing.count)
-        haystack.reserveCapacity(listing.withUnsafeText(\.count) + 2 * listing.count)
-        listing.withUnsafeText { text in
-            for row in listing.rows where row.entry != .oneTimeCode && seen.insert(row.recordID).inserted {
-                // Three segments, NUL between; no array per row (a table's building was a fifth allocation).
-                func segment(_ range: Range<Int>) -> (start: Int32, end: Int32) {
-                    let from = haystack.count
-                    Self.appendFolded(UnsafeBufferPointer(rebasing: text[range]), to: &haystack)
-                    return (Int32(from), Int32(haystack.count))
-                }
-                let start = haystack.count
-                let name = segment(row.name)
-                haystack.append(0)
-                let user = segment(row.user)
-                haystack.append(0)
-                let site = segment(row.identifier)
-                for tag in IndexShardCoding.tagRanges(row.tags, in: text) {
-                    haystack.append(0)
-                    _ = segment(tag)
-                }
-                foldedTitle.append(!row.name.isEmpty ? name : !row.identifier.isEmpty ? site : user)
-                rows.append(row)
-                folded.append((Int32(start), Int32(haystack.count)))
-            }
-        }
+        let built = listing.withUnsafeText { Self.folding(listing.rows, in: $0) }
         self.listing = listing
-        self.rows = rows
-        self.haystack = haystack
-        self.folded = folded
-        self.foldedTitle = foldedTitle
+        members = built.members
+        haystack = built.haystack
+        folded = built.folded
+        foldedTitle = built.titles
         self.token = token
-        byName = Self.sortedByTitle(rows, foldedTitle, in: haystack)
+        byName = Self.sortedByTitle(members.map { listing.rows[Int($0)].recordID }, foldedTitle, in: haystack)
+    }
+
+    /// Which listing rows are items — a record's first row: one-time-code rows are the login
+    /// again, and only an identity's record can have several rows — and their folded text,
+    /// which holds every site of a login of several.
+    ///
+    /// Every buffer is a local of this function, never a closure's capture: a captured `var`
+    /// is checked for exclusive access at each touch, and at 100,000 rows those checks and the
+    /// copies of whole rows took a third of the table's building.
+    private static func folding(_ listed: [IdentityListing.Row], in text: UnsafeBufferPointer<UInt8>)
+        -> (members: [Int32], haystack: [UInt8], folded: [(start: Int32, end: Int32)], titles: [(start: Int32, end: Int32)])
+    {
+        // Only a record whose id shares its top 20 bits with another row's can have two rows:
+        // counted first in a table that stays in the cache, so only those few are looked up in
+        // a dictionary (100,000 insertions into a `Set<RecordID>` took a third of the building).
+        var sightings = [UInt8](repeating: 0, count: 1 << 20)
+        for row in listed where row.entry != .oneTimeCode && row.entry != .item {
+            let key = Int(row.recordID.words.high >> 44)
+            if sightings[key] < 2 { sightings[key] += 1 }
+        }
+        var members: [Int32] = []
+        members.reserveCapacity(listed.count)
+        var firstRow: [RecordID: Int32] = [:], laterRows: [Int32: [Int32]] = [:]
+        for (position, row) in listed.enumerated() where row.entry != .oneTimeCode {
+            if row.entry != .item && sightings[Int(row.recordID.words.high >> 44)] > 1 {
+                if let first = firstRow[row.recordID] {
+                    laterRows[first, default: []].append(Int32(position))
+                    continue
+                }
+                firstRow[row.recordID] = Int32(position)
+            }
+            members.append(Int32(position))
+        }
+        // Room for the worst case, written through a pointer: each segment lower-cased is at
+        // most three times its bytes (a byte that is not UTF-8 becomes U+FFFD), and a NUL
+        // comes before each but the first. Rows' strings are their own bytes of `text`, so it
+        // is never short; were it so, the text is written again into twice the room.
+        var capacity = 4 * text.count + 3 * listed.count + 16
+        while true {
+            var folded: [(start: Int32, end: Int32)] = [], titles: [(start: Int32, end: Int32)] = []
+            folded.reserveCapacity(members.count)
+            titles.reserveCapacity(members.count)
+            var overflowed = false
+            let haystack = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+                var out = FoldedText(buffer)
+                for member in members {
+                    let row = listed[Int(member)]
+                    let name = out.appendFolded(text, row.name)
+                    let user = out.appendFolded(text, row.user, separated: true)
+                    let site = out.appendFolded(text, row.identifier, separated: true)
+                    for later in laterRows[member] ?? [] { _ = out.appendFolded(text, listed[Int(later)].identifier, separated: true) }
+                    if !row.tags.isEmpty {
+                        for tag in IndexShardCoding.tagRanges(row.tags, in: text) { _ = out.appendFolded(text, tag, separated: true) }
+                    }
+                    titles.append(!row.name.isEmpty ? name : !row.identifier.isEmpty ? site : user)
+                    folded.append((name.start, Int32(out.count)))
+                }
+                initialized = out.count
+                overflowed = out.overflowed
+            }
+            if !overflowed { return (members, haystack, folded, titles) }
+            capacity *= 2
+        }
     }
 
     /// Row positions in `order`.
     func positions(_ order: Order) -> [Int] {
         if order == .name { return byName }
         if let sorted = otherOrders[order] { return sorted }
-        var place = [Int](repeating: 0, count: rows.count)
+        var place = [Int](repeating: 0, count: members.count)
         for (at, index) in byName.enumerated() { place[index] = at }
         let key: (IdentityListing.Row) -> Int64 = order == .lastUsed ? { Int64(clamping: $0.lastUsed) } : { $0.modified }
-        let sorted = rows.indices.sorted { a, b in
-            let (x, y) = (key(rows[a]), key(rows[b]))
+        let sorted = members.indices.sorted { a, b in
+            let (x, y) = (key(row(a)), key(row(b)))
             return x != y ? x > y : place[a] < place[b]
         }
         otherOrders[order] = sorted
@@ -103,8 +139,8 @@ final class VaultPageTable {
         return haystack.withUnsafeBufferPointer { text in
             listing.withUnsafeText { listingText in
                 positions.filter { index in
-                    if let kind, rows[index].kind != kind { return false }
-                    if let wantedTag, !Self.tagList(rows[index].tags, in: listingText, holds: wantedTag) { return false }
+                    if let kind, row(index).kind != kind { return false }
+                    if let wantedTag, !Self.tagList(row(index).tags, in: listingText, holds: wantedTag) { return false }
                     let range = folded[index]
                     return needle.isEmpty || Self.contains(needle, in: UnsafeBufferPointer(rebasing: text[Int(range.start)..<Int(range.end)]))
                 }
@@ -116,7 +152,8 @@ final class VaultPageTable {
     /// table (a keystroke's first page names them again).
     private(set) lazy var allTags: Set<String> = listing.withUnsafeText { text in
         var seen = Set<String>()
-        for row in rows where !row.tags.isEmpty {
+        for member in members where !listing.rows[Int(member)].tags.isEmpty {
+            let row = listing.rows[Int(member)]
             for tag in IndexShardCoding.tagRanges(row.tags, in: text) { seen.insert(String(decoding: UnsafeBufferPointer(rebasing: text[tag]), as: UTF8.self)) }
         }
         return seen
@@ -124,10 +161,13 @@ final class VaultPageTable {
 
     // MARK: A row's strings (for the rows a page shows)
 
-    func name(_ index: Int) -> String { listing.name(rows[index]) }
-    func user(_ index: Int) -> String { listing.withUserBytes(of: rows[index]) { String(decoding: $0, as: UTF8.self) } }
-    func site(_ index: Int) -> String { listing.withIdentifierBytes(of: rows[index]) { String(decoding: $0, as: UTF8.self) } }
-    func tags(_ index: Int) -> [String] { listing.tags(rows[index]) }
+    /// The listing row of the table's `index`th item.
+    func row(_ index: Int) -> IdentityListing.Row { listing.rows[Int(members[index])] }
+
+    func name(_ index: Int) -> String { listing.name(row(index)) }
+    func user(_ index: Int) -> String { listing.withUserBytes(of: row(index)) { String(decoding: $0, as: UTF8.self) } }
+    func site(_ index: Int) -> String { listing.withIdentifierBytes(of: row(index)) { String(decoding: $0, as: UTF8.self) } }
+    func tags(_ index: Int) -> [String] { listing.tags(row(index)) }
     /// What a person calls the item: its name, else its site, else its user.
     func title(_ index: Int) -> String {
         let name = name(index)
@@ -138,32 +178,19 @@ final class VaultPageTable {
 
     /// Whether row `a` comes before row `b` of `other` in `order` (merging several vaults' lists).
     func precedes(_ a: Int, _ b: Int, of other: VaultPageTable, in order: Order) -> Bool {
-        if order == .lastUsed, rows[a].lastUsed != other.rows[b].lastUsed { return rows[a].lastUsed > other.rows[b].lastUsed }
-        if order == .modified, rows[a].modified != other.rows[b].modified { return rows[a].modified > other.rows[b].modified }
-        let (x, y) = (foldedTitle[a], other.foldedTitle[b])
-        return haystack[Int(x.start)..<Int(x.end)].lexicographicallyPrecedes(other.haystack[Int(y.start)..<Int(y.end)])
+        let (x, y) = (row(a), other.row(b))
+        if order == .lastUsed, x.lastUsed != y.lastUsed { return x.lastUsed > y.lastUsed }
+        if order == .modified, x.modified != y.modified { return x.modified > y.modified }
+        let (first, second) = (foldedTitle[a], other.foldedTitle[b])
+        return haystack[Int(first.start)..<Int(first.end)].lexicographicallyPrecedes(other.haystack[Int(second.start)..<Int(second.end)])
     }
 
     // MARK: Internals
 
-    /// `bytes` lower-cased: ASCII by table, a text with any other byte through Unicode's
-    /// default case mapping (`String.lowercased()`).
-    private static func appendFolded(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        if bytes.allSatisfy({ $0 < 0x80 }) {
-            let start = out.count
-            out.append(contentsOf: bytes)
-            out.withUnsafeMutableBufferPointer { all in
-                for index in start..<all.count where all[index] >= 0x41 && all[index] <= 0x5A { all[index] |= 0x20 }
-            }
-        } else {
-            out += String(decoding: bytes, as: UTF8.self).lowercased().utf8
-        }
-    }
-
     /// Row positions by folded title bytes, then record id: each title's first sixteen bytes
     /// compared as two integers, whole titles only on a tie (100,000 `String` comparisons took
     /// most of a table's building).
-    private static func sortedByTitle(_ rows: [IdentityListing.Row], _ titles: [(start: Int32, end: Int32)], in text: [UInt8]) -> [Int] {
+    private static func sortedByTitle(_ ids: [RecordID], _ titles: [(start: Int32, end: Int32)], in text: [UInt8]) -> [Int] {
         text.withUnsafeBufferPointer { text in
             func prefix(_ start: Int, _ end: Int) -> UInt64 {
                 var value: UInt64 = 0
@@ -173,12 +200,12 @@ final class VaultPageTable {
             let keys = titles.map { title in
                 (prefix(Int(title.start), Int(title.end)), prefix(Int(title.start) + 8, Int(title.end)))
             }
-            return rows.indices.sorted { a, b in
+            return ids.indices.sorted { a, b in
                 if keys[a] != keys[b] { return keys[a] < keys[b] }
                 let (x, y) = (titles[a], titles[b])
                 let first = UnsafeBufferPointer(rebasing: text[Int(x.start)..<Int(x.end)])
                 let second = UnsafeBufferPointer(rebasing: text[Int(y.start)..<Int(y.end)])
-                if first.elementsEqual(second) { return rows[a].recordID.hex < rows[b].recordID.hex }
+                if first.elementsEqual(second) { return ids[a].hex < ids[b].hex }
                 return first.lexicographicallyPrecedes(second)
             }
         }
@@ -209,5 +236,48 @@ final class VaultPageTable {
             start += 1
         }
         return false
+    }
+}
+
+/// A table's folded text as it is written, into a buffer sized for the worst case: a segment
+/// that might not fit is not written, and `overflowed` says so.
+private struct FoldedText {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    var count = 0
+    private(set) var overflowed = false
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    /// Appends `text[range]` lower-cased — ASCII byte by byte, a text with any other byte
+    /// through Unicode's default case mapping (`String.lowercased()`) — after a NUL when
+    /// `separated`, and says where it is.
+    mutating func appendFolded(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, separated: Bool = false) -> (start: Int32, end: Int32) {
+        guard !overflowed, buffer.count - count >= 3 * range.count + 1 else {
+            overflowed = true
+            return (Int32(count), Int32(count))
+        }
+        if separated {
+            buffer[count] = 0
+            count += 1
+        }
+        let start = count
+        var high: UInt8 = 0
+        for byte in text[range] {
+            high |= byte
+            buffer[count] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+            count += 1
+        }
+        if high >= 0x80 {
+            count = start
+            for byte in String(decoding: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self).lowercased().utf8 {
+                guard count < buffer.count else {
+                    overflowed = true
+                    break
+                }
+                buffer[count] = byte
+                count += 1
+            }
+        }
+        return (Int32(start), Int32(count))
     }
 }

@@ -120,6 +120,8 @@ struct ImportCommand: Command {
         guard imported else { return .success }
         context.note("imported \(items.count) item\(items.count == 1 ? "" : "s")"
             + (signal == nil ? "" : " (the interrupt came after they were written)"))
+        // Best effort: a table left as it was is built by the next list instead.
+        try? vault.identityStore.prepareListings()
         return .success
     }
 }

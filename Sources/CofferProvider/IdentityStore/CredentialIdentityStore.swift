@@ -239,6 +239,21 @@ public final class CredentialIdentityStore: Sendable {
         }
     }
 
+    /// Brings this device's listing snapshot and completion table (SPEC.md §7.6) up to date
+    /// with the index now, while the store is enabled here (nothing is kept otherwise). For a
+    /// process that has just changed most buckets (an import): it pays the rebuild, instead of
+    /// the next `coffer list`, Tab or vault page a person waits for.
+    public func prepareListings() throws(CredentialIdentityStoreError) {
+        guard state.isEnabled else { return }
+        let usage = vault.deviceState.lastUsed()
+        try mapped {
+            try vault.readingIndex { index, manifest in
+                // A Tab's lookup brings both tables up to date; no candidate starts with 0xFF.
+                _ = try self.completionCandidates(section: 0, prefix: [0xFF], index, manifest, usage: usage)
+            }
+        }
+    }
+
     /// Calls `body` with every identity, best first: `identityListing()` made one at a time.
     public func forEachCredentialIdentity(_ body: (PasswordCredentialIdentity) throws -> Void) throws(CredentialIdentityStoreError) {
         let listing = try identityListing()

@@ -70,6 +70,36 @@ final class SnapshotMergeTests: XCTestCase {
         XCTAssertEqual(String(decoding: try store.completionCandidates(section: 0, prefix: "A"), as: UTF8.self), "Alarm code\nAlarm panel\nAttic code\n")
     }
 
+    /// After a change to most buckets (an import), `prepareListings()` brings both tables up to
+    /// date at once: the next listing and Tabs then answer as rebuilt tables do while no
+    /// identity bucket has a shard file left to read. Without it they could not answer at all.
+    func testPreparedListingsReadNoBucket() throws {
+        _ = try answers()
+        let before = try vault.identityIndex().readManifest()
+        try vault.add((0..<600).map { Fixture.draft("imported\($0).example", user: "person\($0)") })
+        let after = try vault.identityIndex().readManifest()
+        let changed = (0..<IndexManifest.identitySlots).filter { before.shards[$0] != after.shards[$0] }
+        XCTAssertGreaterThan(changed.count, CredentialIdentityStore.mergedSlotsLimit, "a change a merge does not take")
+        try store.prepareListings()
+        let shards = vault.container.indexDirectory + "/shards/"
+        let saved = try (0..<IndexManifest.identitySlots).compactMap { slot in
+            try after.shards[slot].map { id in (shards + id.hex, try Data(contentsOf: URL(fileURLWithPath: shards + id.hex))) }
+        }
+        for (path, _) in saved { try FileManager.default.removeItem(atPath: path) }
+        let prepared = try answers()
+        for (path, bytes) in saved { try bytes.write(to: URL(fileURLWithPath: path)) }
+        XCTAssertEqual(prepared, try rebuiltAnswers())
+        XCTAssertEqual(prepared.filter { $0.contains("person599") }.count, 1)
+    }
+
+    /// While the store is disabled here nothing is kept, so nothing is prepared.
+    func testNothingIsPreparedWhileTheStoreIsDisabled() throws {
+        try store.disable()
+        try store.prepareListings()
+        XCTAssertNil(FileManager.default.contents(atPath: vault.deviceState.listingPath))
+        XCTAssertNil(FileManager.default.contents(atPath: completionPath))
+    }
+
     /// A candidate two rows give stays while one of them is left, and goes with the last.
     func testACandidateStaysWhileAnyRowGivesIt() throws {
         let first = try vault.add(Fixture.draft("shared.example", user: "one"))
