@@ -262,6 +262,32 @@ final class ListAndSearchTests: XCTestCase {
         XCTAssertEqual(cli.run(["search", "ÜNÏ"]).stdout, padded("example.com", 11) + padded("ünïcødé", 7) + rows.first { $0.2 == "ünïcødé" }!.0 + "\n")
     }
 
+    /// `--tag` keeps the items that carry the tag, byte for byte (the index holds each item's
+    /// tags, so while locked too), with or without SERVICE, in every output form.
+    func testListByTagWhileLocked() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let work = cli.add("github.com", "alice", password: "pw1")
+        let home = cli.add("gitlab.com", "alice", password: "pw2")
+        XCTAssertEqual(cli.run(["edit", work, "--tag", "work", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+        XCTAssertEqual(cli.run(["edit", home, "--tag", "Work", "--tag", "home", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0)
+        let note = cli.run(["add", "--kind", "note", "--name", "Desk code", "--tag", "work", "--password-stdin"], stdin: CLIHarness.master + "\n\n")
+        XCTAssertEqual(note.code, 0, note.stderr)
+        XCTAssertEqual(cli.run(["lock"]).code, 0)
+        func ids(_ arguments: [String]) -> [String] {
+            cli.run(["list", "--format", "{id}"] + arguments).stdout.split(separator: "\n").map(String.init)
+        }
+        XCTAssertEqual(Set(ids(["--tag", "work"])).count, 2, "the login and the note tagged work")
+        XCTAssertTrue(ids(["--tag", "work"]).contains(work))
+        XCTAssertEqual(ids(["--tag", "Work"]), [home], "compared exactly")
+        XCTAssertEqual(ids(["--tag", "hom"]), [], "a whole tag, not a part")
+        let table = cli.run(["list", "--tag", "home"])
+        XCTAssertTrue(table.stdout.contains("gitlab.com") && !table.stdout.contains("github.com"), table.stdout)
+        let json = try JSONSerialization.jsonObject(with: Data(cli.run(["list", "https://github.com", "--tag", "work", "--json"]).stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(json?.compactMap { $0["recordIdentifier"] as? String }, [work])
+        XCTAssertEqual(cli.run(["list", "github.com", "--tag", "home"]).code, 66, "no login of that site carries it")
+    }
+
     func testListNeedsThePasswordWhenTheStoreIsNotEnabledHere() {
         let cli = CLIHarness()
         cli.initVault()

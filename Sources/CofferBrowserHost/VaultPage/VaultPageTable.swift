@@ -137,13 +137,11 @@ final class VaultPageTable {
         let positions = positions(order)
         if needle.isEmpty && kind == nil && wantedTag == nil { return positions }
         return haystack.withUnsafeBufferPointer { text in
-            listing.withUnsafeText { listingText in
-                positions.filter { index in
-                    if let kind, row(index).kind != kind { return false }
-                    if let wantedTag, !Self.tagList(row(index).tags, in: listingText, holds: wantedTag) { return false }
-                    let range = folded[index]
-                    return needle.isEmpty || Self.contains(needle, in: UnsafeBufferPointer(rebasing: text[Int(range.start)..<Int(range.end)]))
-                }
+            positions.filter { index in
+                if let kind, row(index).kind != kind { return false }
+                if let wantedTag, !listing.carries(row(index), tag: wantedTag) { return false }
+                let range = folded[index]
+                return needle.isEmpty || Self.contains(needle, in: UnsafeBufferPointer(rebasing: text[Int(range.start)..<Int(range.end)]))
             }
         }
     }
@@ -209,16 +207,6 @@ final class VaultPageTable {
                 return first.lexicographicallyPrecedes(second)
             }
         }
-    }
-
-    /// Whether the stored tag list at `list` holds `tag`, without a string or an array per row.
-    private static func tagList(_ list: Range<Int>, in text: UnsafeBufferPointer<UInt8>, holds tag: [UInt8]) -> Bool {
-        var found = false
-        IndexShardCoding.forEachTag(list, in: text) { range in
-            found = range.count == tag.count && UnsafeBufferPointer(rebasing: text[range]).elementsEqual(tag)
-            return !found
-        }
-        return found
     }
 
     /// Whether `needle` occurs in `text`: a first-byte scan, then a comparison (names are short;

@@ -5,7 +5,7 @@ struct ListCommand: Command {
     static let name = "list"
     static let aliases = ["ls"]
     static let summary = "list items and the identities they offer (never passwords)"
-    static let usage = "list [SERVICE] [--json | --format TEMPLATE]"
+    static let usage = "list [SERVICE] [--tag TAG] [--json | --format TEMPLATE]"
     static let discussion = """
         Lists the identities the provider would suggest: service, user and id, best match first
         when SERVICE is given, other hosts of the same site included, then logins saved for sites
@@ -15,19 +15,23 @@ struct ListCommand: Command {
         without asking you.
         Without SERVICE, items that offer no identity (notes, cards, logins without a site) are
         listed by name too, and passkeys by their relying party; --json then gives each row a
-        "type": "password", "oneTimeCode", "passkey" or "item". Without SERVICE the list is sorted by service (or name), then user, except with
-        --format, which keeps suggestion order (scripts and completion sort as they need). --format prints
-        one TEMPLATE per row for scripts and launchers: {service}, {user}, {name}, {id}, {kind},
-        {type} and {path} (SERVICE/USER, as ENTRY reads it), with \\t and \\n; a line that comes
-        out empty is left out. Works while the vault is locked when the identity store is enabled
-        on this device (as iOS's QuickType bar does); otherwise the master password is needed.
+        "type": "password", "oneTimeCode", "passkey" or "item". Without SERVICE the list is
+        sorted by service (or name), then user, except with --format, which keeps suggestion
+        order (scripts and completion sort as they need). --format prints one TEMPLATE per row
+        for scripts and launchers: {service}, {user}, {name}, {id}, {kind}, {type} and {path}
+        (SERVICE/USER, as ENTRY reads it), with \\t and \\n; a line that comes out empty is left
+        out. --tag TAG keeps the items that carry TAG, compared exactly (as the browser's vault
+        page filters). Works while the vault is locked when the identity store is enabled on
+        this device (as iOS's QuickType bar does; the index holds each item's tags too);
+        otherwise the master password is needed.
         """
     static let examples = [
         "coffer list", "coffer list https://github.com/login", "coffer list --json | jq -r '.[].user'",
-        "coffer list --format '{service}\\t{user}\\t{name}\\t{id}'",
+        "coffer list --format '{service}\\t{user}\\t{name}\\t{id}'", "coffer list --tag work",
     ]
     static let options: [OptionSpec] = [
         .flag("json", "print a JSON array of identities"), .value("format", "print TEMPLATE per row ({service} {user} {name} {id} {kind} {type} {path})"),
+        .value("tag", "only items that carry TAG (compared exactly)"),
     ]
 
     static func run(_ context: CommandContext) throws -> ExitCode {
@@ -36,17 +40,17 @@ struct ListCommand: Command {
             // --format is for scripts, which sort as they need: best first, as a host sees it.
             let order: IdentityListing.Order = context.arguments.has("format") ? .suggestion : .service
             let listing = try context.identityListing(order: order)
-            context.printIdentities(listing, teams: context.teamListings { try $0.identityListing(order: order) })
+            context.printIdentities(tagged(listing, context), teams: tagged(context.teamListings { try $0.identityListing(order: order) }, context))
             return .success
         }
         // Then the logins of sites that share their accounts with it (SPEC.md §8.1.1).
         let sharing = try? WebQuirks.installed(environment: context.io.environment)?.sharedCredentials()
-        let listing = try context.readingStore {
+        let listing = tagged(try context.readingStore {
             try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)], minimumLevel: .sharedCredential, sharing: sharing)
-        }
-        let teams = context.teamListings {
+        }, context)
+        let teams = tagged(context.teamListings {
             try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)], minimumLevel: .sharedCredential, sharing: sharing)
-        }
+        }, context)
         if listing.count == 0 && teams.allSatisfy({ $0.listing.count == 0 }) && !context.wantsJSON {
             throw CLIError("no credential for \(service)", code: .noInput)
         }
@@ -64,5 +68,16 @@ struct ListCommand: Command {
             context.printIdentities(listing, teams: teams)
         }
         return .success
+    }
+
+    /// The rows of items that carry `--tag`'s TAG (all when it is not given).
+    private static func tagged(_ listing: IdentityListing, _ context: CommandContext) -> IdentityListing {
+        guard let tag = context.arguments.value("tag") else { return listing }
+        let bytes = Array(tag.utf8)
+        return listing.filter { listing.carries($0, tag: bytes) }
+    }
+
+    private static func tagged(_ teams: [(name: String, listing: IdentityListing)], _ context: CommandContext) -> [(name: String, listing: IdentityListing)] {
+        teams.map { ($0.name, tagged($0.listing, context)) }
     }
 }

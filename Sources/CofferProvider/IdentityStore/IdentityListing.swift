@@ -359,6 +359,20 @@ public struct IdentityListing: Sendable {
         }
     }
 
+    /// Whether the row's record carries `tag` (its UTF-8 bytes, compared byte for byte, as the
+    /// vault page's filter and `coffer list --tag` compare): no string or array per row.
+    public func carries(_ row: Row, tag: [UInt8]) -> Bool {
+        guard !row.tags.isEmpty else { return false }
+        return text.withUnsafeBufferPointer { all in
+            var found = false
+            IndexShardCoding.forEachTag(row.tags, in: all) { range in
+                found = range.count == tag.count && UnsafeBufferPointer(rebasing: all[range]).elementsEqual(tag)
+                return !found
+            }
+            return found
+        }
+    }
+
     /// The row as a ranked identity (what `credentialIdentities(for:)` returns).
     public func rankedIdentity(_ row: Row) -> RankedIdentity {
         RankedIdentity(identity: identity(row), match: row.match, lastUsed: row.lastUsed, mode: row.mode, tieBreak: row.recordID.words)
