@@ -176,8 +176,6 @@ extension BrowserHost {
         (try? session.webQuirks?.changePasswordPages()) ?? .wellKnownOnly
     }
 
-    /// The page's table of `vault`, rebuilt only when its identity store changed; nil when its
-    /// names may not be read now (locked, and suggestions are off on this device).
     // MARK: Kept current between requests
 
     /// How long, in milliseconds, the host waits for a request before it looks whether a vault
@@ -203,6 +201,9 @@ extension BrowserHost {
         }
     }
 
+    /// The page's table of `vault`, rebuilt only when its identity store changed; nil when its
+    /// names may not be read now: locked, suggestions off on this device, and no session to
+    /// unlock it from (or `unlocking` false: the work between requests never unlocks).
     private func pageTable(of vault: Vault, named name: String, unlocking: Bool = true) throws -> VaultPageTable? {
         let store = vault.identityStore
         if !store.state.isEnabled && !vault.isUnlocked && !(unlocking && session.unlockFromSession(vault, asUse: false)) { return nil }
