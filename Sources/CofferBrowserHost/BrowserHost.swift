@@ -35,6 +35,10 @@ public final class BrowserHost {
     /// The vault page's tables, by vault ("" one's own, else the team's name), each kept until
     /// its vault's identity store changes (SPEC.md §13.7).
     var pageTables: [String: VaultPageTable] = [:]
+    /// The index directories of the vaults whose tables it keeps, watched for their commits.
+    var indexWatch: (directories: [String], watch: DirectoryWatch)?
+    /// Whether the host has built one's own table at its first pause (or found it could not).
+    var preparedFirstTable = false
 
     public init(session: HostSession) {
         self.session = session

@@ -28,18 +28,15 @@ public enum BrowserHostMain {
         } catch {
             return serve { _ in BrowserHost.failure(.failed("no vault container: \(error)"), id: .null) }
         }
-        return serve({ host.respond(to: $0) }, whileIdle: host)
+        return serve({ host.respond(to: $0) }, betweenRequests: host)
     }
 
     /// Answers framed requests on stdin with `answer` until the browser closes the connection;
-    /// between requests, each pause of `BrowserHost.idleInterval` is `host`'s to keep its vault
-    /// page tables current.
-    private static func serve(_ answer: ([UInt8]) -> JSONValue, whileIdle host: BrowserHost? = nil) -> Int32 {
+    /// the time between requests is `host`'s, to keep its vault page tables current.
+    private static func serve(_ answer: ([UInt8]) -> JSONValue, betweenRequests host: BrowserHost? = nil) -> Int32 {
         let reader = NativeMessaging.Reader(fd: 0)
         while true {
-            while let host, host.hasIdleWork, !Descriptor.waitReadable(0, milliseconds: BrowserHost.idleInterval) {
-                host.refreshPageTables()
-            }
+            host?.waitForRequest(on: 0)
             let reply: JSONValue
             do {
                 switch try reader.next() {

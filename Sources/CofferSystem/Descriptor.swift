@@ -99,9 +99,18 @@ public enum Descriptor {
 
     /// Whether `fd` has something to read (or its end, or an error) within `milliseconds`.
     public static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard case .success(let ready) = SystemCall.retryingInterrupts({ poll(&descriptor, 1, milliseconds) }) else { return true }
-        return ready > 0
+        waitReadable([fd], milliseconds: milliseconds)[0]
+    }
+
+    /// Which of `fds` have something to read (or their end, or an error), waiting up to
+    /// `milliseconds` (-1: until one has) for the first. A failed wait reports every one, so
+    /// the caller reads and learns why.
+    public static func waitReadable(_ fds: [Int32], milliseconds: Int32 = -1) -> [Bool] {
+        var descriptors = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        guard case .success = SystemCall.retryingInterrupts({ poll(&descriptors, nfds_t(descriptors.count), milliseconds) }) else {
+            return fds.map { _ in true }
+        }
+        return descriptors.map { $0.revents != 0 }
     }
 
     /// `count` bytes, or nil for anything but a complete read (the partial bytes wiped).

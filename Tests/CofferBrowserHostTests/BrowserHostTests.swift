@@ -488,10 +488,11 @@ final class HostProcessTests: XCTestCase {
         XCTAssertEqual((result.answers[3]["password"] as? String)?.count, 16, "still serving after both")
     }
 
-    /// The host, left waiting after the vault page's list, brings its table up to date when the
-    /// vault changes elsewhere, with no request: seen from outside as the listing snapshot it
-    /// reads being made again for the new index.
-    func testBetweenRequestsTheHostFollowsAChangeForTheNextPage() throws {
+    /// The host builds one's own table at its first pause, unasked, and builds it again when the
+    /// vault commits elsewhere, with no request: seen from outside as the listing snapshot it
+    /// reads for that being made, then made again for the new index; the page's list then
+    /// has the new item.
+    func testBetweenRequestsTheHostPreparesAndFollowsThePagesTable() throws {
         let base = ScratchDirectories.make(prefix: "coffer-host-idle")
         let configuration = VaultConfiguration(kdfPolicy: .relaxedForTesting, stateDirectory: base + "/state/coffer")  // the host's, by XDG_STATE_HOME
         let vault = try Vault.create(in: GroupContainer(path: base + "/vault"), masterPassword: SecureBytes(copying: Array("m".utf8)),
@@ -505,16 +506,24 @@ final class HostProcessTests: XCTestCase {
         (process.standardInput, process.standardOutput) = (stdin, stdout)
         try process.run()
         defer { try? stdin.fileHandleForWriting.close(); process.waitUntilExit() }
-        stdin.fileHandleForWriting.write(frame(#"{"id":1,"type":"vaultItems"}"#))
-        let length = Int(stdout.fileHandleForReading.readData(ofLength: 4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
-        let answer = try JSONSerialization.jsonObject(with: stdout.fileHandleForReading.readData(ofLength: length)) as? [String: Any]
-        XCTAssertEqual(answer?["total"] as? Int, 1, "\(answer ?? [:])")
-        let listing = base + "/state/" + (try XCTUnwrap(FileManager.default.subpaths(atPath: base + "/state")?.first { $0.hasSuffix("/listing") }))
-        let before = try XCTUnwrap(FileManager.default.contents(atPath: listing))
+        func ask(_ request: String) throws -> [String: Any]? {
+            stdin.fileHandleForWriting.write(frame(request))
+            let length = Int(stdout.fileHandleForReading.readData(ofLength: 4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+            return try JSONSerialization.jsonObject(with: stdout.fileHandleForReading.readData(ofLength: length)) as? [String: Any]
+        }
+        /// Waits for the event, not a timing: 30 s is far past the host's pause of 0.1 s.
+        func waitFor(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while !condition() && Date() < deadline { usleep(20_000) }
+            return condition()
+        }
+        XCTAssertEqual(try ask(#"{"id":1,"type":"hello"}"#)?["ok"] as? Bool, true)
+        func listing() -> String? { FileManager.default.subpaths(atPath: base + "/state")?.first { $0.hasSuffix("/listing") }.map { base + "/state/" + $0 } }
+        XCTAssertTrue(waitFor { listing() != nil }, "no page was opened, and the host read the vault for it")
+        let before = try XCTUnwrap(listing().flatMap { FileManager.default.contents(atPath: $0) })
         try vault.addItem(ItemContent(kind: .note, name: "Added elsewhere"))
-        let deadline = Date().addingTimeInterval(30)  // a wait for the event, not a timing: half a second is the host's pause
-        while FileManager.default.contents(atPath: listing) == before && Date() < deadline { usleep(50_000) }
-        XCTAssertNotEqual(FileManager.default.contents(atPath: listing), before, "no request came, and the host read the changed vault")
+        XCTAssertTrue(waitFor { listing().flatMap { FileManager.default.contents(atPath: $0) } != before }, "the host read the changed vault unasked")
+        XCTAssertEqual(try ask(#"{"id":2,"type":"vaultItems"}"#)?["total"] as? Int, 2)
     }
 
     func testAnUnknownCallerIsRefusedBeforeTheVaultIsTouched() throws {

@@ -39,12 +39,12 @@ extension BrowserHostTests {
     }
 
     /// Between requests the host builds again a kept table whose vault changed elsewhere, so the
-    /// page opened next is answered from a table already current; a host that kept none has
-    /// nothing to do, and a locked vault is never unlocked for it.
+    /// page opened next is answered from a table already current; it watches the index of each
+    /// vault whose table it keeps, and never unlocks a vault for it.
     func testTheHostKeepsThePagesTableCurrentBetweenRequests() throws {
-        XCTAssertFalse(host.hasIdleWork, "no page was opened")
+        XCTAssertNil(host.indexWatch, "no table is kept, no index watched")
         XCTAssertEqual(ask(["type": "vaultItems"])["total"], 3)
-        XCTAssertTrue(host.hasIdleWork)
+        XCTAssertEqual(host.indexWatch?.directories, [vault.container.indexDirectory])
         let before = try XCTUnwrap(host.pageTables[""])
         host.refreshPageTables()
         XCTAssertTrue(host.pageTables[""] === before, "an unchanged vault's table is kept")

@@ -178,12 +178,37 @@ extension BrowserHost {
 
     // MARK: Kept current between requests
 
-    /// How long, in milliseconds, the host waits for a request before it looks whether a vault
-    /// whose page table it keeps has changed.
-    static let idleInterval: Int32 = 500
+    /// How long, in milliseconds, the host waits after a request before it builds one's own
+    /// table unasked: a page's burst of requests comes first.
+    static let firstTablePause: Int32 = 100
+    /// How long, in milliseconds, a vault must have made no commit before its table is built
+    /// again unasked.
+    static let quietAfterCommit: Int32 = 250
 
-    /// Whether the host keeps a page table (the vault page was opened while it ran).
-    var hasIdleWork: Bool { !pageTables.isEmpty }
+    /// Returns when a request can be read on `fd`. Meanwhile: at the host's first pause, it
+    /// builds one's own vault's table (names only, never unlocking), so the vault page opened
+    /// later finds it ready; after that, when a vault whose table it keeps has committed (its
+    /// index manifest written, seen through inotify) and then been quiet for 250 ms, it builds
+    /// that table again. While nothing is written it sleeps: no timer wakes it.
+    func waitForRequest(on fd: Int32) {
+        if !preparedFirstTable && !Descriptor.waitReadable(fd, milliseconds: Self.firstTablePause) {
+            preparedFirstTable = true
+            if let personal = try? session.openVaultWithoutUse() { _ = try? pageTable(of: personal, named: "", unlocking: false) }
+        }
+        var committed = false
+        while let watch = indexWatch?.watch {
+            // After a commit, the tables are built once the vault has been quiet for a moment:
+            // a script's thousand adds or a sync's run of commits is one rebuild, not a thousand.
+            let ready = Descriptor.waitReadable([fd, watch.fd], milliseconds: committed ? Self.quietAfterCommit : -1)
+            if ready[0] { return }
+            if ready[1] {
+                if watch.drain().contains(IdentityIndex.manifestName) { committed = true }
+            } else {
+                committed = false
+                refreshPageTables()
+            }
+        }
+    }
 
     /// Builds again, between requests, each kept page table whose vault changed since (an
     /// import, a sync, an edit elsewhere), so the page opened next shows its rows at once
@@ -211,7 +236,16 @@ extension BrowserHost {
         if let kept = pageTables[name], token != nil, kept.token == token { return kept }
         let table = VaultPageTable(try store.identityListing(order: .service), token: token)
         pageTables[name] = table
+        watchIndex(of: vault)
         return table
+    }
+
+    /// Adds `vault`'s index directory to the watched ones.
+    private func watchIndex(of vault: Vault) {
+        let directory = vault.container.indexDirectory
+        let directories = indexWatch?.directories ?? []
+        guard !directories.contains(directory) else { return }
+        if let watch = DirectoryWatch(directories + [directory]) { indexWatch = (directories + [directory], watch) }
     }
 
     /// The vaults' matched rows as one list in `order` (each vault's already is).
