@@ -2,11 +2,14 @@
 """Round trips of a warm coffer-browser-host: start it as the browser does, then time N
 `suggest` and N `fill` (trigger command) requests for one origin, each from the write of the
 request to the read of its answer; then the vault page's (SPEC.md §13.7): its first list (the
-page opening: the host builds its table), a page of 100 rows, a search keystroke, one item.
-Prints JSON with the medians in ms (the first list: once).
+page opening: the host builds its table), a page of 100 rows, a search keystroke, one item; and,
+when a `coffer` sits beside HOST, the list 1.5 s after a `coffer edit` of the vault (the host builds
+its table again between requests, SPEC.md §13.7). Prints JSON with the medians in ms (the first
+list and the one after the edit: once).
 
     host_latency.py HOST ORIGIN [N]      (COFFER_CONTAINER etc. from the environment)"""
 import json
+import os
 import statistics
 import struct
 import subprocess
@@ -46,6 +49,13 @@ result["vaultPageMs"] = timed({"type": "vaultItems", "offset": first["total"] //
 # A keystroke of a search: the host reads the whole table for it (the page asks at each).
 result["vaultSearchMs"] = timed({"type": "vaultItems", "query": origin.split("//")[-1][:6], "limit": 100})
 result["vaultItemMs"] = timed({"type": "vaultItem", "recordIdentifier": first["items"][0]["recordIdentifier"]})
+coffer = os.path.join(os.path.dirname(host), "coffer")
+edit = [coffer, "edit", first["items"][0]["recordIdentifier"], "--tag", f"benchmark-{time.time_ns()}", "--no-interaction"]
+if os.access(coffer, os.X_OK) and subprocess.run(edit, capture_output=True, stdin=subprocess.DEVNULL).returncode == 0:  # unlocked only
+    time.sleep(1.5)
+    started = time.perf_counter()
+    assert ask({"id": -3, "type": "vaultItems", "limit": 100}).get("ok")
+    result["vaultAfterEditMs"] = round((time.perf_counter() - started) * 1000, 3)
 process.stdin.close()
 process.wait()
 print(json.dumps(result))
