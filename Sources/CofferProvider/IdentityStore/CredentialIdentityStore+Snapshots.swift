@@ -169,18 +169,24 @@ extension CredentialIdentityStore {
             return try CompletionTable.matches(section: section, prefix: prefix, in: bytes, parts: parts)
         }
         let table = DerivedTable(.completionTable, index: index, device: device)
-        // Twice at most: a table of other buckets is brought up to date by listing (which applies
-        // its change to a table made from the same buckets as the listing) and read again.
-        for attempt in 0..<2 {
-            if let file = table.header(), file.isCurrent(for: manifest),
-               let found = try? CompletionTable.matches(section: section, prefix: prefix, in: file, table) {
-                return found
-            }
-            if attempt == 0 { _ = try listing(index, manifest, usage: usage) }
+        func saved() -> [UInt8]? {
+            guard let file = table.header(), file.isCurrent(for: manifest) else { return nil }
+            return try? CompletionTable.matches(section: section, prefix: prefix, in: file, table)  // a chunk that does not open: none
         }
-        let (bytes, parts) = CompletionTable.build(try listing(index, manifest, usage: usage))
-        try? table.write(manifest, table: bytes, parts: parts)
+        if let found = saved() { return found }
+        // The listing brought up to date applies its change to a table made from the same buckets
+        // as the snapshot; any other table is built from it (the listing read once either way).
+        let listing = try listing(index, manifest, usage: usage)
+        if let found = saved() { return found }
+        let (bytes, parts) = rebuildCompletionTable(table, from: listing, manifest)
         return try CompletionTable.matches(section: section, prefix: prefix, in: bytes, parts: parts)
+    }
+
+    /// The completion table built from `listing` and saved (best effort).
+    func rebuildCompletionTable(_ table: DerivedTable, from listing: IdentityListing, _ manifest: IndexManifest) -> (table: [UInt8], parts: [SnapshotPart]) {
+        let built = CompletionTable.build(listing)
+        try? table.write(manifest, table: built.table, parts: built.parts)
+        return built
     }
 }
 

@@ -248,8 +248,11 @@ public final class CredentialIdentityStore: Sendable {
         let usage = vault.deviceState.lastUsed()
         try mapped {
             try vault.readingIndex { index, manifest in
-                // A Tab's lookup brings both tables up to date; no candidate starts with 0xFF.
-                _ = try self.completionCandidates(section: 0, prefix: [0xFF], index, manifest, usage: usage)
+                // The listing brought up to date applies its change to a completion table made from
+                // the same buckets; any other is built from it.
+                let listing = try self.listing(index, manifest, usage: usage)
+                let table = DerivedTable(.completionTable, index: index, device: vault.deviceState)
+                if table.header()?.isCurrent(for: manifest) != true { _ = self.rebuildCompletionTable(table, from: listing, manifest) }
             }
         }
     }
