@@ -40,6 +40,12 @@ function ask(request) {
   });
 }
 
+// The host runs while the browser does, as KeePassXC-Browser keeps its proxy: an open native port
+// keeps this worker (Chromium) or event page (Firefox) from being suspended, and the host spends
+// its idle time keeping the vault page's table current (SPEC.md §13.7). So opening the vault page
+// neither wakes this script nor starts a process. Should the host exit, the next request starts it.
+connect();
+
 // ---- Where a message comes from. ----
 
 /** The origin of the frame that sent a message, as the browser reports it; null for anything

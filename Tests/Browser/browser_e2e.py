@@ -320,9 +320,10 @@ class Harness:
             with open(self.root + "/web-quirks/" + name, "w") as f:
                 json.dump(data, f)
         with open(wrapper, "w") as f:
+            # Each start of the host is logged by the wrapper's pid (host_starts).
             # The clipboard's clear delay is short here, so the vault page's case can see it cleared.
             f.write(f"#!/bin/sh\nexport COFFER_WEB_QUIRKS='{self.root}/web-quirks' COFFER_CLIP_TIME=2\n"
-                    f"tee -a '{self.root}/host-in.log' | '{self.bin}/coffer-browser-host' \"$@\" | tee -a '{self.root}/host-out.log'\n")
+                    f"echo $$ >> '{self.root}/host-starts.log'\ntee -a '{self.root}/host-in.log' | '{self.bin}/coffer-browser-host' \"$@\" | tee -a '{self.root}/host-out.log'\n")
         os.chmod(wrapper, 0o755)
         where = ["--browser", "firefox"] if self.kind == "firefox" else ["--user-data-dir", profile]
         code, out, err = self.coffer("browser", "install", *where, "--host", wrapper)
@@ -339,6 +340,13 @@ class Harness:
             frames.append(json.loads(data[offset + 4:offset + 4 + length]))
             offset += 4 + length
         return frames
+
+    def host_starts(self):
+        """The pid of the wrapper of each host the browser started, in order."""
+        try:
+            return [int(line) for line in open(self.root + "/host-starts.log").read().split()]
+        except OSError:
+            return []
 
     def answers(self, fields):
         with open(self.env["SCRIPTED_PINENTRY_ANSWERS"], "w") as f:
@@ -604,6 +612,21 @@ def main():
     h.start()
     check = h.check
     page = h.browser.new_page("https://login.example.com/login.html")
+
+    def host_runs_with_the_browser():
+        """The extension starts its host with the browser, unasked, and keeps it: the vault page,
+        opened later, is answered by that same process and starts no other (SPEC.md §13.7)."""
+        deadline = time.time() + 10
+        while not h.host_starts() and time.time() < deadline:
+            time.sleep(0.1)
+        started = h.host_starts()
+        check(len(started) == 1, f"hosts started with the browser: {started}")
+        check(not h.frames("in"), "the host was asked something before any page asked")
+        vp = open_vault_page()
+        check(h.host_starts() == started, f"the vault page started another host: {h.host_starts()}")
+        check(os.path.exists(f"/proc/{started[0]}"), "the host started with the browser is gone")
+        check(any(f.get("type") == "vaultItems" for f in h.frames("in")), "the vault page's list never reached the host")
+        vp.close()
 
     def list_then_click():
         items = h.open_list(page)
@@ -1703,6 +1726,8 @@ def main():
     # (name, case, runs in Firefox too): the Chromium-only ones reach into the extension's
     # service worker or a frame's own target through the DevTools protocol.
     for name, function, both in [
+        # First: it looks at the host the browser's start brought.
+        ("the host starts with the browser and answers the vault page: no second start", host_runs_with_the_browser, True),
         ("the list appears on focus and a click fills", list_then_click, True), ("the list is keyboard-operable", keyboard, True),
         ("a sibling host gets suggestions but no silent fill", sibling, False),
         ("a cross-origin iframe gets none of the top page's logins", iframe, False),
