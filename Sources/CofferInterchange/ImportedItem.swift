@@ -90,29 +90,52 @@ extension ImportedItem {
     /// Applies SPEC.md §12's duplicate rule: an item equal in every member to a stored one (or
     /// to one earlier in the source) is skipped and counted; items that only share their first
     /// service and user are all kept and named as possible duplicates.
-    public static func removingDuplicates(
-        _ items: [ImportedItem], existing: [Record], report: inout ImportReport
-    ) -> [ImportedItem] {
-        var seen = Set(existing.map(RecordDraft.init))
+    /// In place: the import's million items are held once. What has been
+    /// seen is found by each draft's hash and position, not kept in a set of drafts: a draft is
+    /// a large value (its card, identity and passkey members are inline), and a set of a million
+    /// of them, with the items kept beside it, held more than 2 GB.
+    public static func removeDuplicates(_ items: inout [ImportedItem], existing: [Record], report: inout ImportReport) {
+        let stored = existing.map(RecordDraft.init)
+        var firstWithHash: [Int: Int] = [:]  // a draft's hash → the position of the first seen with it
+        var laterWithHash: [Int: [Int]] = [:]  // the others that hash alike but differ (rare)
+        // Positions: the stored drafts first, then the items kept so far (moved to the front).
+        func draft(at position: Int) -> RecordDraft {
+            position < stored.count ? stored[position] : items[position - stored.count].draft
+        }
+        func seen(_ candidate: RecordDraft, hash: Int) -> Bool {
+            guard let first = firstWithHash[hash] else { return false }
+            return draft(at: first) == candidate || (laterWithHash[hash]?.contains { draft(at: $0) == candidate } ?? false)
+        }
+        func remember(_ hash: Int, at position: Int) {
+            if firstWithHash[hash] == nil { firstWithHash[hash] = position } else { laterWithHash[hash, default: []].append(position) }
+        }
         var byLogin: [String: String] = [:]  // service + user → first origin, for the report
-        for record in existing { byLogin[loginKey(RecordDraft(record))] = "'\(record.title)' already in the vault" }
-        var kept: [ImportedItem] = []
-        for item in items {
-            guard seen.insert(item.draft).inserted else {
+        for (position, draft) in stored.enumerated() {
+            let hash = draft.hashValue
+            if !seen(draft, hash: hash) { remember(hash, at: position) }
+            byLogin[loginKey(draft)] = "'\(existing[position].title)' already in the vault"
+        }
+        var kept = 0
+        for position in items.indices {
+            let hash = items[position].draft.hashValue
+            guard !seen(items[position].draft, hash: hash) else {
                 report.skippedDuplicates += 1
                 continue
             }
-            let key = loginKey(item.draft)
+            let key = loginKey(items[position].draft)
             if !key.isEmpty {
                 if let first = byLogin[key] {
-                    report.possibleDuplicates.append("\(item.origin) and \(first): \(item.draft.user)@\(item.draft.serviceIdentifiers[0].identifier)")
+                    let draft = items[position].draft
+                    report.possibleDuplicates.append("\(items[position].origin) and \(first): \(draft.user)@\(draft.serviceIdentifiers[0].identifier)")
                 } else {
-                    byLogin[key] = item.origin
+                    byLogin[key] = items[position].origin
                 }
             }
-            kept.append(item)
+            if kept != position { items.swapAt(kept, position) }
+            remember(hash, at: stored.count + kept)
+            kept += 1
         }
-        return kept
+        items.removeLast(items.count - kept)
     }
 
     /// First service (case-folded) and user; empty for an item without a service.

@@ -68,7 +68,7 @@ struct ImportCommand: Command {
             // The error's type says the code: a damaged export 65, a missing gpg 69 (SPEC.md §10).
             throw CLIError("\(path): \(error)", hint: "nothing was imported", code: CLIError.from(error).code)
         }
-        return try store(items, report: report, in: vault, context)
+        return try store(consume items, report: report, in: vault, context)
     }
 
     /// `--from secret-service`: every item of the keyring on the session bus (SPEC.md §17.5).
@@ -84,9 +84,10 @@ struct ImportCommand: Command {
         return try store(items, report: report, in: vault, context)
     }
 
-    private static func store(_ items: [ImportedItem], report: ImportReport, in vault: Vault, _ context: CommandContext) throws -> ExitCode {
+    private static func store(_ imported: consuming [ImportedItem], report: ImportReport, in vault: Vault, _ context: CommandContext) throws -> ExitCode {
         var report = report
-        let items = ImportedItem.removingDuplicates(items, existing: try vault.allRecords(), report: &report)
+        var items = consume imported  // held once: a million items are gigabytes
+        ImportedItem.removeDuplicates(&items, existing: try vault.allRecords(), report: &report)
         // Ctrl-C from the report on stops the import where nothing is half written, and says so
         // (SPEC.md §12); an interrupt after the commit point is told, the items being in.
         let (imported, signal): (Bool, Int32?)
@@ -99,7 +100,7 @@ struct ImportCommand: Command {
                 }
                 let progress = ProgressLine(io: context.io, label: "importing", enabled: !context.wantsJSON)
                 defer { progress.finish() }
-                let records = try vault.add(items.map(\.draft), progress: { done, total in progress.update(done, of: total) }, isInterrupted: isInterrupted)
+                let records = try vault.add(items.lazy.map(\.draft), progress: { done, total in progress.update(done, of: total) }, isInterrupted: isInterrupted)
                 // The items' files, each sealed as it is attached (SPEC.md §6.7).
                 for (record, item) in zip(records, items) {
                     for file in item.attachments {
@@ -120,6 +121,7 @@ struct ImportCommand: Command {
         guard imported else { return .success }
         context.note("imported \(items.count) item\(items.count == 1 ? "" : "s")"
             + (signal == nil ? "" : " (the interrupt came after they were written)"))
+        items = []  // the items' memory goes back before the tables are built beside it
         // Best effort: a table left as it was is built by the next list instead.
         try? vault.identityStore.prepareListings()
         return .success

@@ -230,11 +230,27 @@ final class ImportFormatTests: XCTestCase {
         var (items, report) = try read(text)
         let vault = try Fixture.vault()
         let stored = try vault.add(RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://a.example")], user: "u", password: "p0", name: "A"))
-        items = ImportedItem.removingDuplicates(items, existing: [stored], report: &report)
+        ImportedItem.removeDuplicates(&items, existing: [stored], report: &report)
         XCTAssertEqual(items.map(\.draft.password), ["p1", "p2"])
         XCTAssertEqual(report.skippedDuplicates, 1)
         XCTAssertEqual(report.possibleDuplicates.count, 2, "\(report.possibleDuplicates)")
         var again = report
-        XCTAssertEqual(ImportedItem.removingDuplicates(items, existing: try vault.add(items.map(\.draft)), report: &again), [])
+        ImportedItem.removeDuplicates(&items, existing: try vault.add(items.map(\.draft)), report: &again)
+        XCTAssertEqual(items, [])
+    }
+
+    /// Items that hash alike (the same site, user, password and name) but differ elsewhere are
+    /// told apart, a later copy of any of them is skipped, and the kept ones keep their order.
+    func testDuplicatesThatHashAlikeAreToldApart() throws {
+        let text = "name,url,username,password,note\nA,https://a.example,u,p,one\nA,https://a.example,u,p,two\n"
+            + "B,https://b.example,v,q,\nA,https://a.example,u,p,two\nA,https://a.example,u,p,three\nA,https://a.example,u,p,one\n"
+        var (items, report) = try read(text)
+        let vault = try Fixture.vault()
+        let stored = try vault.add(RecordDraft(
+            serviceIdentifiers: [CredentialServiceIdentifier(parsing: "https://a.example")], user: "u", password: "p", notes: "three", name: "A"))
+        ImportedItem.removeDuplicates(&items, existing: [stored], report: &report)
+        XCTAssertEqual(items.map(\.draft.notes), ["one", "two", ""])
+        XCTAssertEqual(items.map(\.origin), ["line 2", "line 3", "line 4"])
+        XCTAssertEqual(report.skippedDuplicates, 3)
     }
 }
