@@ -424,7 +424,7 @@ api.alarms.onAlarm.addListener((alarm) => { if (alarm.name === CLEAR_CLIPBOARD) 
 
 /** What the vault page may ask, and only it (and never a content script: a page that took one
  * over must not list or read the vault). Each is passed on as it is, its members checked by the host. */
-const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCode", "vaultSave", "vaultDelete", "vaultAudit", "attachmentSave", "attachmentAdd", "unlock", "lock", "generate"]);
+const VAULT_REQUESTS = new Set(["vaultItems", "vaultForm", "vaultItem", "vaultCode", "vaultSave", "vaultDelete", "vaultAudit", "attachmentSave", "attachmentAdd", "attachmentPart", "unlock", "lock", "generate"]);
 
 async function fromVaultPage(message) {
   if (message.type === "status") return ask({ type: "hello" });

@@ -70,25 +70,44 @@ function showItem(item) {
 }
 
 
-/** A file chosen in the browser's file dialog, added to the item by the host (sealed there; one
- * message carries up to 512 KiB: a larger file is added with `coffer attach`). */
+/** A file chosen in the browser's file dialog, added to the item by the host (sealed there). One
+ * message carries up to 512 KiB of it: a larger file goes in parts, then the add names the upload
+ * they made (SPEC.md §13.3), up to 100 MiB as `coffer attach` takes. */
 function addFileInput(item) {
   const input = element("input", { type: "file", id: "add-attachment" });
-  input.setAttribute("aria-label", "Add a file to this item (up to 512 KiB)");
+  input.setAttribute("aria-label", "Add a file to this item (up to 100 MiB)");
   input.addEventListener("change", async () => {
     const file = input.files?.[0];
     if (!file) return;
-    if (file.size > 512 * 1024) return say(`${file.name} is over 512 KiB: add it with coffer attach.`);
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    let binary = "";
-    for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
-    const answer = await send({ type: "attachmentAdd", recordIdentifier: item.recordIdentifier, vault: item.vault ?? null,
-                                name: file.name, mediaType: file.type, content: btoa(binary) });
+    if (file.size > 100 * 1024 * 1024) return say(`${file.name} is over 100 MiB: add it with coffer attach.`);
+    const request = { type: "attachmentAdd", recordIdentifier: item.recordIdentifier, vault: item.vault ?? null, name: file.name, mediaType: file.type };
+    if (file.size <= PART) {
+      request.content = await base64Of(file);
+    } else {
+      for (let at = 0; at < file.size; at += PART) {
+        say(`Adding ${file.name}: ${Math.floor((at / file.size) * 100)}%`);
+        const part = await send({ type: "attachmentPart", ...(request.upload ? { upload: request.upload } : {}),
+                                  content: await base64Of(file.slice(at, at + PART)) });
+        if (!part?.ok) return say(failure(part, "the file was not added"));
+        request.upload = part.upload;
+      }
+    }
+    const answer = await send(request);
     if (!answer?.ok) return say(failure(answer, "the file was not added"));
     say(`Added ${answer.name}.`);
     open({ recordIdentifier: item.recordIdentifier, vault: item.vault });
   });
   return input;
+}
+
+/** What one message carries of a file: 512 KiB, base64 in the message. */
+const PART = 512 * 1024;
+
+async function base64Of(blob) {
+  const bytes = new Uint8Array(await blob.arrayBuffer());
+  let binary = "";
+  for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(binary);
 }
 
 /** A secret: masked until revealed (a toggle button), copyable without being shown. */

@@ -39,6 +39,11 @@ public final class BrowserHost {
     var indexWatch: (directories: [String], watch: DirectoryWatch)?
     /// Whether the host has built one's own table at its first pause (or found it could not).
     var preparedFirstTable = false
+    /// The file the vault page is sending in parts (`attachmentPart`), until its `attachmentAdd`:
+    /// one at a time, in memory only (never on a disk unsealed).
+    var upload: AttachmentUpload?
+    /// The largest file the page may send in parts.
+    var uploadLimit = AttachmentUpload.maximumSize
 
     public init(session: HostSession) {
         self.session = session
@@ -91,6 +96,9 @@ public final class BrowserHost {
                 "password": .string(generated.password), "entropyBits": .double(generated.entropyBits),
                 "rules": chosen.rules.map { .string($0.description) } ?? .null, "rulesFrom": .string(chosen.source),
             ]
+        }
+        if case .attachmentPart(let name, let content) = request {  // needs no vault
+            return try receivePart(content, of: name)
         }
         // Asking what there is (a page load's suggestions, a search, the state) is no use of an
         // unlock session: it must not keep an idle vault unlocked (SPEC.md §13.3).
@@ -163,7 +171,9 @@ public final class BrowserHost {
             var content: [UInt8] = []
             try vault.readAttachment(named: name, of: id) { content += $0 }
             return ["name": .string(name), "mediaType": .string(attachment.mediaType), "content": .string(Base64.encode(content))]
-        case .attachmentAdd(let id, let name, let mediaType, let content, let team):
+        case .attachmentAdd(let id, let name, let mediaType, let source, let team):
+            var content = try takeContent(source)  // an upload is used once, whatever the answer
+            defer { AttachmentUpload.erase(&content) }
             let owner = try unlocked(team, vault, reason: "to add an attachment")
             guard try existing(id, in: owner) != nil else { throw BrowserHostError.notFound }
             var offset = 0
@@ -183,7 +193,7 @@ public final class BrowserHost {
             let owner = try unlocked(team, vault, reason: "to save an attachment")
             guard try existing(id, in: owner)?.attachment(named: name) != nil else { throw BrowserHostError.notFound }
             return ["path": .string(try saveAttachment(name, of: id, in: owner))]
-        case .generate:
+        case .generate, .attachmentPart:
             return [:]  // answered above
         case .passkeyList(let origin, let options, let unlock):
             return try passkeyList(origin, options, unlock: unlock, in: vault)

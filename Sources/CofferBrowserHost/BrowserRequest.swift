@@ -31,9 +31,13 @@ enum BrowserRequest: Equatable {
     /// One attachment written to the person's downloads directory.
     /// `vault`: a team's name (the vault page's team items), nil for one's own.
     case attachmentSave(RecordID, name: String, vault: String?)
-    /// A file the vault page's person chose, added to an item (of one's own, or `vault`'s):
-    /// up to `maximumInlineAttachment` bytes, what one message carries.
-    case attachmentAdd(RecordID, name: String, mediaType: String, content: [UInt8], vault: String?)
+    /// A file the vault page's person chose, added to an item (of one's own, or `vault`'s): in
+    /// the request, up to `maximumInlineAttachment` bytes (what one message carries), or the
+    /// upload its parts made.
+    case attachmentAdd(RecordID, name: String, mediaType: String, content: AttachmentContent, vault: String?)
+    /// A part of a larger file the vault page adds (SPEC.md §13.3): without `upload` it starts
+    /// a new upload, with it the part follows that upload's earlier parts.
+    case attachmentPart(upload: String?, content: [UInt8])
     /// The cards or identities a payment or address field may be filled with (SPEC.md §13.3):
     /// names only, answered while locked as suggestions are.
     case items(ItemKind)
@@ -102,6 +106,13 @@ enum BrowserRequest: Equatable {
         }
     }
 
+    /// The bytes an `attachmentAdd` adds.
+    enum AttachmentContent: Equatable {
+        case inline([UInt8])
+        /// The parts `attachmentPart` sent under this upload's name.
+        case upload(String)
+    }
+
     /// What every passkey request carries (SPEC.md §13.3): the relying party's id, the hash of the
     /// `clientDataJSON` the service worker built, and the relying party's wishes.
     struct PasskeyOptions: Equatable {
@@ -148,6 +159,13 @@ enum BrowserRequest: Equatable {
         func record(_ name: String = "recordIdentifier") throws(BrowserHostError) -> RecordID {
             guard let value = object[name]?.stringValue, let id = try? RecordID(hex: value) else { throw .badRequest("\(name) is not a record id") }
             return id
+        }
+        /// A file's bytes in `content`, base64: at most what one message carries.
+        func inlineContent() throws(BrowserHostError) -> [UInt8] {
+            guard let content = Base64.decode(try text("content", limit: (Self.maximumInlineAttachment + 2) / 3 * 4)) else {
+                throw .badRequest("content is not base64")
+            }
+            return content
         }
         /// An item of one vault (`vault`, SPEC.md §13.7).
         func reference() throws(BrowserHostError) -> VaultPageReference {
@@ -196,11 +214,12 @@ enum BrowserRequest: Equatable {
         case "attachmentGet": self = .attachmentGet(try record(), name: try text("name", limit: 1024))
         case "attachmentSave": self = .attachmentSave(try record(), name: try text("name", limit: 1024), vault: try Self.vaultName(object))
         case "attachmentAdd":
-            let encoded = try text("content", limit: (Self.maximumInlineAttachment + 2) / 3 * 4)
-            guard let content = Base64.decode(encoded) else { throw .badRequest("content is not base64") }
+            let content: AttachmentContent = object["upload"] == nil ? .inline(try inlineContent()) : .upload(try text("upload", limit: 64))
             let mediaType = object["mediaType"].flatMap(\.stringValue).flatMap { $0.isEmpty ? nil : $0 } ?? Attachment.defaultMediaType
             self = .attachmentAdd(
                 try record(), name: try text("name", limit: 1024), mediaType: mediaType, content: content, vault: try Self.vaultName(object))
+        case "attachmentPart":
+            self = .attachmentPart(upload: object["upload"] == nil ? nil : try text("upload", limit: 64), content: try inlineContent())
         case "generate":
             let length = object["length"].map { $0.int64Value.map(Int.init) } ?? 20
             guard let length, (8...128).contains(length) else { throw .badRequest("length must be 8 to 128") }

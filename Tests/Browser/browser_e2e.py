@@ -1249,6 +1249,14 @@ def main():
         check(vp.wait(message + ".startsWith('Saved as ')"), f"the attachment was not saved: {vp.evaluate(message)}")
         saved = vp.evaluate(message)[len("Saved as "):]
         check(saved.endswith("/Downloads/receipt.txt") and open(saved).read() == "paid in full\n", f"the saved file differs: {saved}")
+        # A file over what one message carries (512 KiB) goes in parts and arrives whole.
+        scan = os.urandom(2 * 1024 * 1024 + 12345)
+        with open(h.root + "/scan.bin", "wb") as f:
+            f.write(scan)
+        vp.choose_file("#add-attachment", h.root + "/scan.bin")
+        check(vp.wait(message + " === 'Added scan.bin.'", timeout=20), f"the large file was not added: {vp.evaluate(message)}")
+        code, _, err = h.coffer("attachment", "get", "Vault secret", "scan.bin", "-o", h.root + "/scan.out")
+        check(code == 0 and open(h.root + "/scan.out", "rb").read() == scan, f"the large file differs in coffer: {err}")
 
         # Delete, through the page's own confirmation.
         search(vp, "Vault note")
@@ -1284,7 +1292,7 @@ def main():
         is refused by the service worker; the host is never asked."""
         tab = h.browser.new_page("https://login.example.com/login.html")
         before = len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")])
-        answers = content_script_evaluate(tab, "Promise.all(['vaultItems', 'vaultItem', 'vaultSave', 'vaultDelete', 'vaultCode', 'vaultAudit', 'attachmentAdd', 'attachmentSave', 'unlock']"
+        answers = content_script_evaluate(tab, "Promise.all(['vaultItems', 'vaultItem', 'vaultSave', 'vaultDelete', 'vaultCode', 'vaultAudit', 'attachmentAdd', 'attachmentPart', 'attachmentSave', 'unlock']"
                                                ".map((type) => chrome.runtime.sendMessage({type, recordIdentifier: '00', item: {kind: 'note'}})))")
         check(answers and all(a.get("ok") is False and a["error"]["code"] == "forbidden" for a in answers), f"a content script was answered: {answers}")
         check(len([f for f in h.frames("in") if str(f.get("type", "")).startswith("vault")]) == before, "the host was asked")

@@ -432,6 +432,49 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(try vault.record(withID: id).attachments.map(\.name), ["codes.txt", "big.bin", "note.txt"], "nothing written on a refusal")
     }
 
+    /// A file over 512 KiB comes from the page in parts (SPEC.md §13.3): the add names the
+    /// upload, which is used once; a part or an add naming another upload is `notFound`; a new
+    /// upload lets the pending one go; past the limit the upload is dropped. Nothing is written
+    /// but by an add that succeeds.
+    func testALargerFileIsAddedFromParts() throws {
+        try vault.unlock(masterPassword: SecureBytes(copying: Array(Self.master.utf8)))
+        let id = try XCTUnwrap(try vault.allRecords().first { $0.user == "alice" }?.id)
+        let file = (0..<(BrowserRequest.maximumInlineAttachment * 2 + 1000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        let parts = stride(from: 0, to: file.count, by: BrowserRequest.maximumInlineAttachment)
+            .map { Array(file[$0..<min($0 + BrowserRequest.maximumInlineAttachment, file.count)]) }
+        func part(_ bytes: [UInt8], _ upload: String?) -> JSONObject {
+            var request: JSONObject = ["id": 1, "type": "attachmentPart", "content": .string(Base64.encode(bytes))]
+            if let upload { request["upload"] = .string(upload) }
+            return ask(request)
+        }
+        let first = part(parts[0], nil)
+        let upload = try XCTUnwrap(first["upload"]?.stringValue, "\(first)")
+        for bytes in parts.dropFirst() { XCTAssertEqual(part(bytes, upload)["upload"]?.stringValue, upload) }
+        XCTAssertEqual(error(part([1], "another")), "notFound")
+        let revision = try vault.record(withID: id).revision
+        func add(_ name: String, _ upload: String) -> JSONObject {
+            ask(["id": 2, "type": "attachmentAdd", "recordIdentifier": .string(id.hex), "name": .string(name), "upload": .string(upload)])
+        }
+        try pinentryAnswers([Self.master])
+        let added = add("scan.pdf", upload)
+        XCTAssertEqual(added["size"], .integer(Int64(file.count)), "\(added)")
+        var read: [UInt8] = []
+        try vault.readAttachment(named: "scan.pdf", of: id) { read += $0 }
+        XCTAssertEqual(read, file, "the parts, in order")
+        XCTAssertEqual(try vault.record(withID: id).revision, revision + 1, "one revision for the whole file")
+        XCTAssertEqual(error(add("again.pdf", upload)), "notFound", "an upload is added once")
+
+        // A new upload lets a pending one go; past the limit, the upload is dropped.
+        let pending = try XCTUnwrap(part([1, 2, 3], nil)["upload"]?.stringValue)
+        let next = try XCTUnwrap(part([4], nil)["upload"]?.stringValue)
+        XCTAssertNotEqual(pending, next)
+        XCTAssertEqual(error(add("old.bin", pending)), "notFound")
+        host.uploadLimit = 1000
+        XCTAssertEqual(error(part([UInt8](repeating: 0, count: 1000), next)), "invalid")
+        XCTAssertEqual(error(add("over.bin", next)), "notFound", "an upload over the limit is dropped")
+        XCTAssertEqual(try vault.record(withID: id).attachments.map(\.name), ["scan.pdf"], "nothing else written")
+    }
+
     func unlockBySession() throws {
         let owner = try Vault.open(vault.container, configuration: vault.configuration)
         try owner.unlock(masterPassword: SecureBytes(copying: Array(Self.master.utf8)))
