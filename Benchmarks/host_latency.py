@@ -4,7 +4,7 @@
 request to the read of its answer; then the vault page's (SPEC.md §13.7): its first list (the
 page opening: the host builds its table), a page of 100 rows, a search keystroke, one item; and,
 when a `coffer` sits beside HOST, the list 1.5 s after a `coffer edit` of the vault (the host builds
-its table again between requests, SPEC.md §13.7). Prints JSON with the medians in ms (the first
+its table again between requests, SPEC.md §13.7) and a 10 MiB file added in parts. Prints JSON with the medians in ms (the first
 list and the one after the edit: once).
 
     host_latency.py HOST ORIGIN [N]      (COFFER_CONTAINER etc. from the environment)"""
@@ -56,6 +56,19 @@ if os.access(coffer, os.X_OK) and subprocess.run(edit, capture_output=True, stdi
     started = time.perf_counter()
     assert ask({"id": -3, "type": "vaultItems", "limit": 100}).get("ok")
     result["vaultAfterEditMs"] = round((time.perf_counter() - started) * 1000, 3)
+    # A 10 MiB file the page adds: 20 parts of 512 KiB, then the add that seals it (SPEC.md §13.3).
+    import base64
+    part, upload = base64.b64encode(os.urandom(512 * 1024)).decode(), None
+    started = time.perf_counter()
+    for index in range(20):
+        answer = ask({"id": -10 - index, "type": "attachmentPart", "content": part, **({"upload": upload} if upload else {})})
+        assert answer.get("ok"), answer
+        upload = answer["upload"]
+    name = f"benchmark-{time.time_ns()}.bin"
+    added = ask({"id": -4, "type": "attachmentAdd", "recordIdentifier": first["items"][0]["recordIdentifier"], "name": name, "upload": upload})
+    result["vaultAddFileMs"] = round((time.perf_counter() - started) * 1000, 3)
+    assert added.get("ok"), added
+    subprocess.run([coffer, "attachment", "rm", first["items"][0]["recordIdentifier"], name], capture_output=True, stdin=subprocess.DEVNULL)
 process.stdin.close()
 process.wait()
 print(json.dumps(result))
