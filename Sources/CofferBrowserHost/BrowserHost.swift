@@ -39,6 +39,10 @@ public final class BrowserHost {
     var indexWatch: (directories: [String], watch: DirectoryWatch)?
     /// Whether the host has built one's own table at its first pause (or found it could not).
     var preparedFirstTable = false
+    /// When the page last asked for a table (or the first pause built one); kept tables are
+    /// let go `pageTablesKept` later, and built again when the page next asks.
+    var pageTablesUsed = ContinuousClock.now
+    var pageTablesKept: Duration = .seconds(600)
     /// The file the vault page is sending in parts (`attachmentPart`), until its `attachmentAdd`:
     /// one at a time, in memory only (never on a disk unsealed).
     var upload: AttachmentUpload?

@@ -58,6 +58,36 @@ extension BrowserHostTests {
         XCTAssertEqual(pinentryPrompts, 0)
     }
 
+    /// The host runs as long as the browser: tables the page has not asked for in a while are
+    /// let go and their index no longer watched, so the host sleeps; the next request builds
+    /// the table again.
+    func testTablesThePageNoLongerAsksForAreLetGo() throws {
+        XCTAssertEqual(ask(["type": "vaultItems"])["total"], 3)
+        host.pageTablesKept = .milliseconds(300)
+        var pipe: [Int32] = [0, 0]
+        XCTAssertEqual(Glibc.pipe(&pipe), 0)
+        // A request comes after 5 s at the latest, so that a host that kept its tables returns.
+        let returned = DispatchSemaphore(value: 0), written = DispatchSemaphore(value: 0), writeEnd = pipe[1]
+        DispatchQueue.global().async {
+            _ = returned.wait(timeout: .now() + 5)
+            _ = write(writeEnd, "x", 1)
+            written.signal()
+        }
+        let started = ContinuousClock.now
+        host.waitForRequest(on: pipe[0])
+        let waited = ContinuousClock.now - started
+        returned.signal()
+        written.wait()
+        close(pipe[0])
+        close(pipe[1])
+        XCTAssertLessThan(waited, .seconds(4), "the host waited for the request instead")
+        XCTAssertTrue(host.pageTables.isEmpty)
+        XCTAssertNil(host.indexWatch, "a commit no longer wakes the host")
+        XCTAssertEqual(ask(["type": "vaultItems"])["total"], 3, "built again when the page asks")
+        XCTAssertNotNil(host.pageTables[""])
+        XCTAssertNotNil(host.indexWatch)
+    }
+
     /// Tags and dates come from the index (layout 4), so the list filters by tag and sorts by
     /// last modified while locked, as it searches by name — and follows an edit made elsewhere.
     func testTheVaultPageFiltersByTagAndSortsByLastModifiedWhileLocked() throws {

@@ -189,25 +189,40 @@ extension BrowserHost {
     /// builds one's own vault's table (names only, never unlocking), so the vault page opened
     /// later finds it ready; after that, when a vault whose table it keeps has committed (its
     /// index manifest written, seen through inotify) and then been quiet for 250 ms, it builds
-    /// that table again. While nothing is written it sleeps: no timer wakes it.
+    /// that table again. Tables the page has not asked for in `pageTablesKept` are let go (the
+    /// host runs as long as the browser: at a million items a table is about 150 MB). While
+    /// nothing is written and no table is kept it sleeps: no timer wakes it.
     func waitForRequest(on fd: Int32) {
         if !preparedFirstTable && !Descriptor.waitReadable(fd, milliseconds: Self.firstTablePause) {
             preparedFirstTable = true
             if let personal = try? session.openVaultWithoutUse() { _ = try? pageTable(of: personal, named: "", unlocking: false) }
+            pageTablesUsed = .now
         }
         var committed = false
         while let watch = indexWatch?.watch {
+            let keptFor = Self.milliseconds(pageTablesUsed + pageTablesKept - .now)
+            if keptFor <= 0 {
+                pageTables = [:]
+                indexWatch = nil  // its descriptor closed: a commit no longer wakes the host
+                return
+            }
             // After a commit, the tables are built once the vault has been quiet for a moment:
             // a script's thousand adds or a sync's run of commits is one rebuild, not a thousand.
-            let ready = Descriptor.waitReadable([fd, watch.fd], milliseconds: committed ? Self.quietAfterCommit : -1)
+            let ready = Descriptor.waitReadable([fd, watch.fd], milliseconds: committed ? min(Self.quietAfterCommit, keptFor) : keptFor)
             if ready[0] { return }
             if ready[1] {
                 if watch.drain().contains(IdentityIndex.manifestName) { committed = true }
-            } else {
+            } else if committed && pageTablesUsed + pageTablesKept > .now {
                 committed = false
                 refreshPageTables()
             }
         }
+    }
+
+    /// A duration as whole milliseconds for `poll`, at least 0 and at most a day.
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        return Int32(clamping: max(0, min(86_400_000, seconds * 1000 + attoseconds / 1_000_000_000_000_000)))
     }
 
     /// Builds again, between requests, each kept page table whose vault changed since (an
@@ -230,6 +245,7 @@ extension BrowserHost {
     /// names may not be read now: locked, suggestions off on this device, and no session to
     /// unlock it from (or `unlocking` false: the work between requests never unlocks).
     private func pageTable(of vault: Vault, named name: String, unlocking: Bool = true) throws -> VaultPageTable? {
+        if unlocking { pageTablesUsed = .now }  // the page asked: its tables are kept a while longer
         let store = vault.identityStore
         if !store.state.isEnabled && !vault.isUnlocked && !(unlocking && session.unlockFromSession(vault, asUse: false)) { return nil }
         let token = try store.changeToken()
