@@ -100,12 +100,13 @@ struct ImportCommand: Command {
                 }
                 let progress = ProgressLine(io: context.io, label: "importing", enabled: !context.wantsJSON)
                 defer { progress.finish() }
-                let records = try vault.add(items.lazy.map(\.draft), progress: { done, total in progress.update(done, of: total) }, isInterrupted: isInterrupted)
+                let ids = try vault.addReturningIdentifiers(
+                    items.lazy.map(\.draft), progress: { done, total in progress.update(done, of: total) }, isInterrupted: isInterrupted)
                 // The items' files, each sealed as it is attached (SPEC.md §6.7).
-                for (record, item) in zip(records, items) {
+                for (id, item) in zip(ids, items) {
                     for file in item.attachments {
                         var offset = 0
-                        try vault.attach(name: file.name, mediaType: file.mediaType, to: record.id, limit: UInt64.max) { buffer in
+                        try vault.attach(name: file.name, mediaType: file.mediaType, to: id, limit: UInt64.max) { buffer in
                             let count = min(buffer.count, file.content.count - offset)
                             buffer.copyBytes(from: file.content[offset..<offset + count])
                             offset += count

@@ -161,8 +161,8 @@ extension Vault {
         try add([draft])[0]
     }
 
-    /// Adds many records in one transaction and one index commit (the import path): all of
-    /// them or, on an error, none.
+    /// Adds many records in one transaction and one index commit: all of them or, on an error,
+    /// none.
     /// - Parameter drafts: any collection, so that an import can pass its items' drafts lazily:
     ///   a draft is 752 bytes inline, and a million of them copied into an array held 0.75 GB.
     /// - Parameter progress: called with (done, total) while sealing, for a progress line.
@@ -173,35 +173,71 @@ extension Vault {
     public func add<Drafts: Collection<RecordDraft>>(
         _ drafts: Drafts, progress: ((Int, Int) -> Void)? = nil, isInterrupted: (() -> Bool)? = nil
     ) throws(VaultError) -> [Record] {
+        var records: [Record] = []
+        records.reserveCapacity(drafts.count)
+        _ = try insert(drafts, progress: progress, isInterrupted: isInterrupted) { records.append($0) }
+        return records
+    }
+
+    /// `add(_:progress:isInterrupted:)` for an import of any size: each record is made, sealed
+    /// and let go a batch at a time, and only the new records' ids come back (a record is 776
+    /// bytes inline: a million of them held 0.75 GB until the commit).
+    @discardableResult
+    public func addReturningIdentifiers<Drafts: Collection<RecordDraft>>(
+        _ drafts: Drafts, progress: ((Int, Int) -> Void)? = nil, isInterrupted: (() -> Bool)? = nil
+    ) throws(VaultError) -> [RecordID] {
+        try insert(drafts, progress: progress, isInterrupted: isInterrupted) { _ in }
+    }
+
+    /// Both adds: every draft checked before anything is written, then the records made and
+    /// sealed `batchLength` at a time (each handed to `each`), then one commit.
+    private func insert<Drafts: Collection<RecordDraft>>(
+        _ drafts: Drafts, progress: ((Int, Int) -> Void)?, isInterrupted: (() -> Bool)?, each: (Record) -> Void
+    ) throws(VaultError) -> [RecordID] {
         let keys = try keys()
         let now = RecordCoding.wholeSeconds(Date())
-        var records: [Record] = []
-        records.reserveCapacity(drafts.count)  // grown by doubling, a million records held twice for a moment
+        var ids: [RecordID] = []
+        ids.reserveCapacity(drafts.count)
         for draft in drafts {
             try Self.validate(draft)
-            let id = try mappingErrors(file: "record id") { try RecordID.random() }
-            records.append(Record(
-                id: id, serviceIdentifiers: draft.serviceIdentifiers, user: draft.user, password: draft.password,
-                notes: draft.notes, fields: draft.fields, created: draft.created.map(RecordCoding.wholeSeconds) ?? now,
-                modified: (draft.modified ?? draft.created).map(RecordCoding.wholeSeconds) ?? now, revision: 1, matchMode: draft.matchMode,
-                name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
-                passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory)), passkey: draft.passkey,
-                secretService: draft.secretService, card: draft.content.card.flatMap { $0.isEmpty ? nil : $0 },
-                identity: draft.content.identity.flatMap { $0.isEmpty ? nil : $0 }, passwordReportedUnused: draft.passwordReportedUnused))
+            ids.append(try mappingErrors(file: "record id") { try RecordID.random() })
         }
-        try writeTransaction { opened throws in
-            progress?(0, records.count)
+        let batchLength = 4096
+        return try writeTransaction { opened throws in
+            progress?(0, ids.count)
+            var changes: [RecordChange] = []
+            changes.reserveCapacity(ids.count)
+            var batch: [Record] = []
             // Sealing (JSON, padding, AEAD) is a tenth of a large import: every core shares it.
-            let sealed = try concurrentMap(records.count) { index in
-                try RecordSealing.seal(records[index], vaultID: vaultID, key: keys.recordKey)
+            func sealBatch() throws {
+                let sealed = try concurrentMap(batch.count) { index in try RecordSealing.seal(batch[index], vaultID: vaultID, key: keys.recordKey) }
+                for (record, bytes) in zip(batch, sealed) {
+                    changes.append(RecordChange(id: record.id, sealed: bytes, revision: 1, entries: Self.indexEntries(of: record)))
+                    each(record)
+                }
+                batch.removeAll(keepingCapacity: true)
+                progress?(changes.count, ids.count)
             }
-            let changes = zip(records, sealed).map { record, bytes in
-                RecordChange(id: record.id, sealed: bytes, revision: 1, entries: Self.indexEntries(of: record))
+            for (draft, id) in zip(drafts, ids) {
+                batch.append(Self.newRecord(draft, id: id, now: now))
+                if batch.count == batchLength { try sealBatch() }
             }
-            progress?(records.count, records.count)
+            try sealBatch()
             try commit(changes, in: opened, undoAddsOnFailure: true, isInterrupted: isInterrupted)
+            return ids
         }
-        return records
+    }
+
+    /// The record `draft` makes, as it is first stored.
+    private static func newRecord(_ draft: RecordDraft, id: RecordID, now: Date) -> Record {
+        Record(
+            id: id, serviceIdentifiers: draft.serviceIdentifiers, user: draft.user, password: draft.password,
+            notes: draft.notes, fields: draft.fields, created: draft.created.map(RecordCoding.wholeSeconds) ?? now,
+            modified: (draft.modified ?? draft.created).map(RecordCoding.wholeSeconds) ?? now, revision: 1, matchMode: draft.matchMode,
+            name: draft.name, kind: draft.kind, tags: draft.tags, otp: draft.otp,
+            passwordHistory: Array(draft.passwordHistory.prefix(Record.maximumPasswordHistory)), passkey: draft.passkey,
+            secretService: draft.secretService, card: draft.content.card.flatMap { $0.isEmpty ? nil : $0 },
+            identity: draft.content.identity.flatMap { $0.isEmpty ? nil : $0 }, passwordReportedUnused: draft.passwordReportedUnused)
     }
 
     /// Reads a record, lets `change` edit it, and writes it back with revision + 1, all under the

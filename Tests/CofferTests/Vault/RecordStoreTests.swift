@@ -37,6 +37,27 @@ final class RecordStoreTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: vault.container.recordsDirectory + "/" + shard + "/" + record.id.hex))
     }
 
+    /// Many drafts at once, past one batch of sealing: every id comes back in the drafts' order,
+    /// with its record as `add` returns it; a bad draft anywhere, even the last, writes nothing.
+    func testManyDraftsAreAddedInOrderAcrossBatches() throws {
+        let vault = try Fixture.vault()
+        let drafts = (0..<4100).map { Fixture.draft("site\($0).example", user: "user\($0)") }
+        var reported: [Int] = []
+        let ids = try vault.addReturningIdentifiers(drafts.lazy.map { $0 }, progress: { done, _ in reported.append(done) })
+        XCTAssertEqual(ids.count, 4100)
+        XCTAssertEqual(Set(ids).count, 4100)
+        XCTAssertEqual(reported, [0, 4096, 4100], "progress after each batch")
+        for position in [0, 4095, 4096, 4099] {
+            XCTAssertEqual(try vault.record(withID: ids[position]).user, "user\(position)")
+        }
+        let records = try vault.add(drafts.prefix(3))
+        XCTAssertEqual(records.map(\.user), ["user0", "user1", "user2"])
+        XCTAssertEqual(try vault.record(withID: records[2].id), records[2])
+        let bad = drafts.prefix(4099) + [Fixture.draft("a\0b")]
+        XCTAssertThrows(try vault.addReturningIdentifiers(bad)) { if case VaultError.invalidInput = $0 { return true }; return false }
+        XCTAssertEqual(try vault.recordIDs().count, 4103, "nothing of the refused batch written")
+    }
+
     func testInvalidDraftsAreRefusedAndWriteNothing() throws {
         let vault = try Fixture.vault()
         for draft in [
