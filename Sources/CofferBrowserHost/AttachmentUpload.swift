@@ -12,6 +12,19 @@ struct AttachmentUpload {
     /// As large as `coffer attach` takes by default.
     static let maximumSize = Int(Vault.defaultAttachmentLimit)
 
+    /// Appends a part. When the bytes need more room they move to a buffer twice as large and
+    /// the old one is overwritten: no copy of the file is left behind in freed memory.
+    mutating func append(_ part: [UInt8]) {
+        if bytes.capacity < bytes.count + part.count {
+            var grown: [UInt8] = []
+            grown.reserveCapacity(max(bytes.count + part.count, bytes.capacity * 2))
+            grown += bytes
+            Self.erase(&bytes)
+            bytes = grown
+        }
+        bytes += part
+    }
+
     /// Overwrites a file's bytes in place before they are let go (they may be a secret document).
     static func erase(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
@@ -35,7 +48,7 @@ extension BrowserHost {
             upload = nil
             throw BrowserHostError.invalid(member: "content", "a file added from the page is at most \(uploadLimit >> 20) MiB")
         }
-        upload!.bytes += content
+        upload!.append(content)
         return ["upload": .string(upload!.name), "size": .integer(Int64(upload!.bytes.count))]
     }
 

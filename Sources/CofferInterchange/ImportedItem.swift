@@ -90,10 +90,10 @@ extension ImportedItem {
     /// Applies SPEC.md §12's duplicate rule: an item equal in every member to a stored one (or
     /// to one earlier in the source) is skipped and counted; items that only share their first
     /// service and user are all kept and named as possible duplicates.
-    /// In place: the import's million items are held once. What has been
-    /// seen is found by each draft's hash and position, not kept in a set of drafts: a draft is
-    /// a large value (its card, identity and passkey members are inline), and a set of a million
-    /// of them, with the items kept beside it, held more than 2 GB.
+    /// In place, so that an import's million items are held once. What has been seen is found
+    /// by each draft's hash and position, not kept in a set of drafts: a draft is a large value
+    /// (its card, identity and passkey members are inline), and a set of a million of them, with
+    /// the kept items copied beside it, held more than 2 GB.
     public static func removeDuplicates(_ items: inout [ImportedItem], existing: [Record], report: inout ImportReport) {
         let stored = existing.map(RecordDraft.init)
         var firstWithHash: [Int: Int] = [:]  // a draft's hash → the position of the first seen with it
