@@ -16,6 +16,7 @@ extension BrowserHost {
     func vaultItems(_ query: VaultPageQuery, in personal: Vault) throws -> JSONObject {
         var matched: [(vault: String?, table: VaultPageTable, rows: [Int])] = []
         var namesLocked = false
+        pageTablesUsed = .now  // the page asked: its tables are kept a while longer
         let teams = teams(of: personal)
         for (name, vault) in [(String?.none, personal)] + teams.map({ (String?.some($0.name), $0.vault) }) {
             if let wanted = query.vault, wanted != (name ?? "") { continue }
@@ -212,7 +213,7 @@ extension BrowserHost {
             if ready[0] { return }
             if ready[1] {
                 if watch.drain().contains(IdentityIndex.manifestName) { committed = true }
-            } else if committed && pageTablesUsed + pageTablesKept > .now {
+            } else if committed {
                 committed = false
                 refreshPageTables()
             }
@@ -245,7 +246,6 @@ extension BrowserHost {
     /// names may not be read now: locked, suggestions off on this device, and no session to
     /// unlock it from (or `unlocking` false: the work between requests never unlocks).
     private func pageTable(of vault: Vault, named name: String, unlocking: Bool = true) throws -> VaultPageTable? {
-        if unlocking { pageTablesUsed = .now }  // the page asked: its tables are kept a while longer
         let store = vault.identityStore
         if !store.state.isEnabled && !vault.isUnlocked && !(unlocking && session.unlockFromSession(vault, asUse: false)) { return nil }
         let token = try store.changeToken()
