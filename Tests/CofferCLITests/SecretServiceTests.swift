@@ -238,10 +238,17 @@ final class SecretServiceTests: XCTestCase {
         let output = Pipe()
         listener.standardOutput = output
         try listener.run()
-        usleep(500_000)
+        // Lock only once the listener's match rule is in place: its Python start alone can take
+        // longer than any fixed pause on a busy machine, and a signal sent before it is lost.
+        var seen = ""
+        while !seen.contains("listening\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
         XCTAssertEqual(try coffer(["lock"]).code, 0)
         listener.waitUntilExit()
-        let seen = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(seen.contains("PropertiesChanged /org/freedesktop/secrets/collection/login"), seen)
         XCTAssertTrue(seen.contains("CollectionChanged /org/freedesktop/secrets"), seen)
     }
