@@ -250,7 +250,10 @@ extension BrowserHost {
         if !store.state.isEnabled && !vault.isUnlocked && !(unlocking && session.unlockFromSession(vault, asUse: false)) { return nil }
         let token = try store.changeToken()
         if let kept = pageTables[name], token != nil, kept.token == token { return kept }
-        let table = VaultPageTable(try store.identityListing(order: .service), token: token)
+        // The page filters by tag and sorts by date: an index an older Coffer wrote files
+        // neither, and is rewritten first while the vault key is at hand (SPEC.md §7.3).
+        if vault.isUnlocked { _ = try? vault.indexFilesItemDetails() }
+        let table = VaultPageTable(try store.identityListing(order: .service), token: try store.changeToken())
         pageTables[name] = table
         watchIndex(of: vault)
         return table

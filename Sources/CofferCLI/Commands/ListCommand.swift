@@ -21,7 +21,8 @@ struct ListCommand: Command {
         for scripts and launchers: {service}, {user}, {name}, {id}, {kind}, {type} and {path}
         (SERVICE/USER, as ENTRY reads it), with \\t and \\n; a line that comes out empty is left
         out. --tag TAG keeps the items that carry TAG, compared exactly (as the browser's vault
-        page filters). Works while the vault is locked when the identity store is enabled on
+        page filters); from an index an older Coffer wrote, which files no tags, it first asks
+        for the password, whose unlock files them. Works while the vault is locked when the identity store is enabled on
         this device (as iOS's QuickType bar does; the index holds each item's tags too);
         otherwise the master password is needed.
         """
@@ -39,18 +40,20 @@ struct ListCommand: Command {
         guard let service = operands.first else {
             // --format is for scripts, which sort as they need: best first, as a host sees it.
             let order: IdentityListing.Order = context.arguments.has("format") ? .suggestion : .service
-            let listing = try context.identityListing(order: order)
-            context.printIdentities(tagged(listing, context), teams: tagged(context.teamListings { try $0.identityListing(order: order) }, context))
+            let listing = try context.readingStore { store in try tagged(store, context, asking: true) { try store.identityListing(order: order) } }
+            let teams = context.teamListings { store in try tagged(store, context, asking: false) { try store.identityListing(order: order) } }
+            context.printIdentities(listing, teams: teams)
             return .success
         }
         // Then the logins of sites that share their accounts with it (SPEC.md §8.1.1).
         let sharing = try? WebQuirks.installed(environment: context.io.environment)?.sharedCredentials()
-        let listing = tagged(try context.readingStore {
-            try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)], minimumLevel: .sharedCredential, sharing: sharing)
-        }, context)
-        let teams = tagged(context.teamListings {
-            try $0.identityListing(for: [CredentialServiceIdentifier(parsing: service)], minimumLevel: .sharedCredential, sharing: sharing)
-        }, context)
+        let request = [CredentialServiceIdentifier(parsing: service)]
+        let listing = try context.readingStore { store in
+            try tagged(store, context, asking: true) { try store.identityListing(for: request, minimumLevel: .sharedCredential, sharing: sharing) }
+        }
+        let teams = context.teamListings { store in
+            try tagged(store, context, asking: false) { try store.identityListing(for: request, minimumLevel: .sharedCredential, sharing: sharing) }
+        }
         if listing.count == 0 && teams.allSatisfy({ $0.listing.count == 0 }) && !context.wantsJSON {
             throw CLIError("no credential for \(service)", code: .noInput)
         }
@@ -70,14 +73,28 @@ struct ListCommand: Command {
         return .success
     }
 
-    /// The rows of items that carry `--tag`'s TAG (all when it is not given).
-    private static func tagged(_ listing: IdentityListing, _ context: CommandContext) -> IdentityListing {
+    /// `list`'s rows of `store`, only those of items that carry `--tag`'s TAG when it is given.
+    ///
+    /// The tags are those the index files (layout 4, SPEC.md §7.3). An index an older Coffer
+    /// wrote files none until the vault key rewrites it: rewritten first when the vault is
+    /// unlocked, after the password is asked for when it is not (`asking`: one's own vault; a
+    /// team's is left out with the reason), never an empty list that reads as an answer.
+    private static func tagged(
+        _ store: CredentialIdentityStore, _ context: CommandContext, asking: Bool, _ list: () throws -> IdentityListing
+    ) throws -> IdentityListing {
+        let listing = try list()  // a store disabled on this device throws here, before any question
         guard let tag = context.arguments.value("tag") else { return listing }
+        let unfiled = CLIError(
+            "the index of \(store.vault.container.path) was written by an older Coffer and files no tags yet",
+            hint: "run 'coffer unlock' once: the password unlock files them", code: .temporaryFailure)
+        var filtered = listing
+        if try !store.vault.indexFilesItemDetails() {
+            guard asking else { throw unfiled }
+            do { try context.unlock(store.vault) } catch VaultError.locked { throw unfiled }
+            guard try store.vault.indexFilesItemDetails() else { throw unfiled }
+            filtered = try list()
+        }
         let bytes = Array(tag.utf8)
-        return listing.filter { listing.carries($0, tag: bytes) }
-    }
-
-    private static func tagged(_ teams: [(name: String, listing: IdentityListing)], _ context: CommandContext) -> [(name: String, listing: IdentityListing)] {
-        teams.map { ($0.name, tagged($0.listing, context)) }
+        return filtered.filter { filtered.carries($0, tag: bytes) }
     }
 }

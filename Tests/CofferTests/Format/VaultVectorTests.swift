@@ -315,6 +315,30 @@ final class IndexLayoutMigrationTests: XCTestCase {
     }
 }
 
+extension IndexLayoutMigrationTests {
+    /// A reader that lists by tag or date asks first (`indexFilesItemDetails`): locked, a
+    /// layout-3 index says no and stays as it is; with the vault key (a session, not a password
+    /// unlock) it is rewritten then and there, and says yes.
+    func testAReaderAsksWhetherTheIndexFilesTagsAndTheVaultKeyFilesThem() throws {
+        let vector = try VectorFile.load("vault-layout3/vault.vector")
+        let container = try VaultVectorTests.privateCopy(of: "vault-layout3")
+        let vault = try Vault.open(container, configuration: Fixture.configuration())
+        try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))
+        try vault.identityStore.enable()
+        vault.lock()
+        XCTAssertFalse(try vault.indexFilesItemDetails())
+        XCTAssertEqual(try manifestVersionByte(container), 3, "locked: nothing written")
+        try vault.unlock(vaultKey: SecureBytes(copying: vector.hex("vault_key")))
+        XCTAssertEqual(try manifestVersionByte(container), 3, "a session's unlock migrates nothing by itself")
+        XCTAssertTrue(try vault.indexFilesItemDetails())
+        XCTAssertEqual(try manifestVersionByte(container), 4)
+        let listing = try vault.identityStore.identityListing()
+        XCTAssertEqual(listing.rows.filter { listing.carries($0, tag: Array("work".utf8)) }.map { $0.recordID.hex }.uniqued(by: ==),
+                       [vector.string("record1_id")])
+        XCTAssertTrue(vault.verify().isClean)
+    }
+}
+
 final class VaultHeaderTests: XCTestCase {
     func header() throws -> VaultHeader {
         try VaultHeader.decode(try VectorFile.load("vault/vault.vector").hex("header"), policy: .relaxedForTesting)

@@ -235,6 +235,15 @@ extension Vault {
         try? migrateIndexLayout()
     }
 
+    /// Whether the index files each item's tags and date (layout 4, SPEC.md §7.3), which a
+    /// listing by tag or by date reads. An index an older Coffer wrote files neither until a
+    /// write or a password unlock rewrites it; with the vault key at hand it is rewritten here
+    /// first, so a reader never takes "no tags filed" for "no item carries the tag".
+    public func indexFilesItemDetails() throws(VaultError) -> Bool {
+        if isUnlocked { try migrateIndexLayout() }
+        return try readingIndex { _, manifest in manifest.layout.hasDetails }
+    }
+
     /// Rewrites an index of an older layout as the current one (SPEC.md §7.3) in one commit, if
     /// it is one; any write does the same on its way. Layout 3 to 4 reads every record, so
     /// it needs the vault unlocked; from 1 or 2 to 3 needs only the index key.
