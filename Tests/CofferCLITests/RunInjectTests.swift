@@ -77,11 +77,15 @@ final class RunInjectTests: XCTestCase {
     }
 
     func testRunForwardsSignalsSentToIt() throws {
+        // The child says when its trap is set (a signal before that would end it unforwarded
+        // as far as the test can tell: no fixed pause is long enough on a busy machine).
+        let ready = home + "/trap-set"
         let result = try coffer(
-            ["run", "--env", "T=coffer://github.com/alice", "--password-stdin", "--", "sh", "-c", "trap 'exit 42' TERM; sleep 3 >/dev/null 2>&1 & wait"],
+            ["run", "--env", "T=coffer://github.com/alice", "--password-stdin", "--", "sh", "-c",
+             "trap 'exit 42' TERM; : > \"$1\"; sleep 3 >/dev/null 2>&1 & wait", "sh", ready],
             stdin: master + "\n",
             started: { process in
-                usleep(600_000)
+                for _ in 0..<1000 where !FileManager.default.fileExists(atPath: ready) { usleep(10_000) }
                 kill(process.processIdentifier, SIGTERM)
             })
         XCTAssertEqual(result.code, 42, "the child got SIGTERM and its status came back: " + result.stderr)
