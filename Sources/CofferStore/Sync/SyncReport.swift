@@ -47,6 +47,16 @@ public struct SyncCounts: Sendable, Equatable {
     public var deleted = 0
 
     public var total: Int { added + updated + deleted }
+
+    /// Counts `change` when it is a record's.
+    mutating func count(_ change: TreeChange) {
+        guard case .record = SyncedPath(change.path) else { return }
+        switch (change.oldObject, change.newObject) {
+        case (nil, _?): added += 1
+        case (_?, nil): deleted += 1
+        default: updated += 1
+        }
+    }
 }
 
 /// What the remote's history did since this device's last sync.

@@ -83,19 +83,31 @@ extension SyncSession {
         let listed = changed.filter { $0 >= 256 }.map { SyncBaseline.directoryPath($0) }
         let committed = listed.isEmpty ? [:] : try git.objects(in: baseline.tree, under: listed.map { $0.parent + "/" + $0.shard })
         let tombstoneDirectories = (256..<512).filter { stamps[$0] != .absent }
-        for position in Set(changed).union(tombstoneDirectories).sorted() {
+        let positions = Set(changed).union(tombstoneDirectories).sorted()
+        // Record shards are listed and compared with their ledgers on every core: a later sync
+        // of 100 edits at a million lists some 80 shards of 3,900 files each (0.45 s on one).
+        let recordShards = positions.filter { $0 < 256 }
+        let ledgers = try recordShards.map { try ledger($0).map(\.id) }  // read in order: `ledger` keeps them
+        let compare = { [self] (position: Int) -> [RecordID]? in
+            let (parent, shard) = SyncBaseline.directoryPath(recordShards[position])
+            let names = fileNames(in: parent, shard, opened)
+            var present: [RecordID] = []
+            present.reserveCapacity(names.count)
+            for name in names {
+                guard let id = try? RecordID(hex: name) else { return nil }
+                present.append(id)
+            }
+            return Self.differences(present.sorted(), ledgers[position])
+        }
+        let strays = fileSystem.faults == nil ? try concurrentMap(recordShards.count, compare) : recordShards.indices.map(compare)
+        for ids in strays {
+            guard let ids else { return nil }
+            for id in ids { paths.insert(.record(id)) }
+        }
+        for position in positions where position >= 256 {
             let (parent, shard) = SyncBaseline.directoryPath(position)
             let names = fileNames(in: parent, shard, opened)
             switch position / 256 {
-            case 0:
-                var present: [RecordID] = []
-                present.reserveCapacity(names.count)
-                for name in names {
-                    guard let id = try? RecordID(hex: name) else { return nil }
-                    present.append(id)
-                }
-                let ledgered = try ledger(position).map(\.id)
-                for id in Set(present).symmetricDifference(ledgered) { paths.insert(.record(id)) }
             case 1:
                 for name in Set(names).union(committedNames(committed, parent, shard)) {
                     guard let id = try? RecordID(hex: name) else { return nil }
@@ -109,6 +121,24 @@ extension SyncSession {
             }
         }
         return Array(paths)
+    }
+
+    /// The ids in one of two sorted lists and not the other (files no ledger entry names, and
+    /// entries without their file).
+    static func differences(_ a: [RecordID], _ b: [RecordID]) -> [RecordID] {
+        var (i, j, found) = (0, 0, [RecordID]())
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i] < b[j]) {
+                found.append(a[i])
+                i += 1
+            } else if i == a.count || b[j] < a[i] {
+                found.append(b[j])
+                j += 1
+            } else {
+                (i, j) = (i + 1, j + 1)
+            }
+        }
+        return found
     }
 
     private func committedNames(_ objects: [String: String], _ parent: String, _ shard: String) -> Set<String> {

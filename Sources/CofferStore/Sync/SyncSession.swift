@@ -32,6 +32,8 @@ package final class SyncSession {
     /// the rounds, and a lock that fails one push is theirs.
     private var rejections: [String?] = []
     private var remoteHeadsSeen: Set<String> = []
+    /// The records the last commit checked here added, changed and removed, between its trees.
+    private var ownChanges: (from: String, to: String, counts: SyncCounts)?
     package var fileSystem: FileSystem { vault.fileSystem }
 
     init(vault: Vault, options: SyncOptions, layer: (any SyncLayer)?) throws(VaultError) {
@@ -292,7 +294,9 @@ package final class SyncSession {
         var named: [AttachmentID: (Attachment, Record)] = [:]
         var attachmentFiles: [(AttachmentID, String)] = []
         var recordFiles: [RecordID] = []  // a million paths as strings cost a first sync 100 MB
+        var counts = SyncCounts()
         let count = try git.forEachChange(from: oldTree, to: newTree) { change in
+            counts.count(change)
             guard change.newObject != nil else { return }
             let file = vault.container.path + "/" + change.path
             guard let path = SyncedPath(change.path), change.newMode == SyncedPath.fileMode else {
@@ -369,6 +373,7 @@ package final class SyncSession {
             }
             try vault.readAttachment(attachment, of: record) { _ in }
         }
+        ownChanges = (oldTree, newTree, counts)
         return count
     }
 
@@ -443,14 +448,11 @@ package final class SyncSession {
         var counts = SyncCounts()
         guard remote != head else { return counts }
         let trees = try git.trees(of: [head] + (remote.map { [$0] } ?? []))
-        try git.forEachChange(from: remote == nil ? git.emptyTree : trees[1], to: trees[0]) { change in
-            guard case .record = SyncedPath(change.path) else { return }
-            switch (change.oldObject, change.newObject) {
-            case (nil, _?): counts.added += 1
-            case (_?, nil): counts.deleted += 1
-            default: counts.updated += 1
-            }
-        }
+        let from = remote == nil ? try git.emptyTree : trees[1]
+        // This device's commit on top of the remote's: counted when it was checked (a walk of
+        // every changed tree less, a tenth of a second at a million records).
+        if let own = ownChanges, own.from == from, own.to == trees[0] { return own.counts }
+        try git.forEachChange(from: from, to: trees[0]) { counts.count($0) }
         return counts
     }
 }
