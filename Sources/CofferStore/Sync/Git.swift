@@ -594,15 +594,41 @@ package final class Git {
         return output.split(separator: 0).count
     }
 
-    /// How many of `paths` differ from git's index (changed, new or gone), looking at those
-    /// paths only: `git status` of a million files stats each one (2.3 s), this reads the index
-    /// and the few files named. Writes nothing, the index included.
-    func uncommittedFiles(among paths: [String]) throws(SyncError) -> Int {
+    /// How many of `paths` differ from `tree` (changed, new or gone), looking at those paths
+    /// only, in two git commands that read no index: the tree's objects for them (`cat-file`)
+    /// and each file's hash (`hash-object`, unfiltered, as Coffer stages it). `git status` of a
+    /// million files stats each one (2.3 s), and `add --dry-run` with the paths as pathspecs
+    /// matched each of the index's million entries against every path (2.6 s for 200 paths).
+    /// A link or directory where a file belongs counts as a change, as git's type change does.
+    /// Writes nothing.
+    func uncommittedFiles(among paths: [String], since tree: String) throws(SyncError) -> Int {
         guard !paths.isEmpty else { return 0 }
-        let output = try run(
-            ["--no-optional-locks", "add", "-A", "--dry-run", "--ignore-missing", "--pathspec-from-file=-", "--pathspec-file-nul"],
-            input: Array(paths.joined(separator: "\0").utf8) + [0]).output
-        return output.split(separator: UInt8(ascii: "\n")).count
+        var files: [String] = []  // plain files, hashed
+        var differing = 0
+        for path in paths {
+            switch (try? FileSystem.standard.userPathStatus(container + "/" + path))?.kind {
+            case .regular?: files.append(path)
+            case nil: break
+            default: differing += 1
+            }
+        }
+        let present = Set(files)
+        let committed = try run(["cat-file", "--batch-check=%(objectname)"], input: Array(paths.map { tree + ":" + $0 + "\n" }.joined().utf8),
+                                readsIndex: false).output.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let hashes = files.isEmpty ? [] : try run(["hash-object", "--no-filters", "--stdin-paths"], input: Array(files.map { $0 + "\n" }.joined().utf8),
+                                                 readsIndex: false).output.split(separator: UInt8(ascii: "\n"))
+        guard committed.count >= paths.count, hashes.count == files.count else { throw .unexpectedOutput("cat-file") }
+        var hashOf: [String: ArraySlice<UInt8>] = [:]
+        for (file, hash) in zip(files, hashes) { hashOf[file] = hash }
+        for (path, line) in zip(paths, committed) {
+            let inTree = !line.reversed().starts(with: " missing".utf8.reversed())
+            switch (inTree, present.contains(path)) {
+            case (true, true): if hashOf[path] != line { differing += 1 }
+            case (true, false), (false, true): differing += 1
+            case (false, false): break
+            }
+        }
+        return differing
     }
 
     /// Commits `a` has that `b` lacks, and the other way.

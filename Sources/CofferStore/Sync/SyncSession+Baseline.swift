@@ -16,11 +16,13 @@ extension SyncSession {
     /// How many files differ from the last commit (`sync status`), when a baseline holds: git
     /// looks only at the paths it names. `nil` without one (the caller asks `git status`).
     func uncommittedFilesFromBaseline() throws -> Int? {
-        guard let head = try git.syncRefs().head, let baseline = validBaseline(for: try git.tree(of: head)) else { return nil }
+        guard let head = try git.syncRefs().head else { return nil }
+        let tree = try git.tree(of: head)
+        guard let baseline = validBaseline(for: tree) else { return nil }
         let opened = try vault.openContainer()
         let index = try vault.identityIndex(opened)
         guard let paths = try pathsChanged(since: baseline, manifest: index.readManifest(), index: index, in: opened) else { return nil }
-        return try git.uncommittedFiles(among: paths.map(\.path))
+        return try git.uncommittedFiles(among: paths.map(\.path), since: tree)
     }
 
     /// Every path that may differ between the container and the baseline's tree; `nil` when
