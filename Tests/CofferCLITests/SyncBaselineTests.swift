@@ -75,6 +75,31 @@ final class SyncBaselineTests: SyncTestCase {
         XCTAssertEqual(try counts(), [0, 0, 0])
     }
 
+    /// `sync status` writes nothing, git's index included: a status that rewrote the index (git's
+    /// `add --dry-run` saves the stat data it refreshed) took the baseline with it, and the next
+    /// sync staged all of the container (at a million records, 5 s where 1 s was due).
+    func testSyncStatusLeavesTheBaselineForTheNextSync() throws {
+        let a = devices([])[0]
+        let ids = (0..<3).map { a.add("site\($0).example", "user\($0)", password: "p\($0)") }
+        try syncFromBaseline(a)
+        XCTAssertEqual(a.run(["rm", ids[0], "--force"]).code, 0)
+        try syncFromBaseline(a)
+        // A tombstone whose file was rewritten as it was: every tombstone is looked at, and git
+        // refreshes the stat data it holds for it.
+        let tombstone = a.container + "/tombstones/\(ids[0].prefix(2))/\(ids[0])"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: tombstone))
+        sleep(1)
+        try bytes.write(to: URL(fileURLWithPath: tombstone))
+        a.setPassword(ids[1], "changed")
+        let index = { try FileManager.default.attributesOfItem(atPath: a.container + "/.git/index")[.systemFileNumber] as? Int }
+        let before = try index()
+        let status = a.run(["sync", "status", "--json"])
+        let shown = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
+        XCTAssertEqual(shown["uncommittedFiles"] as? Int, 1, "the edit; the tombstone holds what it held")
+        XCTAssertEqual(try index(), before, "git's index is the file the baseline names")
+        try syncFromBaseline(a)
+    }
+
     func testAMergeKeepsTheBaselineAndWhatTheMergeWroteIsNotLost() throws {
         let devices = devices()
         let (a, b) = (devices[0], devices[1])
