@@ -2,8 +2,8 @@
 # A vault of SIZE logins (1,000,000 by default), whole processes (issues 33 and 58), each figure
 # beside its comparison and with its peak memory: import (and the rate at which this file system
 # creates the same number of files), fill (beside a fill of a 1,000-entry vault), list warm and
-# the first after a change, Tab completion warm and the first after a change, verify (beside
-# reading every file of the container), the first sync to a bare repository (beside `git add -A
+# the first after a change, Tab completion warm and the first after a change, an export to CSV,
+# verify (beside reading every file of the container), the first sync to a bare repository (beside `git add -A
 # && git commit && git push` of the same tree) and a later sync of 100 changed records. Each step
 # is timed in proportion to its cost (hyperfine for the fast ones, once for the slow ones).
 #
@@ -83,6 +83,7 @@ edit_some 1 10; timed list_first "$coffer" list
 completion=$(median_ms 20 "$coffer __complete entry site12345")
 timed completion_warm "$coffer" __complete entry site12345
 edit_some 1 20; timed completion_first "$coffer" __complete entry site12345
+timed export "$coffer" export --format csv --plaintext  # two passes, a records/<xx> directory at a time
 timed read_all sh -c "find '$work/million-large' -type f -print0 | xargs -0 cat"
 timed verify "$coffer" verify
 # The first sync beside git alone on a copy of the same tree.
@@ -122,6 +123,7 @@ print(json.dumps({"case": "million", "size": size,
                   "completionFirstAfterChangeSeconds": $completion_first_seconds, "completionFirstAfterChangePeakMiB": mib($completion_first_kib),
                   "verifySeconds": $verify_seconds, "verifyPeakMiB": mib($verify_kib), "readEveryFileSeconds": $read_all_seconds,
                   "verifyVsReading": round($verify_seconds / $read_all_seconds, 2),
+                  "exportCsvSeconds": $export_seconds, "exportCsvPeakMiB": mib($export_kib),
                   "firstSyncSeconds": $first_sync_seconds, "firstSyncPeakMiB": mib($first_sync_kib), "gitAddCommitPushSeconds": $git_seconds,
                   "firstSyncVsGit": round($first_sync_seconds / $git_seconds, 2),
                   "syncStatusSeconds": $sync_status_seconds, "syncStatusPeakMiB": mib($sync_status_kib),

@@ -40,12 +40,26 @@ public struct ExportResult: Sendable {
 public enum ExportError: Error, Sendable, CustomStringConvertible {
     /// The export does not read back: a defect in Coffer's own writer, never in the vault.
     case doesNotReadBack(String)
+    /// An export in parts found a part other than the one it checked (an item was changed or
+    /// removed by another process meanwhile): it stops there, and what it wrote is incomplete.
+    case changedDuringExport
 
     public var description: String {
         switch self {
         case .doesNotReadBack(let reason): "the export does not read back (\(reason)); nothing was written"
+        case .changedDuringExport: "the vault changed while it was exported; what was written is incomplete"
         }
     }
+}
+
+/// The first pass of an export in parts (`ItemExporter.checkInParts`): what the format would
+/// lose, the whole text's length, and a digest of each part, which the second pass matches.
+public struct ExportCheck: Sendable {
+    public let format: ExportFormat
+    public let leftOut: [ExportResult.LeftOut]
+    /// UTF-8 bytes of the whole export.
+    public let length: Int
+    let digests: [[UInt8]]
 }
 
 /// Writes an export and proves what it carries: the text is read back by the importer of its
@@ -68,6 +82,11 @@ public enum ItemExporter {
             text = exported.document.canonicalText
             counters = exported.passkeysLeftOut
         }
+        return ExportResult(text: text, leftOut: try readBack(text, of: records, as: format), passkeysLeftOutForTheirCounter: counters)
+    }
+
+    /// What each of `records` loses in `text`, read back by the importer of `format`.
+    private static func readBack(_ text: String, of records: [Record], as format: ExportFormat) throws -> [ExportResult.LeftOut] {
         let readBack: [ImportedItem]
         do { readBack = try ItemImporter.read(text, format: format.importFormat).items } catch {
             throw ExportError.doesNotReadBack("\(error)")
@@ -84,8 +103,73 @@ public enum ItemExporter {
             if files != returned { lost.append("attachments") }
             if !lost.isEmpty { leftOut.append(.init(title: record.title, members: lost)) }
         }
-        return ExportResult(text: text, leftOut: leftOut, passkeysLeftOutForTheirCounter: counters)
+        return leftOut
     }
+
+    // MARK: In parts
+
+    /// The formats an export in parts writes: those whose document is its items one after
+    /// another (CSV's rows after the header, JSON's array), so a part reads back on its own and
+    /// the parts joined are the document `export` writes, byte for byte. CXF nests its items
+    /// in one account and is written whole.
+    public static func writesInParts(_ format: ExportFormat) -> Bool { format != .cxf }
+
+    /// The first of an export's two passes over a vault too large to hold at once (SPEC.md §12):
+    /// each part (`records(part)`, for `parts` parts) is written and read back as `export` does,
+    /// then let go, keeping what it would lose and a digest of its text. Nothing is written.
+    public static func checkInParts(
+        _ parts: Int, as format: ExportFormat, records: (Int) throws -> [Record],
+        content: (Record, Attachment) throws -> [UInt8] = { _, _ in [] }
+    ) throws -> ExportCheck {
+        precondition(writesInParts(format))
+        var (leftOut, digests, length, written) = ([ExportResult.LeftOut](), [[UInt8]](), opening(format).utf8.count + closing(format).utf8.count, false)
+        for part in 0..<parts {
+            let records = try records(part)
+            let text = try partText(records, as: format, content: content)
+            let document = format == .csv ? (text.isEmpty ? CofferCSV.header : CofferCSV.header + "\n" + text) : "[" + text + "]"
+            leftOut += try readBack(document, of: records, as: format)
+            digests.append(try BLAKE2b.hash(Array(text.utf8)))
+            if !text.isEmpty {
+                length += text.utf8.count + (written || format == .csv ? 1 : 0)  // the separator before it
+                written = true
+            }
+        }
+        return ExportCheck(format: format, leftOut: leftOut, length: length, digests: digests)
+    }
+
+    /// The second pass: each part written again and handed to `write` only when its text is the
+    /// one the first pass checked (its digest); a part that differs (an item changed meanwhile)
+    /// stops the export with `.changedDuringExport`. The pieces joined are `export`'s text.
+    public static func writeInParts(
+        _ check: ExportCheck, records: (Int) throws -> [Record], content: (Record, Attachment) throws -> [UInt8] = { _, _ in [] },
+        write: (String) -> Void
+    ) throws {
+        let format = check.format
+        var written = false
+        write(opening(format))
+        for part in check.digests.indices {
+            let text = try partText(records(part), as: format, content: content)
+            guard try BLAKE2b.hash(Array(text.utf8)) == check.digests[part] else { throw ExportError.changedDuringExport }
+            guard !text.isEmpty else { continue }
+            write((written || format == .csv ? separator(format) : "") + text)
+            written = true
+        }
+        write(closing(format))
+    }
+
+    /// One part's text: its CSV rows, or its JSON documents, joined as the whole document joins them.
+    private static func partText(_ records: [Record], as format: ExportFormat, content: (Record, Attachment) throws -> [UInt8]) throws -> String {
+        switch format {
+        case .csv: records.map(CofferCSV.row).joined(separator: "\n")
+        case .json: try records.map { try JSONValue.object(CofferExportImport.document($0, content: content)).canonicalText }.joined(separator: ",")
+        case .cxf: preconditionFailure("CXF is written whole")
+        }
+    }
+
+    /// What comes before the first part (CSV's header; JSON's `[`), between parts, and after the last.
+    private static func opening(_ format: ExportFormat) -> String { format == .csv ? CofferCSV.header : "[" }
+    private static func separator(_ format: ExportFormat) -> String { format == .csv ? "\n" : "," }
+    private static func closing(_ format: ExportFormat) -> String { format == .csv ? "" : "]" }
 
     /// The members (record-document names) in which `readBack` differs from `original`.
     public static func differences(_ original: RecordDraft, _ readBack: RecordDraft) -> [String] {

@@ -104,4 +104,70 @@ final class ExportTests: XCTestCase {
             XCTAssertEqual(cli.run(["export", "--format", format, "--plaintext", "--password-stdin"], stdin: CLIHarness.master + "\n").code, 0, format)
         }
     }
+
+    /// CSV and JSON are written a part at a time (a `records/<xx>` directory each, SPEC.md §12),
+    /// checked in a first pass and written in a second: the output is the whole export's, byte
+    /// for byte, and what the format cannot carry is still refused before anything is written.
+    func testAnExportInPartsIsTheWholeExportByteForByte() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let vault = try unlockedVault(of: cli)
+        try Self.everyKind(in: vault)
+        try vault.add((0..<300).map { RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "site\($0).example")], user: "u\($0)", password: "p\($0)") })
+        let records = try vault.allRecords()
+        XCTAssertGreaterThan(Set(records.map { $0.id.hex.prefix(2) }).count, 100, "records in many parts")
+        for format in [ExportFormat.csv, .json] {
+            let exported = cli.run(["export", "--format", format.rawValue, "--plaintext", "--password-stdin"], stdin: CLIHarness.master + "\n")
+            XCTAssertEqual(exported.code, 0, exported.stderr)
+            let whole = try ItemExporter.export(records, as: format, accountID: vault.vaultID.bytes).text
+            XCTAssertEqual(exported.stdout, whole + "\n", format.rawValue)
+        }
+        let empty = CLIHarness()
+        empty.initVault()
+        let header = "name,url,username,password,note,kind,urls,tags,otpauth,fields,match,history,passkey,secretservice,card,identity,created,modified"
+        for (format, text) in [("csv", header), ("json", "[]")] {
+            XCTAssertEqual(empty.run(["export", "--format", format, "--plaintext", "--password-stdin"], stdin: CLIHarness.master + "\n").stdout, text + "\n")
+        }
+
+        // CSV carries no files: the item is named and nothing is written, unless --lossy.
+        let id = try XCTUnwrap(records.first { $0.name == "Note" }).id
+        var sent = false
+        try vault.attach(name: "scan.pdf", to: id) { buffer in
+            guard !sent else { return 0 }
+            sent = true
+            buffer.storeBytes(of: 0x25, as: UInt8.self)
+            return 1
+        }
+        let refused = cli.run(["export", "--format", "csv", "--plaintext", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(refused.code, 1, refused.stderr)
+        XCTAssertEqual(refused.stdout, "", "nothing written")
+        XCTAssertTrue(refused.stderr.contains("'Note': csv cannot carry its attachments"), refused.stderr)
+        let lossy = cli.run(["export", "--format", "csv", "--plaintext", "--lossy", "--password-stdin"], stdin: CLIHarness.master + "\n")
+        XCTAssertEqual(lossy.code, 0, lossy.stderr)
+        XCTAssertEqual(lossy.stdout.utf8.count, try ItemExporter.export(vault.allRecords(), as: .csv, accountID: vault.vaultID.bytes).text.utf8.count + 1)
+    }
+
+    /// An item changed between the two passes is never written unchecked: the second pass finds
+    /// its part's text other than the one checked and stops.
+    func testAnItemChangedBetweenThePassesStopsTheExport() throws {
+        let cli = CLIHarness()
+        cli.initVault()
+        let vault = try unlockedVault(of: cli)
+        try vault.add((0..<50).map { RecordDraft(serviceIdentifiers: [CredentialServiceIdentifier(parsing: "site\($0).example")], user: "u\($0)", password: "p\($0)") })
+        let part = { (group: Int) in try vault.records(inGroup: UInt8(group)) }
+        let check = try ItemExporter.checkInParts(256, as: .csv, records: part)
+        XCTAssertEqual(check.leftOut, [])
+        var written = ""
+        try ItemExporter.writeInParts(check, records: part) { written += $0 }
+        XCTAssertEqual(written, try ItemExporter.export(vault.allRecords(), as: .csv, accountID: vault.vaultID.bytes).text)
+        XCTAssertEqual(written.utf8.count, check.length)
+
+        let changed = try vault.allRecords()[30]
+        try vault.updateRecord(withID: changed.id) { $0.password = "changed meanwhile" }
+        written = ""
+        XCTAssertThrowsError(try ItemExporter.writeInParts(check, records: part) { written += $0 }) { error in
+            XCTAssertEqual("\(error)", "the vault changed while it was exported; what was written is incomplete")
+        }
+        XCTAssertFalse(written.contains("changed meanwhile"), "the unchecked text is never written")
+    }
 }

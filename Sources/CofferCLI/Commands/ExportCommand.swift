@@ -36,27 +36,51 @@ struct ExportCommand: Command {
         guard let format = ExportFormat(rawValue: name) else { throw UsageError("--format must be csv, json or cxf") }
         let vault = try context.unlockedVault()
         let progress = ProgressLine(io: context.io, label: "exporting", enabled: !context.wantsJSON)
-        let records = try vault.allRecords()
-        let result = try ItemExporter.export(records, as: format, accountID: vault.vaultID.bytes) { record, attachment in
+        let content = { (record: Record, attachment: Attachment) throws -> [UInt8] in
             var bytes: [UInt8] = []
             try vault.readAttachment(attachment, of: record) { bytes += $0 }
             return bytes
         }
+        guard ItemExporter.writesInParts(format) else {
+            let result = try ItemExporter.export(vault.allRecords(), as: format, accountID: vault.vaultID.bytes, content: content)
+            progress.finish()
+            try checkLosses(result.leftOut, counters: result.passkeysLeftOutForTheirCounter, length: result.text.utf8.count, format: format, context)
+            context.print(result.text)
+            return .success
+        }
+        // A part per `records/<xx>` directory, read twice: once to check what the format carries,
+        // once to write. A million items are never held at once (3.4 GB when they were).
+        let parts = 256
+        let part = { (group: Int) throws -> [Record] in
+            progress.update(group, of: parts)
+            return try vault.records(inGroup: UInt8(group))
+        }
+        let check = try ItemExporter.checkInParts(parts, as: format, records: part, content: content)
         progress.finish()
-        for item in result.leftOut {
+        try checkLosses(check.leftOut, counters: [], length: check.length, format: format, context)
+        try ItemExporter.writeInParts(check, records: { try vault.records(inGroup: UInt8($0)) }, content: content) { context.io.standardOutput($0) }
+        context.io.standardOutput("\n")
+        return .success
+    }
+
+    /// Names what `format` cannot carry and, unless `--lossy` accepts it, refuses before
+    /// anything is written.
+    private static func checkLosses(
+        _ leftOut: [ExportResult.LeftOut], counters: [String], length: Int, format: ExportFormat, _ context: CommandContext
+    ) throws {
+        let name = format.rawValue
+        for item in leftOut {
             context.note("'\(item.title)': \(name) cannot carry its \(item.members.joined(separator: ", "))")
         }
-        if !result.passkeysLeftOutForTheirCounter.isEmpty {
-            context.note("CXF carries no passkey signature counter: a passkey whose counter is not 0 is left out (\(result.passkeysLeftOutForTheirCounter.count))")
+        if !counters.isEmpty {
+            context.note("CXF carries no passkey signature counter: a passkey whose counter is not 0 is left out (\(counters.count))")
         }
-        if !result.leftOut.isEmpty && !context.arguments.has("lossy") {
-            throw CLIError("\(result.leftOut.count) item\(result.leftOut.count == 1 ? "" : "s") would lose members in \(name) (named above); nothing was written",
+        if !leftOut.isEmpty && !context.arguments.has("lossy") {
+            throw CLIError("\(leftOut.count) item\(leftOut.count == 1 ? "" : "s") would lose members in \(name) (named above); nothing was written",
                            hint: "--lossy writes it without them; --format \(format == .json ? "csv" : "json") carries every member", code: .failure)
         }
-        if result.text.utf8.count > ItemImporter.maximumFileLength {
-            context.note("this export is \(result.text.utf8.count >> 20) MiB, more than 'coffer import' reads (\(ItemImporter.maximumFileLength >> 20) MiB): its attachments make it large; 'coffer backup' carries them at any size")
+        if length > ItemImporter.maximumFileLength {
+            context.note("this export is \(length >> 20) MiB, more than 'coffer import' reads (\(ItemImporter.maximumFileLength >> 20) MiB): its attachments make it large; 'coffer backup' carries them at any size")
         }
-        context.print(result.text)
-        return .success
     }
 }

@@ -36,6 +36,7 @@ extension ExportError: CommandFailure {
     package var failure: CLIError {
         switch self {
         case .doesNotReadBack: CLIError(description, hint: "a writer lost a member: please report it", code: .software)
+        case .changedDuringExport: CLIError(description, hint: "export again once nothing else is changing the vault", code: .temporaryFailure)
         }
     }
 }

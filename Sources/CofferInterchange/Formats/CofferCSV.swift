@@ -14,20 +14,25 @@ enum CofferCSV {
 
     /// The header and one row per record, CRLF-free (LF between rows).
     static func write(_ records: [Record]) -> String {
-        var lines = [columns.joined(separator: ",")]
+        var lines = [header]
         lines.reserveCapacity(records.count + 1)
-        for record in records {
-            let document = RecordCoding.document(record, omittingDefaults: true)
-            func json(_ name: String) -> String { document[name].map { String(decoding: $0.canonicalBytes, as: UTF8.self) } ?? "" }
-            let cells = [
-                record.name, record.serviceIdentifiers.first?.identifier ?? "", record.user, record.password, record.notes,
-                record.kind.rawValue, record.serviceIdentifiers.dropFirst().map(\.identifier).joined(separator: "\n"),
-                record.tags.joined(separator: "\n"), record.otp ?? "", json("fields"), record.matchMode.rawValue, json("passwordHistory"),
-                json("passkey"), json("secretService"), json("card"), json("identity"), UTCTimestamp.format(record.created), UTCTimestamp.format(record.modified),
-            ]
-            lines.append(cells.map(CSV.quote).joined(separator: ","))
-        }
+        for record in records { lines.append(row(record)) }
         return lines.joined(separator: "\n")
+    }
+
+    static let header = columns.joined(separator: ",")
+
+    /// One record's line (its cells may hold quoted line breaks).
+    static func row(_ record: Record) -> String {
+        let document = RecordCoding.document(record, omittingDefaults: true)
+        func json(_ name: String) -> String { document[name].map { String(decoding: $0.canonicalBytes, as: UTF8.self) } ?? "" }
+        let cells = [
+            record.name, record.serviceIdentifiers.first?.identifier ?? "", record.user, record.password, record.notes,
+            record.kind.rawValue, record.serviceIdentifiers.dropFirst().map(\.identifier).joined(separator: "\n"),
+            record.tags.joined(separator: "\n"), record.otp ?? "", json("fields"), record.matchMode.rawValue, json("passwordHistory"),
+            json("passkey"), json("secretService"), json("card"), json("identity"), UTCTimestamp.format(record.created), UTCTimestamp.format(record.modified),
+        ]
+        return cells.map(CSV.quote).joined(separator: ",")
     }
 
     /// Reads Coffer's CSV back: each row becomes a record document checked by the record
