@@ -1,4 +1,5 @@
 import CofferProvider
+import CofferSystem
 import FoundationEssentials
 
 /// The formats `coffer export` writes (SPEC.md §12).
@@ -115,26 +116,29 @@ public enum ItemExporter {
     public static func writesInParts(_ format: ExportFormat) -> Bool { format != .cxf }
 
     /// The first of an export's two passes over a vault too large to hold at once (SPEC.md §12):
-    /// each part (`records(part)`, for `parts` parts) is written and read back as `export` does,
-    /// then let go, keeping what it would lose and a digest of its text. Nothing is written.
+    /// each part (`records(part)`, for `parts` parts; called from several threads at once) is
+    /// written and read back as `export` does, then let go, keeping what it would lose and a
+    /// digest of its text. Nothing is written.
     public static func checkInParts(
         _ parts: Int, as format: ExportFormat, records: (Int) throws -> [Record],
         content: (Record, Attachment) throws -> [UInt8] = { _, _ in [] }
     ) throws -> ExportCheck {
         precondition(writesInParts(format))
-        var (leftOut, digests, length, written) = ([ExportResult.LeftOut](), [[UInt8]](), opening(format).utf8.count + closing(format).utf8.count, false)
-        for part in 0..<parts {
+        // On every core, each worker holding one part at a time: reading a part back is most of
+        // an export's time.
+        let checked = try concurrentMap(parts) { part in
             let records = try records(part)
             let text = try partText(records, as: format, content: content)
             let document = format == .csv ? (text.isEmpty ? CofferCSV.header : CofferCSV.header + "\n" + text) : "[" + text + "]"
-            leftOut += try readBack(document, of: records, as: format)
-            digests.append(try BLAKE2b.hash(Array(text.utf8)))
-            if !text.isEmpty {
-                length += text.utf8.count + (written || format == .csv ? 1 : 0)  // the separator before it
-                written = true
-            }
+            return (leftOut: try readBack(document, of: records, as: format), digest: try BLAKE2b.hash(Array(text.utf8)), length: text.utf8.count)
         }
-        return ExportCheck(format: format, leftOut: leftOut, length: length, digests: digests)
+        var length = opening(format).utf8.count + closing(format).utf8.count
+        var written = false
+        for part in checked where part.length > 0 {
+            length += part.length + (written || format == .csv ? 1 : 0)  // the separator before it
+            written = true
+        }
+        return ExportCheck(format: format, leftOut: checked.flatMap(\.leftOut), length: length, digests: checked.map(\.digest))
     }
 
     /// The second pass: each part written again and handed to `write` only when its text is the

@@ -49,6 +49,14 @@ package final class ProgressLine: @unchecked Sendable {
         }
     }
 
+    /// Counts one more of `total` done, from any thread (parts worked on several at once).
+    package func advance(of total: Int) {
+        state.withLock {
+            $0.done += 1
+            $0.total = total
+        }
+    }
+
     /// Stops drawing and clears the line if one was drawn; call before printing anything else.
     package func finish() {
         timer?.cancel()

@@ -52,7 +52,7 @@ struct ExportCommand: Command {
         // once to write. A million items are never held at once (3.4 GB when they were).
         let parts = 256
         let part = { (group: Int) throws -> [Record] in
-            progress.update(group, of: parts)
+            defer { progress.advance(of: parts) }
             return try vault.records(inGroup: UInt8(group))
         }
         let check = try ItemExporter.checkInParts(parts, as: format, records: part, content: content)
