@@ -248,12 +248,14 @@ extension BrowserHost {
     private func pageTable(of vault: Vault, named name: String, unlocking: Bool = true) throws -> VaultPageTable? {
         let store = vault.identityStore
         if !store.state.isEnabled && !vault.isUnlocked && !(unlocking && session.unlockFromSession(vault, asUse: false)) { return nil }
-        let token = try store.changeToken()
+        var token = try store.changeToken()
         if let kept = pageTables[name], token != nil, kept.token == token { return kept }
         // The page filters by tag and sorts by date: an index an older Coffer wrote files
-        // neither, and is rewritten first while the vault key is at hand (SPEC.md §7.3).
-        if vault.isUnlocked { _ = try? vault.indexFilesItemDetails() }
-        let table = VaultPageTable(try store.identityListing(order: .service), token: try store.changeToken())
+        // neither, and is rewritten first while the vault key is at hand (SPEC.md §7.3). The
+        // token is read before the listing, never after: a commit in between would otherwise
+        // stamp rows older than it with its token, and they would be kept.
+        if vault.isUnlocked, (try? vault.indexFilesItemDetails()) != nil { token = try store.changeToken() }
+        let table = VaultPageTable(try store.identityListing(order: .service), token: token)
         pageTables[name] = table
         watchIndex(of: vault)
         return table
