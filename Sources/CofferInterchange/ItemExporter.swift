@@ -129,14 +129,12 @@ public enum ItemExporter {
         let checked = try concurrentMap(parts) { part in
             let records = try records(part)
             let text = try partText(records, as: format, content: content)
-            let document = format == .csv ? (text.isEmpty ? CofferCSV.header : CofferCSV.header + "\n" + text) : "[" + text + "]"
+            let document = opening(format) + piece(text, afterAnother: false, as: format) + closing(format)
             return (leftOut: try readBack(document, of: records, as: format), digest: try BLAKE2b.hash(Array(text.utf8)), length: text.utf8.count)
         }
         var length = opening(format).utf8.count + closing(format).utf8.count
-        var written = false
-        for part in checked where part.length > 0 {
-            length += part.length + (written || format == .csv ? 1 : 0)  // the separator before it
-            written = true
+        for (position, part) in checked.filter({ $0.length > 0 }).enumerated() {
+            length += separator(before: position > 0, as: format).utf8.count + part.length
         }
         return ExportCheck(format: format, leftOut: checked.flatMap(\.leftOut), length: length, digests: checked.map(\.digest))
     }
@@ -155,7 +153,7 @@ public enum ItemExporter {
             let text = try partText(records(part), as: format, content: content)
             guard try BLAKE2b.hash(Array(text.utf8)) == check.digests[part] else { throw ExportError.changedDuringExport }
             guard !text.isEmpty else { continue }
-            write((written || format == .csv ? separator(format) : "") + text)
+            write(piece(text, afterAnother: written, as: format))
             written = true
         }
         write(closing(format))
@@ -170,10 +168,20 @@ public enum ItemExporter {
         }
     }
 
-    /// What comes before the first part (CSV's header; JSON's `[`), between parts, and after the last.
+    /// What comes before the first part (CSV's header; JSON's `[`) and after the last.
     private static func opening(_ format: ExportFormat) -> String { format == .csv ? CofferCSV.header : "[" }
-    private static func separator(_ format: ExportFormat) -> String { format == .csv ? "\n" : "," }
     private static func closing(_ format: ExportFormat) -> String { format == .csv ? "" : "]" }
+
+    /// What stands before a non-empty part: CSV's line break (after the header or the part
+    /// before); JSON's comma after another part, nothing before the first.
+    private static func separator(before afterAnother: Bool, as format: ExportFormat) -> String {
+        format == .csv ? "\n" : afterAnother ? "," : ""
+    }
+
+    /// A part's text as it stands in the document (nothing for an empty part).
+    private static func piece(_ text: String, afterAnother: Bool, as format: ExportFormat) -> String {
+        text.isEmpty ? "" : separator(before: afterAnother, as: format) + text
+    }
 
     /// The members (record-document names) in which `readBack` differs from `original`.
     public static func differences(_ original: RecordDraft, _ readBack: RecordDraft) -> [String] {
