@@ -22,9 +22,9 @@ struct ListCommand: Command {
         (SERVICE/USER, as ENTRY reads it), with \\t and \\n; a line that comes out empty is left
         out. --tag TAG keeps the items that carry TAG, compared exactly (as the browser's vault
         page filters); from an index an older Coffer wrote, which files no tags, it first asks
-        for the password, whose unlock files them. Works while the vault is locked when the identity store is enabled on
-        this device (as iOS's QuickType bar does; the index holds each item's tags too);
-        otherwise the master password is needed.
+        for the password, whose unlock files them. Works while the vault is locked when the
+        identity store is enabled on this device (as iOS's QuickType bar does; the index holds
+        each item's tags too); otherwise the master password is needed.
         """
     static let examples = [
         "coffer list", "coffer list https://github.com/login", "coffer list --json | jq -r '.[].user'",
@@ -84,14 +84,15 @@ struct ListCommand: Command {
     ) throws -> IdentityListing {
         let listing = try list()  // a store disabled on this device throws here, before any question
         guard let tag = context.arguments.value("tag") else { return listing }
-        let unfiled = CLIError(
-            "the index of \(store.vault.container.path) was written by an older Coffer and files no tags yet",
-            hint: "run 'coffer unlock' once: the password unlock files them", code: .temporaryFailure)
+        func unfiled() -> CLIError {
+            CLIError("the index of \(store.vault.container.path) was written by an older Coffer and files no tags yet",
+                     hint: "run 'coffer unlock' once: the password unlock files them", code: .temporaryFailure)
+        }
         var filtered = listing
         if try !store.vault.indexFilesItemDetails() {
-            guard asking else { throw unfiled }
-            do { try context.unlock(store.vault) } catch VaultError.locked { throw unfiled }
-            guard try store.vault.indexFilesItemDetails() else { throw unfiled }
+            guard asking else { throw unfiled() }
+            do { try context.unlock(store.vault) } catch VaultError.locked { throw unfiled() }
+            guard try store.vault.indexFilesItemDetails() else { throw unfiled() }
             filtered = try list()
         }
         let bytes = Array(tag.utf8)

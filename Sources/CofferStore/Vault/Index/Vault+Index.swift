@@ -240,7 +240,9 @@ extension Vault {
     /// write or a password unlock rewrites it; with the vault key at hand it is rewritten here
     /// first, so a reader never takes "no tags filed" for "no item carries the tag".
     public func indexFilesItemDetails() throws(VaultError) -> Bool {
-        if isUnlocked { try migrateIndexLayout() }
+        if try readingIndex({ _, manifest in manifest.layout.hasDetails }) { return true }  // the usual answer: one read
+        guard isUnlocked else { return false }
+        try migrateIndexLayout()
         return try readingIndex { _, manifest in manifest.layout.hasDetails }
     }
 
