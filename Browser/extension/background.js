@@ -5,7 +5,8 @@
 "use strict";
 
 const api = globalThis.browser ?? globalThis.chrome;
-if (typeof importScripts === "function") importScripts("clipboard.js");  // Chromium's worker; Firefox lists it before this script
+// Chromium's worker; Firefox lists them before this script.
+if (typeof importScripts === "function") importScripts("clipboard.js", "vault-first-page.js");
 const HOST = "org.coffer.browser_host";
 const PENDING_SAVE_MS = 2 * 60 * 1000;
 
@@ -438,10 +439,29 @@ async function fromVaultPage(message) {
     request.length = Number(message.length) || 20;
     if (typeof message.origin !== "string" || !/^https?:\/\/[^/]+$/.test(message.origin)) delete request.origin;
   }
-  return ask(request);
+  return (request.type === "vaultItems" && firstRowsAskedAhead(request)) || ask(request);
 }
 
-/** Shows the vault page: the tab that has it, else a new tab. */
+// The first rows of a page being opened are asked for at the click (SPEC.md §13.7): the host
+// answers while the browser makes the tab and loads the page, which then takes the answer from
+// here. Kept for one request, and only briefly: an older list would be shown until the page's
+// next look at the vault.
+const FIRST_ROWS_KEPT_MS = 2000;
+let firstRowsAhead = null;
+
+function askFirstRowsAhead() {
+  firstRowsAhead = { answer: ask(VAULT_FIRST_REQUEST), until: Date.now() + FIRST_ROWS_KEPT_MS };
+}
+
+/** The answer asked ahead when `request` is the one asked and it is recent; null otherwise.
+ * Either way it is let go: the next list request is the host's. */
+function firstRowsAskedAhead(request) {
+  const ahead = firstRowsAhead;
+  firstRowsAhead = null;
+  return ahead && Date.now() <= ahead.until && JSON.stringify(request) === JSON.stringify(VAULT_FIRST_REQUEST) ? ahead.answer : null;
+}
+
+/** Shows the vault page: the tab that has it, else a new tab (its first rows asked for at once). */
 async function openVault() {
   const url = api.runtime.getURL("vault.html");
   const [open] = await api.tabs.query({ url: url + "*" }).catch(() => []);
@@ -452,6 +472,7 @@ async function openVault() {
       return open.id;
     } catch { /* closed meanwhile: a new one */ }
   }
+  askFirstRowsAhead();
   return (await api.tabs.create({ url })).id;
 }
 globalThis.cofferOpenVault = openVault;  // for tests (a headless browser has no toolbar menu)

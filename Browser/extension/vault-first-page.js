@@ -1,12 +1,16 @@
-// The vault page's first request, made from the page's head before the rest is parsed: the host
-// builds its table of the vault (at 100,000 items, most of the wait for the first rows) while the
-// page loads. The list (vault-list.js) takes this answer when its first request is this one:
-// the whole list, by name, as the page opens unless the browser restored other filters.
+// The vault page's first request (SPEC.md §13.7): the whole list by name, its first 100 rows, as
+// the page opens unless the browser restored other filters. Loaded twice:
+// - by the worker, which asks it the moment a person opens the page (background.js, openVault),
+//   so the host answers while the browser makes the tab;
+// - first in the page's head, which asks it before the rest is parsed (the worker hands over
+//   the answer it has, else asks the host). The list (vault-list.js) takes this answer when its
+//   first request is this one.
 "use strict";
 
-let firstPage = (() => {
-  const request = { type: "vaultItems", query: "", kind: "", sort: "name", offset: 0, limit: 100 };
-  const answer = (globalThis.browser ?? globalThis.chrome).runtime.sendMessage(request)
+const VAULT_FIRST_REQUEST = Object.freeze({ type: "vaultItems", query: "", kind: "", sort: "name", offset: 0, limit: 100 });
+
+let firstPage = globalThis.document && location.pathname.endsWith("/vault.html") ? (() => {
+  const answer = (globalThis.browser ?? globalThis.chrome).runtime.sendMessage(VAULT_FIRST_REQUEST)
     .catch((error) => ({ ok: false, error: { code: "failed", message: String(error) } }));
-  return { key: JSON.stringify(request), answer };
-})();
+  return { key: JSON.stringify(VAULT_FIRST_REQUEST), answer };
+})() : null;

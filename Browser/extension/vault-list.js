@@ -30,6 +30,7 @@ async function fetchPage(offset, generation) {
   if (generation !== state.generation) return;
   if (!answer?.ok) { state.pages.delete(offset); return say(failure(answer, "the list could not be read")); }
   state.pages.set(offset, answer.items);
+  if (offset === 0 && answer.changeToken !== undefined) state.listedToken = answer.changeToken;
   state.total = answer.total;
   updateTeams(answer.teams ?? []);
   if (answer.tags) updateTags(answer.tags);

@@ -77,6 +77,9 @@ async function start() {
   state.changeToken = status?.changeToken ?? null;
   showLock(state.locked);
   await listed;
+  // The list may be older than that `status`: its first page can be asked for at the click
+  // (SPEC.md §13.7). Compared from the token it was read at, a change in between is followed.
+  if (state.listedToken !== undefined) state.changeToken = state.listedToken;
   setInterval(followLock, 500);
 }
 

@@ -30,6 +30,7 @@ const state = {
   codeTimer: null,
   copied: false,         // a secret was copied and its clearing is pending
   changeToken: undefined, // the host's token of the vault's last change, as last seen
+  listedToken: undefined, // the token the list's first page was read at (SPEC.md §13.7)
 };
 
 function say(text) { $("message").textContent = text; }

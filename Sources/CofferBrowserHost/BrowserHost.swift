@@ -297,9 +297,9 @@ public final class BrowserHost {
     /// A token that changes whenever `vault` or one of its teams does (an edit anywhere, a sync):
     /// the vault page reads its list again when it does. Their identity stores' tokens, one after
     /// another; it names nothing. Nil when one's own store may not be read now.
-    func changeToken(of vault: Vault) -> [UInt8]? {
+    func changeToken(of vault: Vault, teams: [(name: String, vault: Vault)]? = nil) -> [UInt8]? {
         guard var token = (try? vault.identityStore.changeToken()) ?? nil else { return nil }
-        for team in teams(of: vault) { token += ((try? team.vault.identityStore.changeToken()) ?? nil) ?? [0] }
+        for team in teams ?? self.teams(of: vault) { token += ((try? team.vault.identityStore.changeToken()) ?? nil) ?? [0] }
         return token
     }
 

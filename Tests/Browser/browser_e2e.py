@@ -1311,8 +1311,7 @@ def main():
         since = len(h.frames("out"))
         vp = open_vault_page()
         check(vp.wait(f"parseInt(document.getElementById('count').textContent.slice(1)) >= {args.bulk}"), f"the list does not count {args.bulk} items")
-        h.beside_target(f"vault page: first rows at {args.bulk} items, ms from the page's start",
-                        vp.evaluate("performance.getEntriesByName('coffer-first-rows')[0].startTime"), 150)
+        h.beside_target(f"vault page: first rows at {args.bulk} items, ms after the click", first_rows_after_click(vp), 150)
         search(vp, "site7777.")
         check(vp.wait("document.querySelectorAll('#list [role=option]').length === 1"), "the search found more than the one item")
         check("site7777.bulk.test" in vp.evaluate("document.querySelector('#list [role=option]').textContent"), "the search did not find the item")
@@ -1320,9 +1319,7 @@ def main():
         # Again, as a person opens it a second time: the host has its table.
         vp.close()
         again = open_vault_page()
-        check(again.wait("performance.getEntriesByName('coffer-first-rows').length > 0"), "no rows the second time")
-        h.beside_target(f"vault page: first rows at {args.bulk} items, opened again, ms from the page's start",
-                        again.evaluate("performance.getEntriesByName('coffer-first-rows')[0].startTime"), 150)
+        h.beside_target(f"vault page: first rows at {args.bulk} items, opened again, ms after the click", first_rows_after_click(again), 150)
         # Again after an edit elsewhere, a moment later: the host built its table again between
         # requests (SPEC.md §13.7), so the page does not wait for it.
         listed = again.evaluate("parseInt(document.getElementById('count').textContent.slice(1))")
@@ -1335,8 +1332,7 @@ def main():
         time.sleep(1.5)
         vp = open_vault_page()
         check(vp.wait(f"parseInt(document.getElementById('count').textContent.slice(1)) === {listed + 1}"), "the edit elsewhere is not listed")
-        h.beside_target(f"vault page: first rows at {args.bulk} items, opened after an edit elsewhere, ms from the page's start",
-                        vp.evaluate("performance.getEntriesByName('coffer-first-rows')[0].startTime"), 150)
+        h.beside_target(f"vault page: first rows at {args.bulk} items, opened after an edit elsewhere, ms after the click", first_rows_after_click(vp), 150)
         if len(took) > 1:
             # The first builds the host's table of the vault (kept until the vault changes); the rest read it.
             h.beside_target(f"vault page opening at {args.bulk} items, host ms", took[0], 150)
@@ -1367,16 +1363,44 @@ def main():
     # ---- helpers of the vault page's cases ----
 
     def open_vault_page():
-        """The vault page as the toolbar's "Open vault" opens it (Chromium: the worker's handler
-        of that menu; Firefox: its address, as a bookmark would)."""
+        """The vault page as a person opens it: Chromium, through the worker's handler of the
+        toolbar's "Open vault"; Firefox, by its keyboard shortcut (Alt+Shift+V), as the
+        browser window's key for it runs the command. Either way the worker asks for the first
+        rows at that moment; `clicked_at` is when (ms since the epoch)."""
+        clicked_at = time.time() * 1000
         if h.kind == "chromium":
             h.in_worker("cofferOpenVault()")
             target = h.target("page", lambda url: url.endswith("/vault.html"), "Open vault opened no page")
             vp = CDPPage(h.browser, target["targetId"], h.browser.attach(target["targetId"]))
         else:
-            vp = firefox_address_bar(f"moz-extension://{FIREFOX_EXTENSION_UUID}/vault.html")
+            vp = firefox_shortcut("V", "moz-extension://" + FIREFOX_EXTENSION_UUID + "/vault.html")
+        vp.clicked_at = clicked_at
         check(vp.wait("document.querySelectorAll('#list [role=option]').length > 0"), "the vault page lists nothing")
         return vp
+
+    def first_rows_after_click(vp):
+        """How long after the click the page showed its first rows, in ms (the page's own mark)."""
+        check(vp.wait("performance.getEntriesByName('coffer-first-rows').length > 0"), "the page marked no first rows")
+        return round(vp.evaluate("performance.timeOrigin + performance.getEntriesByName('coffer-first-rows')[0].startTime") - vp.clicked_at, 1)
+
+    def firefox_shortcut(key, url):
+        """Presses the extension's keyboard shortcut for `key` (Alt+Shift+`key`): the browser
+        window's own key element for it runs the command, as the keystroke does. Returns the tab
+        at `url` it opened or brought forward."""
+        windows = h.browser.call("browsingContext.getTree", {"moz:scope": "chrome"})["contexts"]
+        before = {c["context"] for c in h.browser.call("browsingContext.getTree", {})["contexts"]}
+        h.browser.call("script.evaluate", {
+            "expression": f"document.querySelector('keyset[id^=ext-keyset-id-coffer] key[key={key}][modifiers=\"alt,shift\"]').doCommand(); true",
+            "target": {"context": windows[0]["context"]}, "awaitPromise": False})
+        for _ in range(100):
+            found = sorted((c for c in h.browser.call("browsingContext.getTree", {})["contexts"] if c["url"] == url),
+                           key=lambda c: c["context"] in before)  # a new tab first
+            if found:
+                page = bidi.Page(h.browser, found[0]["context"])
+                page.wait("document.readyState === 'complete'")
+                return page
+            time.sleep(0.05)
+        raise AssertionError(f"the shortcut opened no {url}")
 
     def press(p, selector):
         """A click on what a person sees: once it is there (a list being read again after a change

@@ -38,6 +38,21 @@ extension BrowserHostTests {
         XCTAssertEqual(ask(["type": "vaultItems", "query": "elsewhere"])["total"], 1)
     }
 
+    /// A page of the list carries the change token it was read at, `hello`'s then: a page whose
+    /// list was asked for before a change (at the click, SPEC.md §13.7) and its `status` after
+    /// compares later tokens with the list's, so it reads the list again.
+    func testAListCarriesTheChangeTokenItWasReadAt() throws {
+        let listed = ask(["type": "vaultItems"])
+        XCTAssertEqual(listed["total"], 3)
+        let token = try XCTUnwrap(listed["changeToken"]?.stringValue, "\(listed)")
+        XCTAssertEqual(ask(["type": "hello"])["changeToken"]?.stringValue, token)
+        try vault.addItem(ItemContent(kind: .note, name: "Added after the list"))
+        XCTAssertNotEqual(ask(["type": "hello"])["changeToken"]?.stringValue, token, "the page sees the change against the list's token")
+        let again = ask(["type": "vaultItems"])
+        XCTAssertEqual(again["total"], 4)
+        XCTAssertEqual(again["changeToken"], ask(["type": "hello"])["changeToken"])
+    }
+
     /// Between requests the host builds again a kept table whose vault changed elsewhere, so the
     /// page opened next is answered from a table already current; it watches the index of each
     /// vault whose table it keeps, and never unlocks a vault for it.

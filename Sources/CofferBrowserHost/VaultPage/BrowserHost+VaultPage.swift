@@ -13,11 +13,14 @@ extension BrowserHost {
 
     /// A page of the list: `total` rows match; `items` are rows `offset..<offset+limit`; the
     /// first page also names every tag of the vaults asked for (what the tag filter offers).
+    /// `changeToken` is `hello`'s, read before the tables: the rows are at least that recent,
+    /// so a page that compares it with later `hello`s misses no change made after the list.
     func vaultItems(_ query: VaultPageQuery, in personal: Vault) throws -> JSONObject {
         var matched: [(vault: String?, table: VaultPageTable, rows: [Int])] = []
         var namesLocked = false
         pageTablesUsed = .now  // the page asked: its tables are kept a while longer
         let teams = teams(of: personal)
+        let token = changeToken(of: personal, teams: teams)
         for (name, vault) in [(String?.none, personal)] + teams.map({ (String?.some($0.name), $0.vault) }) {
             if let wanted = query.vault, wanted != (name ?? "") { continue }
             guard let table = try pageTable(of: vault, named: name ?? "") else {
@@ -44,6 +47,7 @@ extension BrowserHost {
             "items": .array(page), "total": .integer(total), "offset": .integer(query.offset),
             "teams": .array(teams.map { .string($0.name) }),
             "locked": .bool(!session.isUnlocked(personal)), "namesLocked": .bool(namesLocked),
+            "changeToken": token.map { .string(Base64.encode($0)) } ?? .null,
         ]
         if query.offset == 0 {
             let tags = matched.reduce(into: Set<String>()) { $0.formUnion($1.table.allTags) }
