@@ -21,17 +21,27 @@ extension CredentialIdentityStore {
             return try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage)  // the caller puts it in its order
         }
         let table = DerivedTable(.identityListing, index: index, device: device)
-        if let file = table.header() {
-            if file.isCurrent(for: manifest), let listing = try? openListing(file, table, usage: usage) { return listing }
-            if let changed = file.changedSlots(for: manifest), !changed.isEmpty, changed.count <= Self.mergedSlotsLimit,
-               let listing = try? mergedListing(file, table, changed: changed, manifest, usage: usage) {
-                return listing
-            }
+        if let listing = keptListing(table, manifest, usage: usage) { return listing }
+        return try table.buildingAlone {
+            // Another process may have built it while this one waited (the same manifest: a
+            // writer waits for the shared lock every builder holds).
+            if let listing = keptListing(table, manifest, usage: usage) { return listing }
+            let listing = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage, order: .service)
+            let (bytes, parts) = listing.tableParts(chunkLength: vault.configuration.listingChunkLength)
+            try? table.write(manifest, table: bytes, parts: parts)
+            return listing
         }
-        let listing = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage, order: .service)
-        let (bytes, parts) = listing.tableParts(chunkLength: vault.configuration.listingChunkLength)
-        try? table.write(manifest, table: bytes, parts: parts)
-        return listing
+    }
+
+    /// The snapshot as it is when it was made from `manifest`'s buckets, or brought up to date
+    /// when only some were replaced since; nil when it must be built whole.
+    private func keptListing(_ table: DerivedTable, _ manifest: IndexManifest, usage: UsageLog) -> IdentityListing? {
+        guard let file = table.header() else { return nil }
+        if file.isCurrent(for: manifest), let listing = try? openListing(file, table, usage: usage) { return listing }
+        if let changed = file.changedSlots(for: manifest), !changed.isEmpty, changed.count <= Self.mergedSlotsLimit {
+            return try? mergedListing(file, table, changed: changed, manifest, usage: usage)
+        }
+        return nil
     }
 
     private func openListing(_ file: SnapshotFile, _ table: DerivedTable, usage: UsageLog, spare: (bytes: Int, rows: Int) = (0, 0)) throws -> IdentityListing {

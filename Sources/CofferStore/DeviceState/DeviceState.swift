@@ -99,6 +99,13 @@ public struct DeviceState: Sendable {
         try fileSystem.writeAtomically(bytes, to: name, in: directory, via: directory, durable: durable)
     }
 
+    /// Runs `body` holding the exclusive `flock` on the device file `name`: one process (one
+    /// thread) at a time does what it guards; the others wait their turn.
+    package func withLock<Result>(_ name: String, _ body: () throws -> Result) throws -> Result {
+        guard let directory = try open(create: true) else { return try body() }
+        return try FileLock(name, in: directory, fileSystem: fileSystem).withLock(.exclusive, body)
+    }
+
     package func remove(_ name: String) throws(StorageError) {
         guard let directory = try open(create: false) else { return }
         try fileSystem.removeFile(name, in: directory)

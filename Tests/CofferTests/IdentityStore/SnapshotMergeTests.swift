@@ -1,5 +1,8 @@
 import Coffer
 @testable import CofferFormat
+import Foundation
+import Glibc
+import Synchronization
 @testable import CofferProvider
 @testable import CofferStore
 import XCTest
@@ -117,7 +120,7 @@ final class SnapshotMergeTests: XCTestCase {
     func testADamagedTableIsRebuiltNotRead() throws {
         let expected = try answers()
         let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("listing") || $0.hasPrefix("completion") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { ($0.hasPrefix("listing") || $0.hasPrefix("completion")) && !$0.hasSuffix(".lock") }
         XCTAssertEqual(Set(files.map { $0.prefix(4) }), ["list", "comp"])
         XCTAssertGreaterThanOrEqual(files.count, 4, "a header and a chunk each")
         for file in files {
@@ -156,6 +159,43 @@ final class SnapshotMergeTests: XCTestCase {
         XCTAssertEqual(after.subtracting(before).count, 1)
         XCTAssertEqual(merged, try rebuiltAnswers())
         try checkMerged("a delete in a large listing") { try vault.deleteRecord(withID: first.id) }
+    }
+
+    /// A whole build waits for one another process has under way, then reads the table that one
+    /// wrote instead of building it again (SPEC.md §7.6). The test is the other process: it holds
+    /// the build lock, and builds while the store's listing waits.
+    func testAWholeBuildWaitsForTheOneUnderWayAndReadsItsTable() throws {
+        let expected = try rebuiltAnswers()
+        for path in [vault.deviceState.listingPath, completionPath] { try FileManager.default.removeItem(atPath: path) }
+        let index = try vault.identityIndex()
+        let table = DerivedTable(.identityListing, index: index, device: vault.deviceState)
+        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
+        let lock = open(directory + "/" + table.buildLockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(lock, 0)
+        defer { close(lock) }
+        XCTAssertEqual(flock(lock, LOCK_EX), 0)
+        let listed = expectation(description: "the waiting listing returned")
+        let rows = Mutex<Int?>(nil)
+        let store = self.store
+        Thread.detachNewThread {
+            let count = try? store.identityListing(order: .service).rows.count
+            rows.withLock { $0 = count }
+            listed.fulfill()
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertNil(rows.withLock { $0 }, "the listing did not wait for the build under way")
+        // The other builder writes the table for the same manifest, then lets go.
+        let manifest = try index.readManifest()
+        let built = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: vault.deviceState.lastUsed(), order: .service)
+        let (bytes, parts) = built.tableParts(chunkLength: vault.configuration.listingChunkLength)
+        try table.write(manifest, table: bytes, parts: parts)
+        let header = try FileManager.default.attributesOfItem(atPath: vault.deviceState.listingPath)[.systemFileNumber] as? Int
+        XCTAssertEqual(flock(lock, LOCK_UN), 0)
+        wait(for: [listed], timeout: 30)
+        XCTAssertEqual(rows.withLock { $0 }, built.rows.count)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: vault.deviceState.listingPath)[.systemFileNumber] as? Int, header,
+                       "the waiting listing read the table built meanwhile, and wrote none of its own")
+        XCTAssertEqual(try answers(), expected)
     }
 
     /// Two readers bringing one table up to date at once (both hold only the shared lock) each

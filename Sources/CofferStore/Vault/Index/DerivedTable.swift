@@ -17,6 +17,18 @@ package struct DerivedTable {
         self.device = device
     }
 
+    /// The lock file of a whole build (`listing.lock`: no chunk's name, `<name>-<id>`, is it).
+    package var buildLockName: String { name + ".lock" }
+
+    /// Runs `body`, a build of the whole table, as the only one this device is making (SPEC.md
+    /// §7.6): a build another process (an import preparing the table, the browser host between
+    /// requests, a second `coffer list`) has under way is waited for, and `body` then finds its
+    /// table current. Two builders would each read and sort every bucket — at a million rows
+    /// seconds and hundreds of MB each — for the same bytes.
+    package func buildingAlone<Result>(_ body: () throws -> Result) throws -> Result {
+        try device.withLock(buildLockName, body)
+    }
+
     /// The table's header, when there is one that opens.
     package func header() -> SnapshotFile? {
         guard let bytes = device.read(name, limit: DeviceState.maximumListingLength) else { return nil }
