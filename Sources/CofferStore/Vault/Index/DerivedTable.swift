@@ -24,9 +24,19 @@ package struct DerivedTable {
     /// §7.6): a build another process (an import preparing the table, the browser host between
     /// requests, a second `coffer list`) has under way is waited for, and `body` then finds its
     /// table current. Two builders would each read and sort every bucket — at a million rows
-    /// seconds and hundreds of MB each — for the same bytes.
+    /// seconds and hundreds of MB each — for the same bytes. The lock only saves work: where it
+    /// cannot be had (the device directory unwritable, something else in its place), `body` runs
+    /// without it, as device state never fails a read.
     package func buildingAlone<Result>(_ body: () throws -> Result) throws -> Result {
-        try device.withLock(buildLockName, body)
+        var locked = false
+        do {
+            return try device.withLock(buildLockName) {
+                locked = true
+                return try body()
+            }
+        } catch where !locked {
+            return try body()
+        }
     }
 
     /// The table's header, when there is one that opens.
