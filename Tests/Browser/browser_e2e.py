@@ -1387,20 +1387,8 @@ def main():
         """Presses the extension's keyboard shortcut for `key` (Alt+Shift+`key`): the browser
         window's own key element for it runs the command, as the keystroke does. Returns the tab
         at `url` it opened or brought forward."""
-        windows = h.browser.call("browsingContext.getTree", {"moz:scope": "chrome"})["contexts"]
-        before = {c["context"] for c in h.browser.call("browsingContext.getTree", {})["contexts"]}
-        h.browser.call("script.evaluate", {
-            "expression": f"document.querySelector('keyset[id^=ext-keyset-id-coffer] key[key={key}][modifiers=\"alt,shift\"]').doCommand(); true",
-            "target": {"context": windows[0]["context"]}, "awaitPromise": False})
-        for _ in range(100):
-            found = sorted((c for c in h.browser.call("browsingContext.getTree", {})["contexts"] if c["url"] == url),
-                           key=lambda c: c["context"] in before)  # a new tab first
-            if found:
-                page = bidi.Page(h.browser, found[0]["context"])
-                page.wait("document.readyState === 'complete'")
-                return page
-            time.sleep(0.05)
-        raise AssertionError(f"the shortcut opened no {url}")
+        return firefox_window_opens(
+            f"document.querySelector('keyset[id^=ext-keyset-id-coffer] key[key={key}][modifiers=\"alt,shift\"]').doCommand(); true", url, reuse=True)
 
     def press(p, selector):
         """A click on what a person sees: once it is there (a list being read again after a change
@@ -1431,19 +1419,23 @@ def main():
     def firefox_address_bar(url):
         """A new tab with `url`, as typed into Firefox's address bar (the browser window's own
         code opens it, with the system's authority, as the address bar does)."""
+        return firefox_window_opens(f"gBrowser.selectedTab = gBrowser.addTab({json.dumps(url)}, "
+                                    "{triggeringPrincipal: Services.scriptSecurityManager.getSystemPrincipal()}); true", url)
+
+    def firefox_window_opens(expression, url, reuse=False):
+        """Runs `expression` in Firefox's browser window and returns the new tab at `url` it
+        opened, or with `reuse` the one it brought forward when it opened none."""
         windows = h.browser.call("browsingContext.getTree", {"moz:scope": "chrome"})["contexts"]
         before = {c["context"] for c in h.browser.call("browsingContext.getTree", {})["contexts"]}
-        h.browser.call("script.evaluate", {
-            "expression": f"gBrowser.selectedTab = gBrowser.addTab({json.dumps(url)}, "
-                          "{triggeringPrincipal: Services.scriptSecurityManager.getSystemPrincipal()}); true",
-            "target": {"context": windows[0]["context"]}, "awaitPromise": False})
-        for _ in range(100):
-            found = [c for c in h.browser.call("browsingContext.getTree", {})["contexts"] if c["url"] == url and c["context"] not in before]
+        h.browser.call("script.evaluate", {"expression": expression, "target": {"context": windows[0]["context"]}, "awaitPromise": False})
+        for _ in range(200):
+            found = sorted((c for c in h.browser.call("browsingContext.getTree", {})["contexts"]
+                            if c["url"] == url and (reuse or c["context"] not in before)), key=lambda c: c["context"] in before)  # a new tab first
             if found:
                 page = bidi.Page(h.browser, found[0]["context"])
                 page.wait("document.readyState === 'complete'")
                 return page
-            time.sleep(0.1)
+            time.sleep(0.05)
         raise AssertionError(f"{url} did not open")
 
     def type_into(p, selector, text, replace=False):
