@@ -101,6 +101,7 @@ timed first_sync "$coffer" sync
 edit_some 100 100
 timed sync_status "$coffer" sync status  # 100 changed files, counted from the baseline
 timed later_sync "$coffer" sync
+timed list_after_sync "$coffer" list  # the first after those 100 edits: about 140 of 256 buckets merged
 "$coffer" lock >/dev/null 2>&1 || true
 rm -rf "$work/million-large" "$work/million-remote.git"
 
@@ -125,5 +126,6 @@ print(json.dumps({"case": "million", "size": size,
                   "firstSyncSeconds": $first_sync_seconds, "firstSyncPeakMiB": mib($first_sync_kib), "gitAddCommitPushSeconds": $git_seconds, "gitAddCommitPushPeakMiB": mib($git_alone_kib),
                   "firstSyncVsGit": round($first_sync_seconds / $git_seconds, 2),
                   "syncStatusSeconds": $sync_status_seconds, "syncStatusPeakMiB": mib($sync_status_kib),
-                  "laterSyncOf100Seconds": $later_sync_seconds, "laterSyncPeakMiB": mib($later_sync_kib)}))
+                  "laterSyncOf100Seconds": $later_sync_seconds, "laterSyncPeakMiB": mib($later_sync_kib),
+                  "listFirstAfter100EditsSeconds": $list_after_sync_seconds, "listFirstAfter100EditsPeakMiB": mib($list_after_sync_kib)}))
 PY

@@ -24,7 +24,9 @@ final class SnapshotMergeTests: XCTestCase {
     /// What a listing and three Tabs answer now.
     func answers() throws -> [String] {
         let listing = try store.identityListing(order: .service)
-        let rows = listing.rows.map { "\($0.entry) \(listing.identity($0).serviceIdentifier.identifier) \(listing.identity($0).user) \(listing.name($0))" }
+        let rows = listing.rows.map {
+            "\($0.entry) \(listing.identity($0).serviceIdentifier.identifier) \(listing.identity($0).user) \(listing.name($0)) \(listing.tags($0)) \($0.modified)"
+        }
         let tabs = try [(UInt8(0), "site1"), (0, "A"), (1, "site3")].map { section, prefix in
             String(decoding: try store.completionCandidates(section: section, prefix: prefix), as: UTF8.self)
         }
@@ -66,6 +68,7 @@ final class SnapshotMergeTests: XCTestCase {
         try checkMerged("a new service") {
             try vault.updateRecord(withID: records[2].id) { $0.serviceIdentifiers.append(CredentialServiceIdentifier(parsing: "https://site3.example:8443/x")) }
         }
+        try checkMerged("a tag, the row's place unchanged") { try vault.updateRecord(withID: records[4].id) { $0.tags = ["work"] } }
         try checkMerged("a delete") { try vault.deleteRecord(withID: records[3].id) }
         try checkMerged("a note") {
             try vault.add([RecordDraft(serviceIdentifiers: [], user: "", password: "", name: "Attic code", kind: .note)])
