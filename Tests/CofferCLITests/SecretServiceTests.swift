@@ -229,11 +229,16 @@ final class SecretServiceTests: XCTestCase {
     }
 
     func testCoffersLockLocksTheCollectionsAndSaysSo() throws {
-        try startService(["--no-approval"])
+        // Unlocked before the service starts: its first look (at start) finds the vault unlocked,
+        // so the lock below is a change it sees. Unlocked after, an unlock and a lock within one
+        // of its looks (every second) would be no change at all.
         try unlock()
+        try startService(["--no-approval"])
         let listener = Process()
         listener.executableURL = URL(fileURLWithPath: Self.clients)
-        listener.arguments = ["signals", "4"]
+        // Until both signals came (a generous deadline: a loaded machine took over 4 s to lock).
+        listener.arguments = ["signals", "60", "PropertiesChanged", "/org/freedesktop/secrets/collection/login",
+                              "CollectionChanged", "/org/freedesktop/secrets"]
         listener.environment = environment
         let output = Pipe()
         listener.standardOutput = output

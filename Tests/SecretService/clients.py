@@ -12,7 +12,8 @@ algorithms), Python's keyring library, and raw jeepney calls for hostile input.
     clients.py vanish                                  Unlock → Prompt, then leave the bus at once
     clients.py create LABEL SECRET NAME=VALUE...       CreateItem by hand; through its Prompt when locked
                                                        ("prompt dismissed" or the item's path)
-    clients.py signals SECONDS                         print the Secret Service signals seen
+    clients.py signals SECONDS [MEMBER PATH]...        print the Secret Service signals seen for SECONDS,
+                                                       or until each MEMBER PATH given was seen
     clients.py gnome-keyring PASSWORD_FILE DIRECTORY   start gnome-keyring-daemon, its login keyring
                                                        unlocked with the file's password; print its pid
     clients.py exec-after-connect PROGRAM NAME=VALUE... open a connection and a session, then exec
@@ -144,15 +145,20 @@ def main():
             connection = open_dbus_connection()
             rule = MatchRule(type="signal", path_namespace="/org/freedesktop/secrets")
             Proxy(message_bus, connection).AddMatch(rule)
-            deadline = time.time() + float(arguments[0])
-            print("listening", flush=True)
+            awaited = {" ".join(pair) for pair in zip(arguments[1::2], arguments[2::2])}
             with connection.filter(rule) as queue:
+                print("listening", flush=True)
+                deadline = time.time() + float(arguments[0])
                 while time.time() < deadline:
                     try:
                         message = connection.recv_until_filtered(queue, timeout=max(0.05, deadline - time.time()))
                     except TimeoutError:
                         break
-                    print(message.header.fields[HeaderFields.member], message.header.fields[HeaderFields.path], flush=True)
+                    seen = f"{message.header.fields[HeaderFields.member]} {message.header.fields[HeaderFields.path]}"
+                    print(seen, flush=True)
+                    awaited.discard(seen)
+                    if arguments[1:] and not awaited:
+                        break
         else:
             sys.exit("unknown command " + command)
     except secretstorage.exceptions.SecretServiceNotAvailableException as error:
