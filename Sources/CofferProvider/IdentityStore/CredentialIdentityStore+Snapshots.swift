@@ -28,11 +28,17 @@ extension CredentialIdentityStore {
             // Another process may have built it while this one waited (the same manifest: a
             // writer waits for the shared lock every builder holds).
             if let listing = keptListing(table, manifest, usage: usage) { return listing }
-            let listing = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: usage, order: .service)
-            let (bytes, parts) = listing.tableParts(chunkLength: vault.configuration.listingChunkLength)
-            try? table.write(manifest, table: bytes, parts: parts)
-            return listing
+            return try builtListing(table, manifest, usage: usage)
         }
+    }
+
+    /// The listing read from every bucket `manifest` names, saved as the snapshot (the caller
+    /// holds the build lock).
+    func builtListing(_ table: DerivedTable, _ manifest: IndexManifest, usage: UsageLog) throws -> IdentityListing {
+        let listing = try IdentityListing(framedBuckets: table.index.framedBuckets(of: manifest), usage: usage, order: .service)
+        let (bytes, parts) = listing.tableParts(chunkLength: vault.configuration.listingChunkLength)
+        try? table.write(manifest, table: bytes, parts: parts)
+        return listing
     }
 
     /// The snapshot as it is when it was made from `manifest`'s buckets, or brought up to date

@@ -187,10 +187,7 @@ final class SnapshotMergeTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertNil(rows.withLock { $0 }, "the listing did not wait for the build under way")
         // The other builder writes the table for the same manifest, then lets go.
-        let manifest = try index.readManifest()
-        let built = try IdentityListing(framedBuckets: index.framedBuckets(of: manifest), usage: vault.deviceState.lastUsed(), order: .service)
-        let (bytes, parts) = built.tableParts(chunkLength: vault.configuration.listingChunkLength)
-        try table.write(manifest, table: bytes, parts: parts)
+        let built = try store.builtListing(table, index.readManifest(), usage: vault.deviceState.lastUsed())
         let header = try FileManager.default.attributesOfItem(atPath: vault.deviceState.listingPath)[.systemFileNumber] as? Int
         XCTAssertEqual(flock(lock, LOCK_UN), 0)
         wait(for: [listed], timeout: 30)
