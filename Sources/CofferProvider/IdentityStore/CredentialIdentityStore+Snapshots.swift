@@ -9,8 +9,8 @@ import CofferFormat
 extension CredentialIdentityStore {
     /// At most this many changed buckets (three quarters) are merged into a snapshot; past that
     /// (an import touched most of the vault) reading every bucket is as cheap. A sync of 100
-    /// edits changes about 140 (an edit changes two): at a million rows their merge took 1.8 s
-    /// where a rebuild takes 2.3–2.7 s.
+    /// edits changes about 140 (an edit changes two): at a million rows their merge takes about
+    /// half of what a rebuild takes (docs/performance.md).
     static let mergedSlotsLimit = 192
 
     /// Every identity and listed item in service order: from this device's snapshot when it was
@@ -65,50 +65,31 @@ extension CredentialIdentityStore {
     private func mergedListing(
         _ file: SnapshotFile, _ table: DerivedTable, changed: [Int], _ manifest: IndexManifest, usage: UsageLog
     ) throws -> IdentityListing {
-        let fresh = try IdentityListing(framedBuckets: table.index.framedBuckets(of: manifest, slots: changed), usage: usage, order: .service)
-        var old = try openListing(file, table, usage: usage, spare: (fresh.text.count, fresh.rows.count))
+        let freshText = try table.index.framedBuckets(of: manifest, slots: changed)
+        let freshRows = try IdentityListing.rows(ofFramedBuckets: freshText, usage: usage)
+        var old = try openListing(file, table, usage: usage, spare: (freshText.count, freshRows.count))  // room for the coming rows
         var isChanged = [Bool](repeating: false, count: IndexManifest.identitySlots)
         for slot in changed { isChanged[slot] = true }
-        // The rows of the changed buckets, then and now: most are the same. Both are in service
-        // order, so one walk pairs them: a row the other side has byte for byte stays; of two rows
-        // in the same place (an edited item's) the old leaves and the new comes; otherwise the
-        // row that comes first is alone. (Rows of equal place in another order only leave and
-        // come again: the result is the same.)
+        // The rows of the changed buckets, then and now: most are the same.
         let (leaving, comingRows) = old.withUnsafeText { oldText in
-            fresh.withUnsafeText { newText in
-                var leaving: [Int] = [], coming: [Int] = []
-                var then: [UInt8] = [], now: [UInt8] = []
-                var next = 0
-                for (position, row) in old.rows.enumerated() where isChanged[Int(row.slot)] {
-                    while next < fresh.rows.count, IdentityListing.servicePrecedes(fresh.rows[next], in: newText, row, in: oldText) {
-                        coming.append(next)
-                        next += 1
-                    }
-                    guard next < fresh.rows.count, !IdentityListing.servicePrecedes(row, in: oldText, fresh.rows[next], in: newText) else {
-                        leaving.append(position)
-                        continue
-                    }
-                    then.removeAll(keepingCapacity: true)
-                    now.removeAll(keepingCapacity: true)
-                    IdentityListing.encode(row, in: oldText, to: &then)
-                    IdentityListing.encode(fresh.rows[next], in: newText, to: &now)
-                    if then != now {
-                        leaving.append(position)
-                        coming.append(next)
-                    }
-                    next += 1
-                }
-                coming += next..<fresh.rows.count
-                return (leaving, coming)
+            freshText.withUnsafeBufferPointer { newText in
+                IdentityListing.changes(from: old.rows, in: oldText, changedSlots: isChanged, to: freshRows, in: newText)
             }
+        }
+        // The coming rows as table rows of their own, a few hundred: the changed buckets' text
+        // (120 MB for 140 buckets at a million) is not kept.
+        let (comingText, coming) = try freshText.withUnsafeBufferPointer { newText in
+            var table: [UInt8] = []
+            for position in comingRows { IdentityListing.encode(freshRows[position], in: newText, to: &table) }
+            let rows = try table.withUnsafeBytes { try IdentityListing.rows(of: $0, in: 0..<table.count, count: comingRows.count, usage: usage) }
+            return (table, rows)
         }
         // Where each coming row goes: before the first old row it precedes (binary search).
         var candidates: [[UInt8]: Int] = [:]
         let places: [Int] = old.withUnsafeText { oldText in
-            fresh.withUnsafeText { newText in
+            comingText.withUnsafeBufferPointer { newText in
                 for position in leaving { CompletionTable.keys(of: old.rows[position], in: oldText) { candidates[$0, default: 0] -= 1 } }
-                return comingRows.map { position in
-                    let row = fresh.rows[position]
+                return coming.map { row in
                     CompletionTable.keys(of: row, in: newText) { candidates[$0, default: 0] += 1 }
                     var low = 0, high = old.rows.count
                     while low < high {
@@ -134,12 +115,12 @@ extension CredentialIdentityStore {
         var touched = Set<Int>()
         for position in leaving { counts[chunk(of: position)] -= 1; touched.insert(chunk(of: position)) }
         for place in places { let target = chunk(of: min(place, max(0, old.rows.count - 1))); counts[target] += 1; touched.insert(target) }
-        // The merge, in place: the text grows by the fresh text, the rows lose the leaving ones
+        // The merge, in place: the text grows by the coming rows' text, the rows lose the leaving ones
         // (one pass forward) and take the coming ones (one pass backward from the end).
         var text = old.text, rows = old.rows
         old = IdentityListing(text: [], rows: [], order: .service)  // the buffers are now held once
         let shift = Int32(text.count)
-        text.append(contentsOf: fresh.text)
+        text.append(contentsOf: comingText)
         var write = 0, next = 0
         var shiftedPlaces = places
         for read in rows.indices {
@@ -153,14 +134,14 @@ extension CredentialIdentityStore {
             shiftedPlaces[index] -= low
         }
         rows.removeLast(rows.count - write)
-        let order = comingRows.indices.sorted { shiftedPlaces[$0] != shiftedPlaces[$1] ? shiftedPlaces[$0] < shiftedPlaces[$1] : $0 < $1 }
-        if let filler = rows.first ?? order.first.map({ fresh.rows[comingRows[$0]].shifted(by: shift) }) {
+        let order = coming.indices.sorted { shiftedPlaces[$0] != shiftedPlaces[$1] ? shiftedPlaces[$0] < shiftedPlaces[$1] : $0 < $1 }
+        if let filler = rows.first ?? order.first.map({ coming[$0].shifted(by: shift) }) {
             rows.append(contentsOf: repeatElement(filler, count: order.count))
         }
         var source = write - 1, target = rows.count - 1
         for index in order.reversed() {
             while source >= 0, source >= shiftedPlaces[index] { rows[target] = rows[source]; source -= 1; target -= 1 }
-            rows[target] = fresh.rows[comingRows[index]].shifted(by: shift)
+            rows[target] = coming[index].shifted(by: shift)
             target -= 1
         }
         let merged = IdentityListing(text: text, rows: rows, order: .service)

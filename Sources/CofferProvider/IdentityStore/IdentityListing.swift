@@ -89,6 +89,15 @@ public struct IdentityListing: Sendable {
     /// A listing wanted in service order asks for it here: sorted once, not twice (the first
     /// listing of a vault sorted a million rows in suggestion order, then in service order).
     init(framedBuckets text: [UInt8], usage: UsageLog, order: Order = .suggestion) throws(FormatError) {
+        let rows = try Self.rows(ofFramedBuckets: text, usage: usage)
+        self.text = text
+        self.rows = order == .service ? Self.serviceOrdered(rows, in: text) : Self.ordered(rows)
+        self.order = order
+    }
+
+    /// The rows of framed identity buckets as they are read, in no order (bringing a snapshot
+    /// up to date matches them by content, `changes(from:…)`).
+    static func rows(ofFramedBuckets text: [UInt8], usage: UsageLog) throws(FormatError) -> [Row] {
         guard text.count <= Int32.max else { throw .badLength }  // rows hold 32-bit positions
         var rows: [Row] = []
         var frames = ByteReader(text)
@@ -106,9 +115,7 @@ public struct IdentityListing: Sendable {
                 rows[rows.count - 1].slot = slot
             }
         }
-        self.text = text
-        self.rows = order == .service ? Self.serviceOrdered(rows, in: text) : Self.ordered(rows)
-        self.order = order
+        return rows
     }
 
     /// The identities of bucket `payloads` (of an index of `layout`) that match `request` at

@@ -224,4 +224,34 @@ final class SnapshotMergeTests: XCTestCase {
         XCTAssertEqual(String(decoding: try store.completionCandidates(section: 0, prefix: "sec"), as: UTF8.self), "second\n")
         XCTAssertFalse(files.contains("completion-" + Hex.encode(read.chunks[0].id)), "the chunk both replaced is gone")
     }
+
+    /// Rows are paired by their whole content, not by the fields their hash reads: two rows of
+    /// one record alike in every fixed field and every string's length (no edit through Coffer
+    /// makes them: an edit moves `modified`) still differ by their bytes. Rows of unchanged
+    /// buckets are never candidates, and a row twice on one side pairs once.
+    func testChangesPairRowsByEveryByteOfTheirContent() throws {
+        func row(slot: UInt8, id: UInt8, _ identifier: String) -> [UInt8] {
+            var bytes: [UInt8] = [slot] + [UInt8](repeating: id, count: 16) + [0, 0, 1, 0] + [UInt8](repeating: 0, count: 8)
+            for string in [identifier, "user", ""] { bytes += [UInt8(string.utf8.count), 0] + Array(string.utf8) }
+            return bytes + [UInt8](repeating: 0, count: 8) + [0, 0]
+        }
+        func rows(_ encoded: [[UInt8]]) throws -> (text: [UInt8], rows: [IdentityListing.Row]) {
+            let text = encoded.flatMap { $0 }
+            return (text, try text.withUnsafeBytes { try IdentityListing.rows(of: $0, in: 0..<text.count, count: encoded.count, usage: UsageLog(entries: [])) })
+        }
+        let old = try rows([row(slot: 1, id: 7, "https://a.com"), row(slot: 1, id: 7, "https://b.com"), row(slot: 2, id: 8, "https://x.com"),
+                            row(slot: 3, id: 9, "https://y.com")])
+        let fresh = try rows([row(slot: 1, id: 7, "https://a.com"), row(slot: 1, id: 7, "https://c.com"), row(slot: 1, id: 7, "https://a.com"),
+                              row(slot: 3, id: 9, "https://y.com")])
+        var changed = [Bool](repeating: false, count: IndexManifest.identitySlots)
+        changed[1] = true
+        changed[3] = true
+        let (leaving, coming) = old.text.withUnsafeBufferPointer { oldText in
+            fresh.text.withUnsafeBufferPointer { freshText in
+                IdentityListing.changes(from: old.rows, in: oldText, changedSlots: changed, to: fresh.rows, in: freshText)
+            }
+        }
+        XCTAssertEqual(leaving, [1], "b.com left; x.com's bucket did not change")
+        XCTAssertEqual(coming, [2, 1], "c.com came, and a.com a second time; in service order")
+    }
 }
