@@ -36,8 +36,7 @@ extension IdentityListing {
     /// compared field by field: the same fields, without writing them.
     static func sameContent(_ a: Row, in textA: UnsafeBufferPointer<UInt8>, _ b: Row, in textB: UnsafeBufferPointer<UInt8>) -> Bool {
         func equal(_ x: Range<Int>, _ y: Range<Int>) -> Bool {
-            x.count == y.count && UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(textA)[x])
-                .lexicographicOrder(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(textB)[y])) == 0
+            UnsafeBufferPointer(rebasing: textA[x]).hasSameBytes(as: UnsafeBufferPointer(rebasing: textB[y]))
         }
         return a.slot == b.slot && a.recordID == b.recordID && a.entry == b.entry && a.kind == b.kind && (a.type == .URL) == (b.type == .URL)
             && a.mode == b.mode && a.rank == b.rank && a.modified == b.modified
