@@ -192,11 +192,15 @@ extension CredentialIdentityStore {
         // as the snapshot; any other table is built from it (the listing read once either way).
         let listing = try listing(index, manifest, usage: usage)
         if let found = saved() { return found }
-        let (bytes, parts) = rebuildCompletionTable(table, from: listing, manifest)
-        return try CompletionTable.matches(section: section, prefix: prefix, in: bytes, parts: parts)
+        return try table.buildingAlone {
+            if let found = saved() { return found }  // another Tab built it while this one waited
+            let (bytes, parts) = rebuildCompletionTable(table, from: listing, manifest)
+            return try CompletionTable.matches(section: section, prefix: prefix, in: bytes, parts: parts)
+        }
     }
 
-    /// The completion table built from `listing` and saved (best effort).
+    /// The completion table built whole from `listing` and saved, best effort (the caller holds
+    /// the table's build lock).
     func rebuildCompletionTable(_ table: DerivedTable, from listing: IdentityListing, _ manifest: IndexManifest) -> (table: [UInt8], parts: [SnapshotPart]) {
         let built = CompletionTable.build(listing)
         try? table.write(manifest, table: built.table, parts: built.parts)

@@ -252,7 +252,8 @@ public final class CredentialIdentityStore: Sendable {
                 // the same buckets; any other is built from it.
                 let listing = try self.listing(index, manifest, usage: usage)
                 let table = DerivedTable(.completionTable, index: index, device: vault.deviceState)
-                if table.header()?.isCurrent(for: manifest) != true { _ = self.rebuildCompletionTable(table, from: listing, manifest) }
+                func isCurrent() -> Bool { table.header()?.isCurrent(for: manifest) == true }
+                if !isCurrent() { try table.buildingAlone { if !isCurrent() { _ = self.rebuildCompletionTable(table, from: listing, manifest) } } }
             }
         }
     }

@@ -203,6 +203,39 @@ final class SnapshotMergeTests: XCTestCase {
         XCTAssertEqual(try rebuiltAnswers(), expected)
     }
 
+    /// The same for the completion table: a Tab that finds no current table while another
+    /// process builds it whole waits, then answers from that table.
+    func testAWholeCompletionBuildWaitsForTheOneUnderWay() throws {
+        let expected = try rebuiltAnswers()
+        try FileManager.default.removeItem(atPath: completionPath)
+        let index = try vault.identityIndex()
+        let table = DerivedTable(.completionTable, index: index, device: vault.deviceState)
+        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
+        let lock = open(directory + "/" + table.buildLockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(lock) }
+        XCTAssertGreaterThanOrEqual(lock, 0)
+        XCTAssertEqual(flock(lock, LOCK_EX), 0)
+        let answered = expectation(description: "the waiting Tab answered")
+        let candidates = Mutex<String?>(nil)
+        let store = self.store
+        Thread.detachNewThread {
+            let found = try? store.completionCandidates(section: 0, prefix: "site1")
+            candidates.withLock { $0 = found.map { String(decoding: $0, as: UTF8.self) } }
+            answered.fulfill()
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertNil(candidates.withLock { $0 }, "the Tab did not wait for the build under way")
+        let manifest = try index.readManifest()
+        _ = store.rebuildCompletionTable(table, from: try store.identityListing(order: .service), manifest)
+        let header = try FileManager.default.attributesOfItem(atPath: completionPath)[.systemFileNumber] as? Int
+        XCTAssertEqual(flock(lock, LOCK_UN), 0)
+        wait(for: [answered], timeout: 30)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: completionPath)[.systemFileNumber] as? Int, header,
+                       "the waiting Tab read the table built meanwhile, and wrote none of its own")
+        XCTAssertEqual(try answers(), expected)
+        XCTAssertEqual(candidates.withLock { $0 }, expected[expected.count - 3])
+    }
+
     /// Two readers bringing one table up to date at once (both hold only the shared lock) each
     /// remove only the chunks of the header they read: the other's new chunks stay, so whichever
     /// header is last names chunks that are all there.
