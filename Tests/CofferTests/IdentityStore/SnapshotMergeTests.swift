@@ -41,6 +41,16 @@ final class SnapshotMergeTests: XCTestCase {
 
     var completionPath: String { vault.deviceState.listingPath.replacingOccurrences(of: "/listing", with: "/completion") }
 
+    /// The device directory's build lock of `table`, held as another process building it
+    /// would hold it (the caller closes the descriptor).
+    func holdingBuildLock(of table: DerivedTable) throws -> Int32 {
+        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
+        let lock = open(directory + "/" + table.buildLockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(lock, 0)
+        XCTAssertEqual(flock(lock, LOCK_EX), 0)
+        return lock
+    }
+
     /// Runs `change`, then checks that the merged tables answer as rebuilt ones do while a
     /// bucket the change did not touch has no shard file.
     func checkMerged(_ what: String, _ change: () throws -> Void) throws {
@@ -172,10 +182,7 @@ final class SnapshotMergeTests: XCTestCase {
         for path in [vault.deviceState.listingPath, completionPath] { try FileManager.default.removeItem(atPath: path) }
         let index = try vault.identityIndex()
         let table = DerivedTable(.identityListing, index: index, device: vault.deviceState)
-        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
-        let lock = open(directory + "/" + table.buildLockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        XCTAssertGreaterThanOrEqual(lock, 0)
-        XCTAssertEqual(flock(lock, LOCK_EX), 0)
+        let lock = try holdingBuildLock(of: table)
         let listed = expectation(description: "the waiting listing returned")
         let rows = Mutex<Int?>(nil)
         let store = self.store
@@ -198,6 +205,7 @@ final class SnapshotMergeTests: XCTestCase {
 
         // A lock that cannot be had (a directory in its place) only costs the saving.
         close(lock)
+        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
         try FileManager.default.removeItem(atPath: directory + "/" + table.buildLockName)
         try FileManager.default.createDirectory(atPath: directory + "/" + table.buildLockName, withIntermediateDirectories: false)
         XCTAssertEqual(try rebuiltAnswers(), expected)
@@ -210,11 +218,8 @@ final class SnapshotMergeTests: XCTestCase {
         try FileManager.default.removeItem(atPath: completionPath)
         let index = try vault.identityIndex()
         let table = DerivedTable(.completionTable, index: index, device: vault.deviceState)
-        let directory = (vault.deviceState.listingPath as NSString).deletingLastPathComponent
-        let lock = open(directory + "/" + table.buildLockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let lock = try holdingBuildLock(of: table)
         defer { close(lock) }
-        XCTAssertGreaterThanOrEqual(lock, 0)
-        XCTAssertEqual(flock(lock, LOCK_EX), 0)
         let answered = expectation(description: "the waiting Tab answered")
         let candidates = Mutex<String?>(nil)
         let store = self.store
