@@ -5,9 +5,9 @@
 /// so both sides hold over a million rows at a million entries and only a few hundred differ.
 /// Sorting the fresh rows in service order and walking both sides compared their first columns
 /// (a URL's host and port, found again at every comparison) a few million times: 1.0 s of the
-/// 2.4 s the first `coffer list` took. Matching each row by what the table stores of it (its
-/// `encode`d bytes: one definition of a row's content) needs no order at all; only the rows that
-/// came are sorted, and they are few.
+/// 2.4 s the first `coffer list` took. Matching each row by what the table stores of it (the
+/// fields `encode` writes: `contentHash`, then `sameContent`) needs no order at all; only the
+/// rows that came are sorted, and they are few.
 extension IdentityListing {
     /// - Parameters:
     ///   - old: rows in `oldText`; those of the slots `isChanged` marks are the changed buckets then.
