@@ -24,7 +24,7 @@ public final class SoftwareTPM {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            if Self.waitUntilListening(port: port, while: process) {
+            if Self.waitUntilListening(ports: [port, port + 1], while: process) {
                 self.process = process
                 tcti = "swtpm:host=127.0.0.1,port=\(port)"
                 return
@@ -54,20 +54,23 @@ public final class SoftwareTPM {
         return tool.terminationStatus
     }
 
-    /// Whether something accepts connections on `port` within 5 s, while `process` runs.
-    private static func waitUntilListening(port: Int, while process: Process) -> Bool {
+    /// Whether `process` itself listens on every one of `ports` within 5 s. Asking whether
+    /// *something* accepts a connection is not enough: a port another program already holds
+    /// (a random port, tests in two lanes) accepts too, and swtpm, failing to bind it, has not
+    /// exited yet; the test then spoke to a server that never answers (60 s, "no response header").
+    private static func waitUntilListening(ports: [Int], while process: Process) -> Bool {
         for _ in 0..<100 {
             guard process.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            let owned = Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []).compactMap {
+                try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/fd/\($0)")
+            })
+            // /proc/net/tcp: "sl local_address rem_address st … inode": loopback, listening (0A).
+            let listening = ((try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line -> (Int, String)? in
+                let fields = line.split(separator: " ")
+                guard fields.count > 9, fields[3] == "0A", fields[1].hasPrefix("0100007F:"), let port = Int(fields[1].dropFirst(9), radix: 16) else { return nil }
+                return (port, "socket:[\(fields[9])]")
             }
-            close(fd)
-            if connected { return true }
+            if ports.allSatisfy({ port in listening.contains { $0.0 == port && owned.contains($0.1) } }) { return true }
             usleep(50_000)
         }
         return false
