@@ -13,6 +13,11 @@ class CDPError(Exception):
     pass
 
 
+# What Chromium answers an evaluation asked while its page navigates.
+BETWEEN_DOCUMENTS = ("Inspected target navigated or closed", "Execution context was destroyed",
+                     "Cannot find context with specified id")
+
+
 class Browser:
     def __init__(self, url):
         self.socket = websocket.create_connection(url, timeout=30)
@@ -90,7 +95,14 @@ class Page:
     def wait(self, expression, timeout=10, interval=0.02):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except CDPError as error:
+                # Asked while the page is between two documents (a submitted form, a followed
+                # link): the next document is asked on the next round.
+                if not any(text in str(error) for text in BETWEEN_DOCUMENTS):
+                    raise
+                value = None
             if value:
                 return value
             time.sleep(interval)
