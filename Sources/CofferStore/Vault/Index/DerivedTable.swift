@@ -24,10 +24,10 @@ package struct DerivedTable {
     /// Runs `body`, a build of the whole table, as the only one this device is making (SPEC.md
     /// §7.6): a build another process (an import preparing the table, the browser host between
     /// requests, a second `coffer list`, a second Tab) has under way is waited for, and `body`
-    /// then finds its table current. Two builders would each read and sort every bucket — at a million rows
-    /// seconds and hundreds of MB each — for the same bytes. The lock only saves work: where it
-    /// cannot be had (the device directory unwritable, something else in its place), `body` runs
-    /// without it, as device state never fails a read.
+    /// then finds its table current. Two builders would each read and sort every bucket — at a
+    /// million rows seconds and hundreds of MB each — for the same bytes. The lock only saves
+    /// work: where it cannot be had (the device directory unwritable, something else in its
+    /// place), `body` runs without it, as device state never fails a read.
     package func buildingAlone<Result>(_ body: () throws -> Result) throws -> Result {
         var locked = false
         do {
